@@ -1,0 +1,1787 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""rcusim._core: the discrete-event engine.
+
+One ``Engine`` owns all state: an event heap of C structs, the CPUs with their
+run queues, the rcu_node tree, the per-CPU callback lists (struct rcu_data),
+the grace-period kthread, NOCB rcuog/rcuop kthreads, the synchronize_rcu()
+wake-from-GP machinery and the workload tasks.  Python builds it from plain
+integers and NumPy arrays (see rcusim/simulate.py), calls ``run()`` in chunks
+and reads the records back as NumPy arrays.
+
+Conventions
+-----------
+* Time is int64 ns.  A jiffy is ``1e9 // HZ`` ns; ticks and timers fire on
+  jiffy boundaries, as the kernel's timer wheel does.
+* Entities (tasks and kthreads) run in *bursts* on their CPU.  A burst is
+  the CPU time of one step of the entity's loop; the step's effects on RCU
+  state happen at the end of the burst (``ent_done``), except callback
+  invocation, whose per-callback effects are spread over the burst.
+* Interrupt and softirq work on a busy CPU is *stolen* from the running
+  burst, which ends that much later; during softirq work the CPU cannot be
+  preempted.
+* rcu_node locks are modelled as resources that are free again at
+  ``lock_free``; waiting for one costs the waiter time (``rnp_lock``).
+* Random draws: one stream (a NumPy BitGenerator), drawn in event order.
+  The only draw today is the idle-exit latency of a CPU woken from idle.
+"""
+
+cimport cython
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memset
+from libc.math cimport exp, log, sqrt, cos
+from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
+from numpy.random cimport bitgen_t
+
+import numpy as np
+
+from defs cimport *
+
+cdef enum:
+    DEFAULT_MAX_RCU_BLIMIT = 10000   # rdp->blimit under callback overload
+    MAX_SOFTIRQ_RESTART = 10         # __do_softirq() restarts before ksoftirqd
+    MAX_SOFTIRQ_TIME_NS = 2000000    # __do_softirq() time budget (2 ms)
+    SR_NORMAL_GP_WAIT_HEAD_MAX = 5   # wait heads for wake-from-GP waiters
+    SR_MAX_USERS_WAKE_FROM_GP = 5    # waiters the GP kthread wakes itself
+
+EXIT_DONE = 0
+EXIT_MAX_EVENTS = 1
+EXIT_TIME_LIMIT = 2
+EXIT_STALLED = 3
+
+
+cdef inline bint seq_lt(i64 a, i64 b) noexcept:
+    """ULONG_CMP_LT: no wrap within an int64 run."""
+    return a < b
+
+
+cdef inline i64 rcu_seq_state(i64 s) noexcept:
+    return s & 3
+
+
+cdef inline i64 rcu_seq_snap(i64 s) noexcept:
+    return (s + 7) & ~(<i64>3)
+
+
+cdef inline i64 rcu_seq_endval(i64 s) noexcept:
+    return (s | 3) + 1
+
+
+cdef inline bint rcu_seq_done(i64 cur, i64 s) noexcept:
+    return cur >= s
+
+
+cdef inline bint rcu_seq_started(i64 cur, i64 s) noexcept:
+    return ((s - 1) & ~(<i64>3)) < cur
+
+
+cdef inline bint rcu_seq_completed_gp(i64 old, i64 new) noexcept:
+    return old < (new & ~(<i64>3))
+
+
+cdef inline bint rcu_seq_new_gp(i64 old, i64 new) noexcept:
+    return ((old + 3) & ~(<i64>3)) < new
+
+
+cdef inline int popcount64(u64 x) noexcept:
+    cdef int n = 0
+    while x:
+        x &= x - 1
+        n += 1
+    return n
+
+
+cdef inline int ctz64(u64 x) noexcept:
+    cdef int n = 0
+    while not (x & 1):
+        x >>= 1
+        n += 1
+    return n
+
+
+@cython.final
+cdef class Engine:
+    # --- event queue -------------------------------------------------------
+    cdef event_t *heap
+    cdef i64 heap_n
+    cdef i64 heap_cap
+    cdef u64 ev_seq
+    cdef readonly i64 now
+    cdef readonly i64 events
+
+    # --- model objects -----------------------------------------------------
+    cdef ent_t *ents
+    cdef int n_ents
+    cdef cpu_t *cpus
+    cdef int nr_cpus
+    cdef rnp_t *nodes
+    cdef int num_nodes
+    cdef int leaf_first
+    cdef group_t *groups
+    cdef int n_groups
+    cdef int *group_cpus
+    cdef cb_t *cbs
+    cdef int cb_cap
+    cdef int cb_free
+
+    # --- tasks and workloads -----------------------------------------------
+    cdef int n_tasks
+    cdef int tasks_left
+    cdef int *task_wl
+    cdef int n_wl
+    cdef i64 *wl_think_ns
+    cdef i64 *wl_after_ns
+    cdef int *wl_prim
+
+    # --- parameters (resolved kernel values and platform costs) -------------
+    cdef i64 jiffy_ns
+    cdef int preempt_rcu
+    cdef int preemption
+    cdef int blimit_default
+    cdef i64 qhimark
+    cdef i64 qlowmark
+    cdef int rcu_divisor
+    cdef i64 rcu_resched_ns
+    cdef i64 jiffies_till_first_fqs
+    cdef i64 jiffies_till_next_fqs
+    cdef i64 jiffies_to_sched_qs
+    cdef i64 jiffies_resched
+    cdef int use_softirq
+    cdef i64 nocb_nobypass_lim
+    cdef int wake_from_gp
+    cdef int gp_cpu
+    cdef i64 ctxsw_ns
+    cdef i64 wakeup_busy_ns
+    cdef double idle_mu
+    cdef double idle_sigma
+    cdef i64 ipi_latency_ns
+    cdef i64 tick_ns
+    cdef i64 softirq_ns
+    cdef i64 rnp_lock_ns
+    cdef i64 cb_cost[3]
+    cdef i64 call_rcu_ns
+    cdef i64 sync_entry_ns
+
+    # --- rcu_state ----------------------------------------------------------
+    cdef readonly i64 gp_seq
+    cdef int gp_flags
+    cdef int gp_state
+    cdef int gp_ent
+    cdef int in_gp_kthread
+    cdef i64 gp_start
+    cdef i64 gp_run_start
+    cdef i64 fqs_deadline
+    cdef int fqs_first
+    cdef u64 gp_timer_gen
+    cdef int gp_pending_phase
+    # rcu_normal_wake_from_gp: synchronize_rcu() callers tracked apart
+    cdef int srs_next_head, srs_next_tail
+    cdef int srs_wait_head, srs_wait_tail
+    cdef int srs_done_head, srs_done_tail
+    cdef int srs_heads_inuse
+    cdef int srs_done_heads
+    cdef int sr_ent
+
+    # --- random stream ------------------------------------------------------
+    cdef object bitgen_obj
+    cdef bitgen_t *rng
+    cdef int have_spare
+    cdef double spare
+
+    # --- cost accumulator: lock hold/wait and callback time of one action ----
+    cdef i64 acc
+
+    # --- records ------------------------------------------------------------
+    cdef int *req_task
+    cdef int *req_cpu
+    cdef signed char *req_prim
+    cdef i64 *req_start
+    cdef i64 *req_end
+    cdef i64 req_n
+    cdef i64 req_cap
+    cdef i64 *gprec_seq
+    cdef i64 *gprec_start
+    cdef i64 *gprec_end
+    cdef i64 gprec_n
+    cdef i64 gprec_cap
+    cdef readonly i64 completion_ns
+    cdef readonly dict counters_init
+    cdef i64 n_ctxsw, n_cbs_invoked, n_wakeups, n_idle_exits, n_softirq
+    cdef i64 n_fqs, n_bypass_enq, n_bypass_flush, n_lock_wait_ns, n_ticks
+    cdef i64 n_ipis, n_preempt, n_rcuog_wake, n_gp_wake
+
+    def __cinit__(self):
+        self.heap = NULL
+        self.ents = NULL
+        self.cpus = NULL
+        self.nodes = NULL
+        self.groups = NULL
+        self.group_cpus = NULL
+        self.cbs = NULL
+        self.task_wl = NULL
+        self.wl_think_ns = NULL
+        self.wl_after_ns = NULL
+        self.wl_prim = NULL
+        self.req_task = NULL
+        self.req_cpu = NULL
+        self.req_prim = NULL
+        self.req_start = NULL
+        self.req_end = NULL
+        self.gprec_seq = NULL
+        self.gprec_start = NULL
+        self.gprec_end = NULL
+
+    def __dealloc__(self):
+        free(self.heap)
+        free(self.ents)
+        free(self.cpus)
+        free(self.nodes)
+        free(self.groups)
+        free(self.group_cpus)
+        free(self.cbs)
+        free(self.task_wl)
+        free(self.wl_think_ns)
+        free(self.wl_after_ns)
+        free(self.wl_prim)
+        free(self.req_task)
+        free(self.req_cpu)
+        free(self.req_prim)
+        free(self.req_start)
+        free(self.req_end)
+        free(self.gprec_seq)
+        free(self.gprec_start)
+        free(self.gprec_end)
+
+    def __init__(self, dict p, dict topo, dict tasks, dict wl, bit_generator):
+        """Build the engine from low-level values (see rcusim/simulate.py)."""
+        cdef int i, c, n, g, e, k
+        cdef cpu_t *cp
+        capsule = bit_generator.capsule
+        if not PyCapsule_IsValid(capsule, "BitGenerator"):
+            raise ValueError("invalid BitGenerator capsule")
+        self.bitgen_obj = bit_generator
+        self.rng = <bitgen_t *> PyCapsule_GetPointer(capsule, "BitGenerator")
+
+        self.jiffy_ns = p["jiffy_ns"]
+        self.preempt_rcu = p["preempt_rcu"]
+        self.preemption = p["preemption"]
+        self.blimit_default = p["blimit"]
+        self.qhimark = p["qhimark"]
+        self.qlowmark = p["qlowmark"]
+        self.rcu_divisor = p["rcu_divisor"]
+        self.rcu_resched_ns = p["rcu_resched_ns"]
+        self.jiffies_till_first_fqs = p["jiffies_till_first_fqs"]
+        self.jiffies_till_next_fqs = p["jiffies_till_next_fqs"]
+        self.jiffies_to_sched_qs = p["jiffies_to_sched_qs"]
+        self.jiffies_resched = p["jiffies_resched"]
+        self.use_softirq = p["use_softirq"]
+        self.nocb_nobypass_lim = p["nocb_nobypass_lim"]
+        self.wake_from_gp = p["wake_from_gp"]
+        self.gp_cpu = p["gp_cpu"]
+        self.ctxsw_ns = p["ctxsw_ns"]
+        self.wakeup_busy_ns = p["wakeup_busy_ns"]
+        self.idle_mu = p["idle_mu"]
+        self.idle_sigma = p["idle_sigma"]
+        self.ipi_latency_ns = p["ipi_latency_ns"]
+        self.tick_ns = p["tick_ns"]
+        self.softirq_ns = p["softirq_ns"]
+        self.rnp_lock_ns = p["rnp_lock_ns"]
+        self.cb_cost[CB_WAKEME] = p["cb_wakeme_ns"]
+        self.cb_cost[CB_KFREE] = p["cb_kfree_ns"]
+        self.cb_cost[CB_GENERIC] = p["cb_generic_ns"]
+        self.call_rcu_ns = p["call_rcu_ns"]
+        self.sync_entry_ns = p["sync_entry_ns"]
+
+        # rcu_node tree, breadth first as rcu_state.node[].
+        node_parent = topo["node_parent"]
+        node_grpmask = topo["node_grpmask"]
+        node_grplo = topo["node_grplo"]
+        node_grphi = topo["node_grphi"]
+        cpu_leaf = topo["cpu_leaf"]
+        cpu_grpnum = topo["cpu_grpnum"]
+        self.num_nodes = len(node_parent)
+        self.leaf_first = topo["leaf_first"]
+        self.nr_cpus = len(cpu_leaf)
+        self.nodes = <rnp_t *> malloc(self.num_nodes * sizeof(rnp_t))
+        self.cpus = <cpu_t *> malloc(self.nr_cpus * sizeof(cpu_t))
+        if self.nodes == NULL or self.cpus == NULL:
+            raise MemoryError()
+        memset(self.nodes, 0, self.num_nodes * sizeof(rnp_t))
+        memset(self.cpus, 0, self.nr_cpus * sizeof(cpu_t))
+        self.gp_seq = p["gp_seq_init"]
+        for n in range(self.num_nodes):
+            self.nodes[n].parent = node_parent[n]
+            self.nodes[n].grpmask = <u64> int(node_grpmask[n])
+            self.nodes[n].grplo = node_grplo[n]
+            self.nodes[n].grphi = node_grphi[n]
+            self.nodes[n].gp_seq = self.gp_seq
+            self.nodes[n].gp_seq_needed = self.gp_seq
+            self.nodes[n].nocb_wait = -1
+        # qsmaskinit: every CPU online from the start (no hotplug modelled).
+        for n in range(self.num_nodes):
+            if self.nodes[n].parent >= 0:
+                self.nodes[self.nodes[n].parent].qsmaskinit |= self.nodes[n].grpmask
+        for c in range(self.nr_cpus):
+            cp = &self.cpus[c]
+            cp.curr = -1
+            cp.rq_head[0] = -1
+            cp.rq_head[1] = -1
+            cp.rq_tail[0] = -1
+            cp.rq_tail[1] = -1
+            cp.state = CPU_IDLE
+            cp.leaf = cpu_leaf[c]
+            cp.grpmask = (<u64> 1) << <int> cpu_grpnum[c]
+            self.nodes[cp.leaf].qsmaskinit |= cp.grpmask
+            cp.gp_seq = self.gp_seq
+            cp.rcuop = -1
+            cp.group = -1
+            cp.rcuc = -1
+            cp.cb_head = -1
+            cp.cb_tail = -1
+            cp.byp_head = -1
+            cp.byp_tail = -1
+            cp.blimit = self.blimit_default
+            cp.nobypass_last = -1
+
+        # Entities: tasks first, then kthreads.
+        task_cpu = tasks["cpu"]
+        task_rt = tasks["rt"]
+        task_loops = tasks["loops"]
+        task_start = tasks["start_ns"]
+        task_wl = tasks["workload"]
+        self.n_tasks = len(task_cpu)
+        self.tasks_left = self.n_tasks
+        offloaded = topo["offloaded"]
+        group_first = topo["group_first"]
+        group_cpus = topo["group_cpus"]
+        self.n_groups = len(group_first) - 1 if len(group_first) > 0 else 0
+        n_off = int(np.count_nonzero(offloaded))
+        self.n_ents = self.n_tasks + 2 + self.n_groups + self.nr_cpus
+        self.ents = <ent_t *> malloc(self.n_ents * sizeof(ent_t))
+        if self.ents == NULL:
+            raise MemoryError()
+        memset(self.ents, 0, self.n_ents * sizeof(ent_t))
+        for e in range(self.n_ents):
+            self.ents[e].state = ST_BLOCKED
+            self.ents[e].next = -1
+            self.ents[e].remaining = -1
+            self.ents[e].link = -1
+            self.ents[e].wait_next = -1
+        self.task_wl = <int *> malloc((self.n_tasks + 1) * sizeof(int))
+        for e in range(self.n_tasks):
+            self.ents[e].kind = ENT_TASK
+            self.ents[e].cpu = task_cpu[e]
+            self.ents[e].rq = RQ_RT if task_rt[e] else RQ_NORMAL
+            self.ents[e].loops_left = task_loops[e]
+            self.ents[e].phase = TASK_NEW
+            self.task_wl[e] = task_wl[e]
+        e = self.n_tasks
+        self.gp_ent = e
+        self.ents[e].kind = ENT_GP
+        self.ents[e].cpu = self.gp_cpu
+        self.ents[e].rq = RQ_RT if p["gp_kthread_rt"] else RQ_NORMAL
+        e += 1
+        self.sr_ent = e
+        self.ents[e].kind = ENT_SR_WORKER
+        self.ents[e].cpu = self.gp_cpu
+        self.ents[e].rq = RQ_NORMAL
+        self.ents[e].head_enqueue = p["sr_worker_highpri"]
+        e += 1
+        self.groups = <group_t *> malloc((self.n_groups + 1) * sizeof(group_t))
+        self.group_cpus = <int *> malloc((len(group_cpus) + 1) * sizeof(int))
+        for i in range(len(group_cpus)):
+            self.group_cpus[i] = group_cpus[i]
+        for g in range(self.n_groups):
+            self.groups[g].first = group_first[g]
+            self.groups[g].count = group_first[g + 1] - group_first[g]
+            self.groups[g].nocb_gp_sleep = 1
+            self.groups[g].timer_gen = 0
+            self.groups[g].ent = e
+            self.ents[e].kind = ENT_RCUOG
+            self.ents[e].idx = g
+            self.ents[e].cpu = self.group_cpus[group_first[g]]
+            self.ents[e].rq = RQ_RT if p["gp_kthread_rt"] else RQ_NORMAL
+            for i in range(group_first[g], group_first[g + 1]):
+                self.cpus[self.group_cpus[i]].group = g
+            e += 1
+        for c in range(self.nr_cpus):
+            self.ents[e].cpu = c
+            self.ents[e].idx = c
+            if offloaded[c]:
+                self.cpus[c].offloaded = 1
+                self.cpus[c].rcuop = e
+                self.cpus[c].nocb_cb_sleep = 1
+                self.ents[e].kind = ENT_RCUOP
+                self.ents[e].rq = RQ_RT if p["nocb_cb_rt"] else RQ_NORMAL
+            else:
+                # rcuc/N with use_softirq=0, otherwise ksoftirqd/N: both run rcu_core().
+                self.cpus[c].rcuc = e
+                self.ents[e].kind = ENT_RCUC
+                self.ents[e].phase = 0 if self.use_softirq else 1
+                self.ents[e].rq = RQ_RT if (not self.use_softirq and p["gp_kthread_rt"]) else RQ_NORMAL
+            e += 1
+        self.n_ents = e
+
+        # Workloads.
+        self.n_wl = len(wl["think_ns"])
+        self.wl_think_ns = <i64 *> malloc((self.n_wl + 1) * sizeof(i64))
+        self.wl_after_ns = <i64 *> malloc((self.n_wl + 1) * sizeof(i64))
+        self.wl_prim = <int *> malloc((self.n_wl + 1) * sizeof(int))
+        for k in range(self.n_wl):
+            self.wl_think_ns[k] = wl["think_ns"][k]
+            self.wl_after_ns[k] = wl["after_ns"][k]
+            self.wl_prim[k] = wl["primitive"][k]
+
+        # Callback pool, grown on demand.
+        self.cb_cap = 0
+        self.cb_free = -1
+        self.grow_cbs(max(1024, self.n_tasks + 16))
+
+        self.heap_cap = 1024
+        self.heap = <event_t *> malloc(self.heap_cap * sizeof(event_t))
+        self.req_cap = max(16, int(tasks["expected_requests"]))
+        self.req_task = <int *> malloc(self.req_cap * sizeof(int))
+        self.req_cpu = <int *> malloc(self.req_cap * sizeof(int))
+        self.req_prim = <signed char *> malloc(self.req_cap * sizeof(signed char))
+        self.req_start = <i64 *> malloc(self.req_cap * sizeof(i64))
+        self.req_end = <i64 *> malloc(self.req_cap * sizeof(i64))
+        self.gprec_cap = 1024
+        self.gprec_seq = <i64 *> malloc(self.gprec_cap * sizeof(i64))
+        self.gprec_start = <i64 *> malloc(self.gprec_cap * sizeof(i64))
+        self.gprec_end = <i64 *> malloc(self.gprec_cap * sizeof(i64))
+        if (self.heap == NULL or self.req_task == NULL or self.req_cpu == NULL or self.req_prim == NULL
+                or self.req_start == NULL or self.req_end == NULL or self.gprec_seq == NULL
+                or self.gprec_start == NULL or self.gprec_end == NULL):
+            raise MemoryError()
+
+        self.srs_next_head = self.srs_next_tail = -1
+        self.srs_wait_head = self.srs_wait_tail = -1
+        self.srs_done_head = self.srs_done_tail = -1
+        self.gp_state = RCU_GP_IDLE
+
+        for e in range(self.n_tasks):
+            self.ents[e].state = ST_RUNNABLE
+            self.push(task_start[e], PRIO_NORMAL, EV_WAKE, e, 0)
+
+    # =======================================================================
+    # Event queue: binary heap ordered by (t, prio, seq).
+    # =======================================================================
+    cdef inline bint ev_before(self, event_t *a, event_t *b) noexcept:
+        if a.t != b.t:
+            return a.t < b.t
+        if a.prio != b.prio:
+            return a.prio < b.prio
+        return a.seq < b.seq
+
+    cdef void push(self, i64 t, int prio, int kind, int target, i64 arg) except *:
+        cdef i64 i, parent
+        cdef event_t ev
+        if self.heap_n == self.heap_cap:
+            self.heap_cap *= 2
+            self.heap = <event_t *> realloc(self.heap, self.heap_cap * sizeof(event_t))
+            if self.heap == NULL:
+                raise MemoryError()
+        ev.t = t
+        ev.prio = prio
+        ev.seq = self.ev_seq
+        self.ev_seq += 1
+        ev.kind = kind
+        ev.target = target
+        ev.arg = arg
+        i = self.heap_n
+        self.heap_n += 1
+        while i > 0:
+            parent = (i - 1) >> 1
+            if self.ev_before(&ev, &self.heap[parent]):
+                self.heap[i] = self.heap[parent]
+                i = parent
+            else:
+                break
+        self.heap[i] = ev
+
+    cdef event_t pop(self) noexcept:
+        cdef event_t top = self.heap[0]
+        cdef event_t last
+        cdef i64 i = 0, child, n
+        self.heap_n -= 1
+        n = self.heap_n
+        if n > 0:
+            last = self.heap[n]
+            while True:
+                child = 2 * i + 1
+                if child >= n:
+                    break
+                if child + 1 < n and self.ev_before(&self.heap[child + 1], &self.heap[child]):
+                    child += 1
+                if self.ev_before(&self.heap[child], &last):
+                    self.heap[i] = self.heap[child]
+                    i = child
+                else:
+                    break
+            self.heap[i] = last
+        return top
+
+    # =======================================================================
+    # Random draws.
+    # =======================================================================
+    cdef double std_normal(self) noexcept:
+        """Box-Muller; the second value of each pair is kept for the next draw."""
+        cdef double u1, u2, r
+        if self.have_spare:
+            self.have_spare = 0
+            return self.spare
+        u1 = self.rng.next_double(self.rng.state)
+        u2 = self.rng.next_double(self.rng.state)
+        if u1 < 1e-300:
+            u1 = 1e-300
+        r = sqrt(-2.0 * log(u1))
+        self.spare = r * cos(2.0 * 3.141592653589793 * u2 + 1.5707963267948966)
+        self.have_spare = 1
+        return r * cos(2.0 * 3.141592653589793 * u2)
+
+    cdef i64 idle_exit_ns(self) noexcept:
+        """Wake-up latency of an idle CPU: lognormal from the profile's median and p99."""
+        return <i64> exp(self.idle_mu + self.idle_sigma * self.std_normal())
+
+    # =======================================================================
+    # Records.
+    # =======================================================================
+    cdef void record_request(self, int e, i64 t_end) except *:
+        cdef i64 cap
+        if self.req_n == self.req_cap:
+            cap = self.req_cap * 2
+            self.req_task = <int *> realloc(self.req_task, cap * sizeof(int))
+            self.req_cpu = <int *> realloc(self.req_cpu, cap * sizeof(int))
+            self.req_prim = <signed char *> realloc(self.req_prim, cap * sizeof(signed char))
+            self.req_start = <i64 *> realloc(self.req_start, cap * sizeof(i64))
+            self.req_end = <i64 *> realloc(self.req_end, cap * sizeof(i64))
+            if (self.req_task == NULL or self.req_cpu == NULL or self.req_prim == NULL
+                    or self.req_start == NULL or self.req_end == NULL):
+                raise MemoryError()
+            self.req_cap = cap
+        self.req_task[self.req_n] = e
+        self.req_cpu[self.req_n] = self.ents[e].cpu
+        self.req_prim[self.req_n] = self.wl_prim[self.task_wl[e]]
+        self.req_start[self.req_n] = self.ents[e].t_call
+        self.req_end[self.req_n] = t_end
+        self.req_n += 1
+
+    cdef void record_gp(self, i64 seq, i64 t0, i64 t1) except *:
+        cdef i64 cap
+        if self.gprec_n == self.gprec_cap:
+            cap = self.gprec_cap * 2
+            self.gprec_seq = <i64 *> realloc(self.gprec_seq, cap * sizeof(i64))
+            self.gprec_start = <i64 *> realloc(self.gprec_start, cap * sizeof(i64))
+            self.gprec_end = <i64 *> realloc(self.gprec_end, cap * sizeof(i64))
+            if self.gprec_seq == NULL or self.gprec_start == NULL or self.gprec_end == NULL:
+                raise MemoryError()
+            self.gprec_cap = cap
+        self.gprec_seq[self.gprec_n] = seq
+        self.gprec_start[self.gprec_n] = t0
+        self.gprec_end[self.gprec_n] = t1
+        self.gprec_n += 1
+
+    # =======================================================================
+    # Scheduler: run queues, wake-ups, bursts, preemption, idle.
+    # =======================================================================
+    cdef inline i64 jiffies(self) noexcept:
+        return self.now // self.jiffy_ns
+
+    cdef void enqueue(self, int e) noexcept:
+        cdef ent_t *ep = &self.ents[e]
+        cdef cpu_t *cp = &self.cpus[ep.cpu]
+        cdef int q = ep.rq
+        ep.state = ST_RUNNABLE
+        if ep.head_enqueue and cp.rq_head[q] >= 0:
+            ep.next = cp.rq_head[q]
+            cp.rq_head[q] = e
+        else:
+            ep.next = -1
+            if cp.rq_tail[q] >= 0:
+                self.ents[cp.rq_tail[q]].next = e
+            else:
+                cp.rq_head[q] = e
+            cp.rq_tail[q] = e
+        cp.nr_queued += 1
+
+    cdef void enqueue_head(self, int e) noexcept:
+        """Put a preempted entity back at the head of its class."""
+        cdef ent_t *ep = &self.ents[e]
+        cdef cpu_t *cp = &self.cpus[ep.cpu]
+        cdef int q = ep.rq
+        ep.state = ST_RUNNABLE
+        ep.next = cp.rq_head[q]
+        cp.rq_head[q] = e
+        if cp.rq_tail[q] < 0:
+            cp.rq_tail[q] = e
+        cp.nr_queued += 1
+
+    cdef int dequeue(self, int c) noexcept:
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef int q, e
+        for q in range(2):
+            e = cp.rq_head[q]
+            if e >= 0:
+                cp.rq_head[q] = self.ents[e].next
+                if cp.rq_head[q] < 0:
+                    cp.rq_tail[q] = -1
+                self.ents[e].next = -1
+                cp.nr_queued -= 1
+                return e
+        return -1
+
+    cdef void wake(self, int e, int from_cpu, i64 t) except *:
+        """try_to_wake_up(): entity e becomes runnable at time t (>= now)."""
+        cdef ent_t *ep = &self.ents[e]
+        if ep.state != ST_BLOCKED:
+            ep.kick = 1
+            return
+        ep.state = ST_RUNNABLE
+        self.n_wakeups += 1
+        if from_cpu != ep.cpu:
+            t += self.wakeup_busy_ns
+        if t <= self.now:
+            self.ev_wake(e)
+        else:
+            self.push(t, PRIO_NORMAL, EV_WAKE, e, 0)
+
+    cdef void ev_wake(self, int e) except *:
+        cdef ent_t *ep = &self.ents[e]
+        cdef int c = ep.cpu
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef i64 lat
+        self.enqueue(e)
+        if cp.state == CPU_IDLE:
+            lat = self.idle_exit_ns()
+            cp.state = CPU_WAKING
+            cp.waking_until = self.now + lat
+            self.n_idle_exits += 1
+            self.push(cp.waking_until, PRIO_NORMAL, EV_CPU_RUN, c, 0)
+        elif cp.state == CPU_BUSY and ep.rq == RQ_RT and self.preemption:
+            if self.ents[cp.curr].rq == RQ_NORMAL:
+                self.try_preempt(c)
+
+    cdef void try_preempt(self, int c) except *:
+        cdef cpu_t *cp = &self.cpus[c]
+        if self.now < cp.nonpreempt_until:
+            if not cp.resched_pending:
+                cp.resched_pending = 1
+                self.push(cp.nonpreempt_until, PRIO_NORMAL, EV_RESCHED, c, 0)
+            return
+        self.preempt(c)
+
+    cdef void preempt(self, int c) except *:
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef int e = cp.curr
+        cdef i64 rest = cp.burst_end + cp.stolen - self.now
+        if rest < 0:
+            rest = 0
+        self.ents[e].remaining = rest
+        cp.gen += 1
+        cp.stolen = 0
+        cp.curr = -1
+        self.enqueue_head(e)
+        self.n_preempt += 1
+        self.cpu_pick(c)
+
+    cdef void start_burst(self, int c, i64 dur) except *:
+        cdef cpu_t *cp = &self.cpus[c]
+        dur += cp.debt
+        cp.debt = 0
+        cp.gen += 1
+        cp.burst_end = self.now + dur
+        self.push(cp.burst_end, PRIO_NORMAL, EV_BURST_END, c, <i64> cp.gen)
+
+    cdef void cpu_pick(self, int c) except *:
+        """__schedule(): switch to the next runnable entity, or enter idle."""
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef int e = self.dequeue(c)
+        cdef ent_t *ep
+        cdef i64 t0, dur
+        if e < 0:
+            self.cpu_enter_idle(c)
+            return
+        if cp.state == CPU_IDLE or cp.state == CPU_WAKING:
+            cp.watching += 1  # leaving the extended quiescent state
+            if not cp.tick_on:
+                cp.tick_on = 1
+                self.push((self.jiffies() + 1) * self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
+        cp.state = CPU_BUSY
+        cp.curr = e
+        ep = &self.ents[e]
+        ep.state = ST_RUNNING
+        ep.kick = 0
+        # rcu_note_context_switch(): a context switch is a quiescent state.
+        cp.cpu_no_qs = 0
+        self.n_ctxsw += 1
+        cp.user_from = 0
+        cp.user_to = 0
+        t0 = self.now + self.ctxsw_ns + cp.debt
+        if ep.remaining >= 0:
+            dur = ep.remaining
+            ep.remaining = -1
+        else:
+            dur = self.ent_run(e, t0)
+        self.start_burst(c, self.ctxsw_ns + dur)
+
+    cdef void cpu_enter_idle(self, int c) noexcept:
+        cdef cpu_t *cp = &self.cpus[c]
+        cp.state = CPU_IDLE
+        cp.curr = -1
+        cp.watching += 1  # rcu_idle_enter(): extended quiescent state
+        cp.cpu_no_qs = 0
+        cp.user_from = 0
+        cp.user_to = 0
+
+    cdef void steal(self, int c, i64 dur) noexcept:
+        """Interrupt/softirq time on CPU c: the running burst ends later."""
+        cdef cpu_t *cp = &self.cpus[c]
+        if cp.state == CPU_BUSY:
+            cp.stolen += dur
+        if self.now + dur > cp.nonpreempt_until:
+            cp.nonpreempt_until = self.now + dur
+
+    cdef void ev_burst_end(self, int c, i64 gen) except *:
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef int e
+        cdef i64 nxt, st
+        if <u64> gen != cp.gen or cp.state != CPU_BUSY:
+            return
+        if cp.stolen > 0:
+            st = cp.stolen
+            cp.stolen = 0
+            cp.burst_end = self.now + st
+            self.push(cp.burst_end, PRIO_NORMAL, EV_BURST_END, c, gen)
+            return
+        e = cp.curr
+        nxt = self.ent_done(e)
+        if nxt >= 0:
+            cp.user_from = 0
+            cp.user_to = 0
+            self.start_burst(c, nxt)
+            return
+        # The entity blocks (or exits); schedule the next one.
+        self.ents[e].state = ST_BLOCKED
+        cp.curr = -1
+        self.cpu_pick(c)
+
+    # =======================================================================
+    # Entities: what each kind does when it starts a burst (ent_run, returns
+    # the burst length) and when the burst ends (ent_done, returns the next
+    # burst length or -1 to block).
+    # =======================================================================
+    cdef i64 ent_run(self, int e, i64 t0) except -2:
+        cdef int kind = self.ents[e].kind
+        if kind == ENT_TASK:
+            return self.task_run(e, t0)
+        if kind == ENT_GP:
+            return self.gp_run(e, t0)
+        if kind == ENT_RCUOG:
+            return self.rcuog_run(e)
+        if kind == ENT_RCUOP:
+            return self.rcuop_run(e, t0)
+        if kind == ENT_SR_WORKER:
+            return self.sr_worker_run(e, t0)
+        return self.rcuc_run(e, t0)
+
+    cdef i64 ent_done(self, int e) except -2:
+        cdef int kind = self.ents[e].kind
+        if kind == ENT_TASK:
+            return self.task_done(e)
+        if kind == ENT_GP:
+            return self.gp_done(e)
+        if kind == ENT_RCUOG:
+            return self.rcuog_done(e)
+        if kind == ENT_RCUOP:
+            return self.rcuop_done(e)
+        if kind == ENT_SR_WORKER:
+            return self.sr_worker_done(e)
+        return self.rcuc_done(e)
+
+    # --- workload task: loop { synchronize_rcu(); work after; think } -------
+    cdef i64 task_run(self, int e, i64 t0) except -2:
+        cdef ent_t *ep = &self.ents[e]
+        cdef cpu_t *cp = &self.cpus[ep.cpu]
+        cdef int w = self.task_wl[e]
+        cdef i64 dur = 0
+        if ep.phase == TASK_WAITING:
+            # Back from wait_for_completion(): synchronize_rcu() returns now.
+            self.record_request(e, t0)
+            dur = self.wl_after_ns[w]
+            if ep.loops_left == 0:
+                ep.phase = TASK_EXITED
+                if t0 + dur > self.completion_ns:
+                    self.completion_ns = t0 + dur
+                return dur
+        ep.phase = TASK_RUNNING
+        # Think time runs in user mode: the tick sees a quiescent state there.
+        cp.user_from = t0 + dur
+        cp.user_to = t0 + dur + self.wl_think_ns[w]
+        dur += self.wl_think_ns[w] + self.sync_entry_ns
+        if not self.wake_from_gp:
+            dur += self.call_rcu_ns
+        return dur
+
+    cdef i64 task_done(self, int e) except -2:
+        cdef ent_t *ep = &self.ents[e]
+        cdef int c = ep.cpu
+        if ep.phase == TASK_EXITED:
+            self.tasks_left -= 1
+            return -1
+        ep.loops_left -= 1
+        ep.phase = TASK_WAITING
+        ep.t_call = self.now - self.sync_entry_ns
+        self.acc = 0
+        if self.wake_from_gp:
+            ep.t_call = self.now - self.sync_entry_ns
+            self.synchronize_rcu_normal_wake(e, c)
+        else:
+            ep.t_call = self.now - self.sync_entry_ns - self.call_rcu_ns
+            # wait_rcu_gp(call_rcu_hurry): wakeme_after_rcu behind other callbacks.
+            self.call_rcu(c, CB_WAKEME, e)
+        self.cpus[c].debt += self.acc
+        return -1
+
+    # =======================================================================
+    # rcu_node locks and the quiescent-state tree.
+    # =======================================================================
+    cdef void rnp_lock(self, int n) noexcept:
+        """Acquire and release rnp->lock: the holder's time goes into acc."""
+        cdef rnp_t *np = &self.nodes[n]
+        cdef i64 t = self.now + self.acc
+        cdef i64 wait = np.lock_free - t
+        if wait < 0:
+            wait = 0
+        np.lock_free = t + wait + self.rnp_lock_ns
+        self.acc += wait + self.rnp_lock_ns
+        self.n_lock_wait_ns += wait
+
+    cdef inline bint gp_in_progress(self) noexcept:
+        return rcu_seq_state(self.gp_seq) != 0
+
+    cdef void gp_kthread_wake(self) except *:
+        """rcu_gp_kthread_wake(): never from the GP kthread itself."""
+        if self.in_gp_kthread or self.gp_flags == 0:
+            return
+        if self.ents[self.gp_ent].state == ST_BLOCKED:
+            self.n_gp_wake += 1
+            self.wake(self.gp_ent, -1, self.now + self.acc)
+
+    cdef void report_qs_rnp(self, u64 mask, int n, i64 gps) except *:
+        """rcu_report_qs_rnp(): clear mask in n and climb while nodes empty."""
+        cdef rnp_t *np
+        while True:
+            np = &self.nodes[n]
+            if (np.qsmask & mask) == 0 or np.gp_seq != gps:
+                return
+            np.qsmask &= ~mask
+            if np.qsmask != 0:
+                return
+            if np.parent < 0:
+                # rcu_report_qs_rsp(): the root is clear; let the GP kthread finish.
+                self.gp_flags |= RCU_GP_FLAG_FQS
+                self.gp_kthread_wake()
+                return
+            mask = np.grpmask
+            n = np.parent
+            self.rnp_lock(n)
+
+    cdef bint start_this_gp(self, int leaf, i64 req) noexcept:
+        """rcu_start_this_gp(): funnel the request up; True if the GP kthread must wake."""
+        cdef int n = leaf
+        cdef rnp_t *np
+        while True:
+            if n != leaf:
+                self.rnp_lock(n)
+            np = &self.nodes[n]
+            if (np.gp_seq_needed >= req or rcu_seq_started(np.gp_seq, req)
+                    or (n != leaf and rcu_seq_state(np.gp_seq) != 0)):
+                return False
+            np.gp_seq_needed = req
+            if rcu_seq_state(np.gp_seq) != 0:
+                return False
+            if np.parent < 0:
+                break
+            n = np.parent
+        if self.gp_in_progress():
+            return False
+        self.gp_flags |= RCU_GP_FLAG_INIT
+        return True
+
+    # =======================================================================
+    # Segmented callback lists (rcu_segcblist).
+    # =======================================================================
+    cdef void grow_cbs(self, int cap) except *:
+        cdef int i
+        self.cbs = <cb_t *> realloc(self.cbs, cap * sizeof(cb_t))
+        if self.cbs == NULL:
+            raise MemoryError()
+        for i in range(self.cb_cap, cap):
+            self.cbs[i].next = self.cb_free
+            self.cb_free = i
+        self.cb_cap = cap
+
+    cdef inline int pend_cbs(self, cpu_t *cp) noexcept:
+        return cp.seg_len[1] + cp.seg_len[2] + cp.seg_len[3]
+
+    cdef inline int n_cbs(self, cpu_t *cp) noexcept:
+        return cp.seg_len[0] + cp.seg_len[1] + cp.seg_len[2] + cp.seg_len[3]
+
+    cdef void segcblist_advance(self, cpu_t *cp, i64 seq) noexcept:
+        cdef int i, j
+        if self.pend_cbs(cp) == 0:
+            return
+        i = RCU_WAIT_TAIL
+        while i < RCU_NEXT_TAIL:
+            if seq_lt(seq, cp.seg_gp[i]):
+                break
+            cp.seg_len[RCU_DONE_TAIL] += cp.seg_len[i]
+            cp.seg_len[i] = 0
+            i += 1
+        if i == RCU_WAIT_TAIL:
+            return
+        j = RCU_WAIT_TAIL
+        while i < RCU_NEXT_TAIL and j < RCU_NEXT_TAIL:
+            cp.seg_len[j] = cp.seg_len[i]
+            cp.seg_gp[j] = cp.seg_gp[i]
+            if i != j:
+                cp.seg_len[i] = 0
+            i += 1
+            j += 1
+
+    cdef bint segcblist_accelerate(self, cpu_t *cp, i64 seq) noexcept:
+        cdef int i, j, k
+        if self.pend_cbs(cp) == 0:
+            return False
+        i = RCU_NEXT_READY_TAIL
+        while i > RCU_DONE_TAIL:
+            if cp.seg_len[i] > 0 and seq_lt(cp.seg_gp[i], seq):
+                break
+            i -= 1
+        j = 0
+        for k in range(i + 1, 4):
+            j += cp.seg_len[k]
+        if j == 0:
+            return False
+        i += 1
+        if i >= RCU_NEXT_TAIL:
+            return False
+        for k in range(i + 1, 4):
+            cp.seg_len[i] += cp.seg_len[k]
+            cp.seg_len[k] = 0
+        for k in range(i, RCU_NEXT_TAIL):
+            cp.seg_gp[k] = seq
+        return True
+
+    cdef bint accelerate_cbs(self, int c) noexcept:
+        """rcu_accelerate_cbs(): label new callbacks; request their GP."""
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef i64 req
+        if self.pend_cbs(cp) == 0:
+            return False
+        req = rcu_seq_snap(self.gp_seq)
+        if self.segcblist_accelerate(cp, req):
+            return self.start_this_gp(cp.leaf, req)
+        return False
+
+    cdef bint advance_cbs(self, int c) noexcept:
+        """rcu_advance_cbs(): move callbacks whose GP ended to DONE, then accelerate."""
+        cdef cpu_t *cp = &self.cpus[c]
+        if self.pend_cbs(cp) == 0:
+            return False
+        self.segcblist_advance(cp, self.nodes[cp.leaf].gp_seq)
+        return self.accelerate_cbs(c)
+
+    cdef int cb_alloc(self, int kind, int arg) except -1:
+        cdef int i
+        if self.cb_free < 0:
+            self.grow_cbs(self.cb_cap * 2)
+        i = self.cb_free
+        self.cb_free = self.cbs[i].next
+        self.cbs[i].next = -1
+        self.cbs[i].kind = kind
+        self.cbs[i].arg = arg
+        self.cbs[i].t_queued = self.now
+        return i
+
+    cdef void cblist_enqueue(self, cpu_t *cp, int cb) noexcept:
+        if cp.cb_tail >= 0:
+            self.cbs[cp.cb_tail].next = cb
+        else:
+            cp.cb_head = cb
+        cp.cb_tail = cb
+        cp.seg_len[RCU_NEXT_TAIL] += 1
+
+    # =======================================================================
+    # call_rcu() and NOCB enqueue with the bypass list.
+    # =======================================================================
+    cdef void call_rcu(self, int c, int kind, int arg) except *:
+        """__call_rcu_common() with lazy = false (call_rcu_hurry)."""
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef int cb = self.cb_alloc(kind, arg)
+        cdef int n
+        if cp.offloaded:
+            self.call_rcu_nocb(c, cb)
+            return
+        self.cblist_enqueue(cp, cb)
+        # call_rcu_core(): a callback flood forces the GP machinery along.
+        n = self.n_cbs(cp)
+        if n > cp.qlen_last_fqs_check + self.qhimark:
+            self.rnp_lock(cp.leaf)
+            self.note_gp_changes_locked(c)
+            if not self.gp_in_progress():
+                if self.accelerate_cbs(c):
+                    self.gp_kthread_wake()
+            else:
+                cp.blimit = DEFAULT_MAX_RCU_BLIMIT
+            cp.qlen_last_fqs_check = n
+
+    cdef void nocb_flush_bypass(self, cpu_t *cp, int cb) noexcept:
+        """rcu_nocb_flush_bypass(): bypass callbacks (then cb) join ->cblist's NEXT."""
+        if cp.byp_len > 0:
+            if cp.cb_tail >= 0:
+                self.cbs[cp.cb_tail].next = cp.byp_head
+            else:
+                cp.cb_head = cp.byp_head
+            cp.cb_tail = cp.byp_tail
+            cp.seg_len[RCU_NEXT_TAIL] += cp.byp_len
+            cp.byp_head = cp.byp_tail = -1
+            cp.byp_len = 0
+            self.n_bypass_flush += 1
+        if cb >= 0:
+            self.cblist_enqueue(cp, cb)
+
+    cdef void call_rcu_nocb(self, int c, int cb) except *:
+        """call_rcu_nocb() / rcu_nocb_try_bypass() for a non-lazy callback."""
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef i64 j = self.jiffies()
+        cdef i64 cnt
+        cdef bint was_alldone
+        # Count direct ->cblist enqueues per jiffy; beyond the limit use the bypass.
+        if j == cp.nobypass_last:
+            cnt = cp.nobypass_count + 1
+        else:
+            cp.nobypass_last = j
+            cnt = cp.nobypass_count - self.nocb_nobypass_lim
+            if cp.nobypass_count < self.nocb_nobypass_lim:
+                cnt = 0
+            elif cnt > self.nocb_nobypass_lim:
+                cnt = self.nocb_nobypass_lim
+        cp.nobypass_count = cnt
+        if cnt < self.nocb_nobypass_lim:
+            was_alldone = self.pend_cbs(cp) == 0
+            self.nocb_flush_bypass(cp, cb)
+            self.call_rcu_nocb_wake(c, was_alldone)
+            return
+        if (cp.byp_len > 0 and j != cp.byp_first) or cp.byp_len >= self.qhimark:
+            was_alldone = self.pend_cbs(cp) == 0
+            self.nocb_flush_bypass(cp, cb)
+            self.call_rcu_nocb_wake(c, was_alldone)
+            return
+        # Use the bypass.
+        if cp.byp_tail >= 0:
+            self.cbs[cp.byp_tail].next = cb
+        else:
+            cp.byp_head = cb
+            cp.byp_first = j
+        cp.byp_tail = cb
+        cp.byp_len += 1
+        self.n_bypass_enq += 1
+        if cp.byp_len == 1 and self.pend_cbs(cp) == 0:
+            self.call_rcu_nocb_wake(c, True)
+
+    cdef void call_rcu_nocb_wake(self, int c, bint was_alldone) except *:
+        """__call_rcu_nocb_wake(): wake rcuog when the queue was empty or grew a lot."""
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef i64 n = self.n_cbs(cp)
+        if was_alldone:
+            cp.qlen_last_fqs_check = n
+            self.wake_nocb_gp(cp.group)
+        elif n > cp.qlen_last_fqs_check + self.qhimark:
+            cp.qlen_last_fqs_check = n
+            self.wake_nocb_gp(cp.group)
+
+    cdef void wake_nocb_gp(self, int g) except *:
+        cdef group_t *gp = &self.groups[g]
+        if gp.nocb_gp_sleep:
+            gp.nocb_gp_sleep = 0
+            self.rnp_waitq_remove(gp.ent)
+            self.n_rcuog_wake += 1
+            self.wake(gp.ent, -1, self.now + self.acc)
+
+    cdef void rnp_waitq_remove(self, int e) noexcept:
+        cdef ent_t *ep = &self.ents[e]
+        cdef int n, x, prev
+        if not ep.on_waitq:
+            return
+        n = self.cpus[ep.cpu].leaf
+        prev = -1
+        x = self.nodes[n].nocb_wait
+        while x >= 0:
+            if x == e:
+                if prev >= 0:
+                    self.ents[prev].wait_next = ep.wait_next
+                else:
+                    self.nodes[n].nocb_wait = ep.wait_next
+                break
+            prev = x
+            x = self.ents[x].wait_next
+        ep.wait_next = -1
+        ep.on_waitq = 0
+
+    # =======================================================================
+    # rcuog: nocb_gp_wait() for one group.
+    # =======================================================================
+    cdef i64 rcuog_run(self, int e) except -2:
+        cdef group_t *gp = &self.groups[self.ents[e].idx]
+        # One nocb_lock round per CPU of the group.
+        return gp.count * self.rnp_lock_ns
+
+    cdef i64 rcuog_done(self, int e) except -2:
+        cdef ent_t *ep = &self.ents[e]
+        cdef int g = ep.idx
+        cdef group_t *gp = &self.groups[g]
+        cdef int i, r, leaf
+        cdef cpu_t *cp
+        cdef i64 j = self.jiffies()
+        cdef bint bypass = False, needwait = False, needwake_gp = False
+        cdef i64 wait = 0, nextgp
+        self.acc = 0
+        gp.nocb_gp_sleep = 1
+        gp.timer_gen = 0  # del_timer(&nocb_bypass_timer)
+        for i in range(gp.first, gp.first + gp.count):
+            r = self.group_cpus[i]
+            cp = &self.cpus[r]
+            if cp.byp_len > 0 and (j > cp.byp_first + 1 or cp.byp_len > 2 * self.qhimark):
+                self.nocb_flush_bypass(cp, -1)
+            elif cp.byp_len == 0 and self.n_cbs(cp) == 0:
+                continue
+            if cp.byp_len > 0:
+                bypass = True
+            if (cp.seg_len[RCU_NEXT_READY_TAIL] + cp.seg_len[RCU_NEXT_TAIL] > 0
+                    or (self.pend_cbs(cp) > 0
+                        and rcu_seq_done(self.nodes[cp.leaf].gp_seq, cp.seg_gp[RCU_WAIT_TAIL]))):
+                self.rnp_lock(cp.leaf)
+                if self.advance_cbs(r):
+                    needwake_gp = True
+            if self.pend_cbs(cp) > 0:
+                nextgp = cp.seg_gp[RCU_WAIT_TAIL]
+                if not needwait or nextgp < wait:
+                    wait = nextgp
+                needwait = True
+            if cp.seg_len[RCU_DONE_TAIL] > 0 and cp.nocb_cb_sleep:
+                cp.nocb_cb_sleep = 0
+                self.wake(cp.rcuop, ep.cpu, self.now + self.acc)
+        if needwake_gp:
+            self.gp_kthread_wake()
+        if bypass:
+            gp.timer_gen = <u64> self.ev_seq + 1
+            self.push((j + 2) * self.jiffy_ns, PRIO_NORMAL, EV_BYPASS_TIMER, g, <i64> gp.timer_gen)
+        self.cpus[ep.cpu].debt += self.acc
+        if not gp.nocb_gp_sleep:
+            return self.rcuog_run(e)
+        if needwait:
+            leaf = self.cpus[ep.cpu].leaf
+            if rcu_seq_done(self.nodes[leaf].gp_seq, wait):
+                return self.rcuog_run(e)
+            ep.on_waitq = 1
+            ep.wait_gp_seq = wait
+            ep.wait_next = self.nodes[leaf].nocb_wait
+            self.nodes[leaf].nocb_wait = e
+        return -1
+
+    cdef void ev_bypass_timer(self, int g, i64 gen) except *:
+        """do_nocb_bypass_wakeup_timer(): flush a stranded bypass."""
+        if self.groups[g].timer_gen != <u64> gen:
+            return
+        self.groups[g].timer_gen = 0
+        self.acc = 0
+        self.wake_nocb_gp(g)
+
+    # =======================================================================
+    # rcuop: nocb_cb_wait() for one CPU.
+    # =======================================================================
+    cdef i64 rcuop_run(self, int e, i64 t0) except -2:
+        cdef int r = self.ents[e].idx
+        # rcu_momentary_eqs(): the FQS scan sees a quiescent state.
+        self.cpus[self.ents[e].cpu].watching += 2
+        return self.rcu_do_batch(r, t0, 2)
+
+    cdef i64 rcuop_done(self, int e) except -2:
+        cdef int r = self.ents[e].idx
+        cdef cpu_t *cp = &self.cpus[r]
+        cdef bint needwake_gp = False
+        self.acc = 0
+        if self.pend_cbs(cp) > 0 and rcu_seq_done(self.nodes[cp.leaf].gp_seq, cp.seg_gp[RCU_WAIT_TAIL]):
+            self.rnp_lock(cp.leaf)
+            needwake_gp = self.advance_cbs(r)
+        if needwake_gp:
+            self.gp_kthread_wake()
+        self.cpus[self.ents[e].cpu].debt += self.acc
+        if cp.seg_len[RCU_DONE_TAIL] > 0:
+            return self.rcuop_run(e, self.now)
+        cp.nocb_cb_sleep = 1
+        return -1
+
+    # =======================================================================
+    # rcu_do_batch(): invoke the DONE callbacks of CPU r starting at t0.
+    # ctx: 0 = softirq, 1 = rcuc kthread, 2 = rcuop kthread.
+    # Returns the time spent.
+    # =======================================================================
+    cdef i64 rcu_do_batch(self, int r, i64 t0, int ctx) except -2:
+        cdef cpu_t *cp = &self.cpus[r]
+        cdef i64 pending = cp.seg_len[RCU_DONE_TAIL]
+        cdef i64 bl, count = 0, t = t0, tlimit = 0
+        cdef int cb, kind, runner_cpu
+        if pending == 0:
+            return 0
+        bl = pending >> self.rcu_divisor
+        if bl < cp.blimit:
+            bl = cp.blimit
+        if ctx != 2 and bl > 100:
+            tlimit = t0 + self.rcu_resched_ns
+        runner_cpu = r if ctx != 2 else self.ents[cp.rcuop].cpu
+        while cp.seg_len[RCU_DONE_TAIL] > 0:
+            cb = cp.cb_head
+            cp.cb_head = self.cbs[cb].next
+            if cp.cb_head < 0:
+                cp.cb_tail = -1
+            cp.seg_len[RCU_DONE_TAIL] -= 1
+            kind = self.cbs[cb].kind
+            t += self.cb_cost[kind]
+            if kind == CB_WAKEME:
+                self.wake(self.cbs[cb].arg, runner_cpu, t)
+            self.cbs[cb].next = self.cb_free
+            self.cb_free = cb
+            count += 1
+            self.n_cbs_invoked += 1
+            if ctx == 0:
+                # Softirq: stop at the batch limit when something else wants the CPU.
+                if count >= bl and (cp.nr_queued > 0 or cp.state == CPU_BUSY):
+                    break
+            if tlimit and (count & 31) == 0 and t >= tlimit:
+                break
+        if cp.blimit == DEFAULT_MAX_RCU_BLIMIT and self.n_cbs(cp) <= self.qlowmark:
+            cp.blimit = self.blimit_default
+        return t - t0
+
+    # =======================================================================
+    # rcu_core(): the RCU_SOFTIRQ / rcuc work on CPU c.
+    # =======================================================================
+    cdef void note_gp_changes_locked(self, int c) except *:
+        """__note_gp_changes(): the leaf's lock is held (charged by the caller)."""
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef i64 rnp_gp = self.nodes[cp.leaf].gp_seq
+        cdef bint needwake = False, need_qs
+        if cp.gp_seq == rnp_gp:
+            return
+        if not cp.offloaded:
+            if rcu_seq_completed_gp(cp.gp_seq, rnp_gp):
+                needwake = self.advance_cbs(c)
+            else:
+                needwake = self.accelerate_cbs(c)
+        if rcu_seq_new_gp(cp.gp_seq, rnp_gp):
+            need_qs = (self.nodes[cp.leaf].qsmask & cp.grpmask) != 0
+            cp.cpu_no_qs = need_qs
+            cp.core_needs_qs = need_qs
+        cp.gp_seq = rnp_gp
+        if needwake:
+            self.gp_kthread_wake()
+
+    cdef void report_qs_rdp(self, int c) except *:
+        """rcu_report_qs_rdp(): push this CPU's noted QS into its leaf."""
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef rnp_t *np = &self.nodes[cp.leaf]
+        cdef bint needwake = False
+        self.rnp_lock(cp.leaf)
+        if cp.cpu_no_qs or cp.gp_seq != np.gp_seq:
+            cp.cpu_no_qs = 1
+            return
+        cp.core_needs_qs = 0
+        if (np.qsmask & cp.grpmask) == 0:
+            return
+        if not cp.offloaded:
+            needwake = self.accelerate_cbs(c)
+        self.report_qs_rnp(cp.grpmask, cp.leaf, np.gp_seq)
+        if needwake:
+            self.gp_kthread_wake()
+
+    cdef bint rcu_pending(self, int c) noexcept:
+        cdef cpu_t *cp = &self.cpus[c]
+        if cp.core_needs_qs and not cp.cpu_no_qs:
+            return True
+        if not cp.offloaded:
+            if cp.seg_len[RCU_DONE_TAIL] > 0:
+                return True
+            if (not self.gp_in_progress()
+                    and cp.seg_len[RCU_NEXT_READY_TAIL] + cp.seg_len[RCU_NEXT_TAIL] > 0):
+                return True
+        if cp.gp_seq != self.nodes[cp.leaf].gp_seq:
+            return True
+        return False
+
+    cdef i64 rcu_core(self, int c, i64 t0, int ctx) except -2:
+        """One rcu_core() pass on CPU c starting at t0; returns its duration."""
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef bint needwake
+        cdef i64 dur
+        self.acc = self.softirq_ns
+        self.n_softirq += 1
+        if cp.gp_seq != self.nodes[cp.leaf].gp_seq:
+            self.rnp_lock(cp.leaf)
+            self.note_gp_changes_locked(c)
+        if cp.core_needs_qs and not cp.cpu_no_qs:
+            self.report_qs_rdp(c)
+        if (not cp.offloaded and not self.gp_in_progress()
+                and cp.seg_len[RCU_NEXT_READY_TAIL] + cp.seg_len[RCU_NEXT_TAIL] > 0):
+            self.rnp_lock(cp.leaf)
+            needwake = self.accelerate_cbs(c)
+            if needwake:
+                self.gp_kthread_wake()
+        dur = self.acc
+        if not cp.offloaded and cp.seg_len[RCU_DONE_TAIL] > 0:
+            dur += self.rcu_do_batch(c, t0 + dur, ctx)
+        return dur
+
+    cdef i64 rcu_softirq(self, int c) except -2:
+        """RCU_SOFTIRQ at irq exit, with __do_softirq()'s restart limits."""
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef i64 total = 0
+        cdef int restarts = 0
+        while True:
+            total += self.rcu_core(c, self.now + total, 0)
+            if cp.offloaded or cp.seg_len[RCU_DONE_TAIL] == 0:
+                break
+            restarts += 1
+            if restarts >= MAX_SOFTIRQ_RESTART or total >= MAX_SOFTIRQ_TIME_NS or cp.nr_queued > 0:
+                # Leftovers go to ksoftirqd/N (or rcuc/N).
+                self.wake(cp.rcuc, c, self.now + total)
+                break
+        return total
+
+    cdef i64 rcuc_run(self, int e, i64 t0) except -2:
+        return self.rcu_core(self.ents[e].idx, t0, self.ents[e].phase)
+
+    cdef i64 rcuc_done(self, int e) except -2:
+        cdef cpu_t *cp = &self.cpus[self.ents[e].idx]
+        if cp.seg_len[RCU_DONE_TAIL] > 0:
+            return self.rcuc_run(e, self.now)
+        return -1
+
+    # =======================================================================
+    # Scheduling-clock tick.
+    # =======================================================================
+    cdef void ev_tick(self, int c) except *:
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef i64 cost
+        cdef bint idle = cp.state != CPU_BUSY
+        if idle and (cp.offloaded or self.n_cbs(cp) == 0):
+            # NO_HZ idle: rcu_needs_cpu() is false, so the tick stops.
+            cp.tick_on = 0
+            return
+        self.n_ticks += 1
+        self.push(self.now + self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
+        cost = self.tick_ns
+        # rcu_sched_clock_irq() -> rcu_flavor_sched_clock_irq()
+        if idle:
+            cp.cpu_no_qs = 0
+        elif self.preempt_rcu or (cp.user_from <= self.now < cp.user_to):
+            # PREEMPT_RCU: the tick interrupted code outside any reader.
+            # !PREEMPT_RCU: only user mode counts.
+            cp.cpu_no_qs = 0
+        if cp.urgent_qs and not idle:
+            # rcu_urgent_qs: set need_resched; the context switch is a QS.
+            cp.urgent_qs = 0
+            cp.cpu_no_qs = 0
+        if self.rcu_pending(c):
+            cost += self.rcu_softirq(c)
+        self.steal(c, cost)
+
+    # =======================================================================
+    # Grace-period kthread.
+    # =======================================================================
+    cdef i64 gp_run(self, int e, i64 t0) except -2:
+        """Decide the kthread's next step and its cost."""
+        cdef int nleaves = self.num_nodes - self.leaf_first
+        cdef int n, ncpus = 0
+        self.gp_run_start = t0
+        if self.gp_state == RCU_GP_IDLE:
+            if not (self.gp_flags & RCU_GP_FLAG_INIT):
+                self.gp_pending_phase = RCU_GP_IDLE
+                return 0
+            # ONOFF phase over the leaves, then the breadth-first INIT walk.
+            self.gp_pending_phase = RCU_GP_INIT
+            return (nleaves + self.num_nodes) * self.rnp_lock_ns
+        # WAIT_FQS woken up.
+        if self.nodes[0].qsmask == 0:
+            self.gp_pending_phase = RCU_GP_CLEANUP
+            return self.num_nodes * self.rnp_lock_ns
+        if self.now >= self.fqs_deadline or (self.gp_flags & RCU_GP_FLAG_FQS):
+            for n in range(self.leaf_first, self.num_nodes):
+                ncpus += popcount64(self.nodes[n].qsmask)
+            self.gp_pending_phase = RCU_GP_DOING_FQS
+            return (nleaves + ncpus) * self.rnp_lock_ns
+        self.gp_pending_phase = RCU_GP_WAIT_FQS
+        return 0
+
+    cdef void gp_arm_fqs_timer(self, i64 j) except *:
+        cdef i64 deadline = (self.jiffies() + j) * self.jiffy_ns
+        self.fqs_deadline = deadline
+        self.gp_timer_gen += 1
+        self.push(deadline, PRIO_NORMAL, EV_GP_TIMER, 0, <i64> self.gp_timer_gen)
+
+    cdef i64 gp_done(self, int e) except -2:
+        cdef int phase = self.gp_pending_phase
+        self.acc = 0
+        self.in_gp_kthread = 1
+        if phase == RCU_GP_INIT:
+            self.gp_init()
+            self.gp_state = RCU_GP_WAIT_FQS
+            self.fqs_first = 1
+            self.gp_arm_fqs_timer(self.jiffies_till_first_fqs)
+        elif phase == RCU_GP_DOING_FQS:
+            self.gp_fqs()
+            self.gp_flags &= ~RCU_GP_FLAG_FQS
+            self.gp_arm_fqs_timer(self.jiffies_till_next_fqs)
+        elif phase == RCU_GP_CLEANUP:
+            self.gp_cleanup()
+            self.gp_state = RCU_GP_IDLE
+        self.in_gp_kthread = 0
+        self.cpus[self.ents[e].cpu].debt += self.acc
+        # Sleep unless the condition of the next wait already holds.
+        if self.gp_state == RCU_GP_IDLE:
+            if self.gp_flags & RCU_GP_FLAG_INIT:
+                return self.gp_run(e, self.now)
+            return -1
+        if self.nodes[0].qsmask == 0 or (self.gp_flags & RCU_GP_FLAG_FQS) or self.now >= self.fqs_deadline:
+            return self.gp_run(e, self.now)
+        return -1
+
+    cdef void ev_gp_timer(self, i64 gen) except *:
+        if <u64> gen != self.gp_timer_gen or self.gp_state != RCU_GP_WAIT_FQS:
+            return
+        if self.ents[self.gp_ent].state == ST_BLOCKED:
+            self.acc = 0
+            self.wake(self.gp_ent, -1, self.now)
+
+    cdef void gp_init(self) except *:
+        """rcu_gp_init(): start gp_seq and set every node's qsmask."""
+        cdef int n
+        self.gp_flags = 0
+        self.gp_start = self.gp_run_start
+        self.sr_normal_gp_init()
+        self.gp_seq += 1  # rcu_seq_start()
+        for n in range(self.num_nodes):
+            self.nodes[n].qsmask = self.nodes[n].qsmaskinit
+            self.nodes[n].gp_seq = self.gp_seq
+        self.note_gp_changes_locked(self.gp_cpu)
+        if self.srs_next_head >= 0:
+            # All wait heads were busy: ask for another GP for these waiters.
+            self.start_this_gp(self.cpus[self.gp_cpu].leaf, rcu_seq_snap(self.gp_seq))
+
+    cdef void gp_fqs(self) except *:
+        """rcu_gp_fqs() -> force_qs_rnp(): report idle CPUs, nudge holdouts."""
+        cdef int n, bit, c
+        cdef u64 qsm, mask
+        cdef cpu_t *cp
+        cdef i64 age = (self.now - self.gp_start) // self.jiffy_ns
+        cdef bint first = self.fqs_first
+        self.fqs_first = 0
+        self.n_fqs += 1
+        for n in range(self.leaf_first, self.num_nodes):
+            qsm = self.nodes[n].qsmask
+            if qsm == 0:
+                continue
+            mask = 0
+            while qsm:
+                bit = ctz64(qsm)
+                qsm &= qsm - 1
+                c = self.nodes[n].grplo + bit
+                cp = &self.cpus[c]
+                if first:
+                    # rcu_watching_snap_save()
+                    cp.watching_snap = cp.watching
+                    if cp.state == CPU_IDLE:
+                        mask |= (<u64> 1) << bit
+                elif cp.state == CPU_IDLE or cp.watching != cp.watching_snap:
+                    # rcu_watching_snap_recheck(): passed through an EQS.
+                    mask |= (<u64> 1) << bit
+                else:
+                    if age > self.jiffies_to_sched_qs:
+                        cp.urgent_qs = 1
+                    if age > self.jiffies_resched:
+                        # resched_cpu(): an IPI forces a context switch.
+                        self.n_ipis += 1
+                        self.push(self.now + self.ipi_latency_ns, PRIO_URGENT, EV_IPI, c, 0)
+            if mask:
+                self.report_qs_rnp(mask, n, self.nodes[n].gp_seq)
+
+    cdef void gp_cleanup(self) except *:
+        """rcu_gp_cleanup(): end gp_seq node by node, wake rcuog waiters."""
+        cdef int n, x, nxt
+        cdef i64 new = rcu_seq_endval(self.gp_seq)
+        cdef bint needgp = False
+        cdef rnp_t *np
+        for n in range(self.num_nodes):
+            np = &self.nodes[n]
+            np.gp_seq = new
+            # swake_up_all(&rnp->nocb_gp_wq[]): rcuog waiting for this GP.
+            x = np.nocb_wait
+            np.nocb_wait = -1
+            while x >= 0:
+                nxt = self.ents[x].wait_next
+                self.ents[x].wait_next = -1
+                if rcu_seq_done(new, self.ents[x].wait_gp_seq):
+                    self.ents[x].on_waitq = 0
+                    self.wake(x, self.gp_cpu, self.now)
+                else:
+                    self.ents[x].wait_next = np.nocb_wait
+                    np.nocb_wait = x
+                x = nxt
+            # rcu_future_gp_cleanup()
+            if seq_lt(new, np.gp_seq_needed):
+                needgp = True
+            else:
+                np.gp_seq_needed = new
+        self.note_gp_changes_locked(self.gp_cpu)
+        self.record_gp(self.gp_seq, self.gp_start, self.now)
+        self.gp_seq = new  # rcu_seq_end()
+        self.sr_normal_gp_cleanup()
+        if needgp:
+            self.gp_flags |= RCU_GP_FLAG_INIT
+
+    cdef void ev_ipi(self, int c) noexcept:
+        cdef cpu_t *cp = &self.cpus[c]
+        if cp.state == CPU_BUSY:
+            cp.cpu_no_qs = 0
+
+    # =======================================================================
+    # synchronize_rcu() with rcutree.rcu_normal_wake_from_gp=1.
+    # =======================================================================
+    cdef void synchronize_rcu_normal_wake(self, int e, int c) except *:
+        """rcu_sr_normal_add_req() + start_poll_synchronize_rcu()."""
+        self.ents[e].link = -1
+        if self.srs_next_tail >= 0:
+            self.ents[self.srs_next_tail].link = e
+        else:
+            self.srs_next_head = e
+        self.srs_next_tail = e
+        self.rnp_lock(self.cpus[c].leaf)
+        if self.start_this_gp(self.cpus[c].leaf, rcu_seq_snap(self.gp_seq)):
+            self.gp_kthread_wake()
+
+    cdef void sr_normal_gp_init(self) noexcept:
+        """rcu_sr_normal_gp_init(): waiters queued so far belong to this GP."""
+        if self.srs_next_head < 0:
+            return
+        if self.srs_heads_inuse >= SR_NORMAL_GP_WAIT_HEAD_MAX:
+            return
+        self.srs_heads_inuse += 1
+        self.srs_wait_head = self.srs_next_head
+        self.srs_wait_tail = self.srs_next_tail
+        self.srs_next_head = self.srs_next_tail = -1
+
+    cdef void sr_normal_gp_cleanup(self) except *:
+        """rcu_sr_normal_gp_cleanup(): wake a few waiters here, the rest from a worker."""
+        cdef int e = self.srs_wait_head, nxt, done = 0
+        if e < 0:
+            return
+        self.srs_wait_head = self.srs_wait_tail = -1
+        while e >= 0 and done < SR_MAX_USERS_WAKE_FROM_GP:
+            nxt = self.ents[e].link
+            self.ents[e].link = -1
+            self.acc += self.cb_cost[CB_WAKEME]
+            self.wake(e, self.gp_cpu, self.now + self.acc)
+            done += 1
+            e = nxt
+        if e < 0 and self.srs_done_heads == 0:
+            self.srs_heads_inuse -= 1
+            return
+        # The rest (and this GP's wait head) go to srs_cleanup_work.
+        self.srs_done_heads += 1
+        while e >= 0:
+            nxt = self.ents[e].link
+            self.ents[e].link = -1
+            if self.srs_done_tail >= 0:
+                self.ents[self.srs_done_tail].link = e
+            else:
+                self.srs_done_head = e
+            self.srs_done_tail = e
+            e = nxt
+        self.wake(self.sr_ent, self.gp_cpu, self.now + self.acc)
+
+    cdef i64 sr_worker_run(self, int w, i64 t0) except -2:
+        """rcu_sr_normal_gp_cleanup_work(): complete every waiter handed over."""
+        cdef int e = self.srs_done_head, nxt
+        cdef i64 t = t0
+        self.srs_done_head = self.srs_done_tail = -1
+        while e >= 0:
+            nxt = self.ents[e].link
+            self.ents[e].link = -1
+            t += self.cb_cost[CB_WAKEME]
+            self.wake(e, self.ents[w].cpu, t)
+            e = nxt
+        self.srs_heads_inuse -= self.srs_done_heads
+        self.srs_done_heads = 0
+        return t - t0
+
+    cdef i64 sr_worker_done(self, int w) except -2:
+        if self.srs_done_head >= 0 or self.srs_done_heads > 0:
+            return self.sr_worker_run(w, self.now)
+        return -1
+
+    # =======================================================================
+    # Main loop.
+    # =======================================================================
+    def run(self, i64 until_ns, i64 max_events):
+        """Process events until the workloads finish, ``until_ns`` or ``max_events``.
+
+        Returns an exit reason: EXIT_DONE, EXIT_TIME_LIMIT, EXIT_MAX_EVENTS,
+        or EXIT_STALLED (nothing left to happen yet tasks are still waiting).
+        """
+        cdef event_t ev
+        cdef i64 n = 0
+        while True:
+            if self.tasks_left == 0:
+                return EXIT_DONE
+            if self.heap_n == 0:
+                return EXIT_STALLED
+            if self.heap[0].t > until_ns:
+                self.now = until_ns
+                return EXIT_TIME_LIMIT
+            if n >= max_events:
+                return EXIT_MAX_EVENTS
+            ev = self.pop()
+            self.now = ev.t
+            n += 1
+            self.events += 1
+            if ev.kind == EV_BURST_END:
+                self.ev_burst_end(ev.target, ev.arg)
+            elif ev.kind == EV_WAKE:
+                self.ev_wake(ev.target)
+            elif ev.kind == EV_TICK:
+                self.ev_tick(ev.target)
+            elif ev.kind == EV_CPU_RUN:
+                if self.cpus[ev.target].state == CPU_WAKING:
+                    self.cpu_pick(ev.target)
+            elif ev.kind == EV_GP_TIMER:
+                self.ev_gp_timer(ev.arg)
+            elif ev.kind == EV_BYPASS_TIMER:
+                self.ev_bypass_timer(ev.target, ev.arg)
+            elif ev.kind == EV_RESCHED:
+                self.cpus[ev.target].resched_pending = 0
+                if (self.cpus[ev.target].state == CPU_BUSY
+                        and self.cpus[ev.target].rq_head[RQ_RT] >= 0
+                        and self.ents[self.cpus[ev.target].curr].rq == RQ_NORMAL):
+                    self.try_preempt(ev.target)
+            elif ev.kind == EV_IPI:
+                self.ev_ipi(ev.target)
+
+    # =======================================================================
+    # Read-back.
+    # =======================================================================
+    def requests(self):
+        """Completed synchronize_rcu() calls as NumPy arrays (copies)."""
+        cdef i64 n = self.req_n
+        task = np.empty(n, dtype=np.int32)
+        cpu = np.empty(n, dtype=np.int32)
+        prim = np.empty(n, dtype=np.int8)
+        t0 = np.empty(n, dtype=np.int64)
+        t1 = np.empty(n, dtype=np.int64)
+        cdef int[::1] vt = task
+        cdef int[::1] vc = cpu
+        cdef signed char[::1] vp = prim
+        cdef i64[::1] v0 = t0
+        cdef i64[::1] v1 = t1
+        cdef i64 i
+        for i in range(n):
+            vt[i] = self.req_task[i]
+            vc[i] = self.req_cpu[i]
+            vp[i] = self.req_prim[i]
+            v0[i] = self.req_start[i]
+            v1[i] = self.req_end[i]
+        return {"task": task, "cpu": cpu, "primitive": prim, "t_start_ns": t0, "t_end_ns": t1}
+
+    def grace_periods(self):
+        """Completed normal grace periods: gp_seq at start, start and end times."""
+        cdef i64 n = self.gprec_n, i
+        seq = np.empty(n, dtype=np.int64)
+        t0 = np.empty(n, dtype=np.int64)
+        t1 = np.empty(n, dtype=np.int64)
+        cdef i64[::1] vs = seq
+        cdef i64[::1] v0 = t0
+        cdef i64[::1] v1 = t1
+        for i in range(n):
+            vs[i] = self.gprec_seq[i]
+            v0[i] = self.gprec_start[i]
+            v1[i] = self.gprec_end[i]
+        return {"gp_seq": seq, "t_start_ns": t0, "t_end_ns": t1}
+
+    def counters(self):
+        return {
+            "events": self.events,
+            "context_switches": self.n_ctxsw,
+            "callbacks_invoked": self.n_cbs_invoked,
+            "wakeups": self.n_wakeups,
+            "idle_exits": self.n_idle_exits,
+            "rcu_core_passes": self.n_softirq,
+            "ticks": self.n_ticks,
+            "fqs_scans": self.n_fqs,
+            "bypass_enqueues": self.n_bypass_enq,
+            "bypass_flushes": self.n_bypass_flush,
+            "rnp_lock_wait_ns": self.n_lock_wait_ns,
+            "resched_ipis": self.n_ipis,
+            "preemptions": self.n_preempt,
+            "rcuog_wakeups": self.n_rcuog_wake,
+            "gp_kthread_wakeups": self.n_gp_wake,
+        }
+
+    @property
+    def requests_done(self):
+        return self.req_n
+
+    @property
+    def tasks_remaining(self):
+        return self.tasks_left
+
+    def state(self):
+        """A snapshot of the scheduler and RCU state, for debugging and tests."""
+        cdef int e, c
+        return {
+            "gp_seq": self.gp_seq, "gp_state": self.gp_state, "gp_flags": self.gp_flags,
+            "root_qsmask": self.nodes[0].qsmask,
+            "ents": [(self.ents[e].kind, self.ents[e].cpu, self.ents[e].state, self.ents[e].phase)
+                     for e in range(self.n_ents)],
+            "cpus": [(self.cpus[c].state, self.cpus[c].curr, self.cpus[c].nr_queued,
+                      [self.cpus[c].seg_len[k] for k in range(4)], [self.cpus[c].seg_gp[k] for k in range(4)],
+                      self.cpus[c].byp_len, self.cpus[c].gp_seq) for c in range(self.nr_cpus)],
+            "nodes": [(self.nodes[c].qsmask, self.nodes[c].gp_seq, self.nodes[c].gp_seq_needed, self.nodes[c].nocb_wait)
+                      for c in range(self.num_nodes)],
+        }
+
+    def verify(self):
+        """Walk the state and return a list of broken invariants (empty when sound)."""
+        problems = []
+        cdef int n, c, x, count
+        cdef cpu_t *cp
+        for n in range(self.num_nodes):
+            if self.nodes[n].qsmask & ~self.nodes[n].qsmaskinit:
+                problems.append(f"rcu_node {n}: qsmask has bits outside qsmaskinit")
+            if not self.gp_in_progress() and self.nodes[n].qsmask:
+                problems.append(f"rcu_node {n}: qsmask {self.nodes[n].qsmask:#x} with no GP in progress")
+            if self.nodes[n].gp_seq > self.gp_seq:
+                problems.append(f"rcu_node {n}: gp_seq ahead of rcu_state.gp_seq")
+        for c in range(self.nr_cpus):
+            cp = &self.cpus[c]
+            count = 0
+            x = cp.cb_head
+            while x >= 0:
+                count += 1
+                x = self.cbs[x].next
+            if count != self.n_cbs(cp):
+                problems.append(f"CPU {c}: {count} callbacks listed, segments say {self.n_cbs(cp)}")
+            for x in range(4):
+                if cp.seg_len[x] < 0:
+                    problems.append(f"CPU {c}: segment {x} length {cp.seg_len[x]}")
+            if cp.seg_len[1] and cp.seg_len[2] and cp.seg_gp[1] > cp.seg_gp[2]:
+                problems.append(f"CPU {c}: WAIT gp_seq after NEXT_READY gp_seq")
+        return problems

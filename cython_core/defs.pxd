@@ -1,0 +1,193 @@
+# cython: language_level=3
+"""Types, event kinds and the engine's structs.
+
+Every field names its kernel counterpart where one exists, with its unit.
+Time is int64 nanoseconds since the start of the run (``i64``).
+"""
+
+from libc.stdint cimport int64_t, uint64_t, int32_t, uint32_t, int8_t
+
+ctypedef int64_t i64
+ctypedef uint64_t u64
+
+# ---------------------------------------------------------------------------
+# Event kinds (event_t.kind).  The handler for each lives in _core.pyx.
+# ---------------------------------------------------------------------------
+cdef enum:
+    EV_TICK = 0          # scheduling-clock interrupt on CPU target
+    EV_BURST_END = 1     # the entity running on CPU target finishes its burst (arg = cpu gen)
+    EV_WAKE = 2          # entity target becomes runnable on its CPU (after wake-up latency)
+    EV_CPU_RUN = 3       # CPU target leaves idle and picks its next entity
+    EV_GP_TIMER = 4      # GP kthread FQS timeout (arg = timer generation)
+    EV_BYPASS_TIMER = 5  # rcuog group target: nocb_bypass_timer (arg = timer generation)
+    EV_RESCHED = 6       # CPU target left a non-preemptible section; a preemption waits
+    EV_IPI = 7           # resched_cpu() IPI reaching CPU target
+
+# Event priorities: urgent events run before normal ones at the same instant.
+cdef enum:
+    PRIO_URGENT = 0
+    PRIO_NORMAL = 1
+
+# ---------------------------------------------------------------------------
+# Entities: tasks and kthreads that run on CPUs.
+# ---------------------------------------------------------------------------
+cdef enum:
+    ENT_TASK = 0         # a workload task looping on synchronize_rcu()
+    ENT_GP = 1           # rcu_preempt / rcu_sched grace-period kthread
+    ENT_RCUOG = 2        # rcuog/N: NOCB grace-period kthread of one group
+    ENT_RCUOP = 3        # rcuop/N: NOCB callback-invocation kthread of one CPU
+    ENT_SR_WORKER = 4    # kworker running rcu_sr_normal_gp_cleanup_work
+    ENT_RCUC = 5         # rcuc/N (use_softirq=0) or ksoftirqd/N running rcu_core
+
+cdef enum:
+    ST_BLOCKED = 0
+    ST_RUNNABLE = 1
+    ST_RUNNING = 2
+
+# Run-queue classes: SCHED_FIFO before SCHED_OTHER.
+cdef enum:
+    RQ_RT = 0
+    RQ_NORMAL = 1
+
+# CPU states.
+cdef enum:
+    CPU_IDLE = 0         # in dyntick-idle: an extended quiescent state, no tick
+    CPU_WAKING = 1       # leaving idle (exit latency running)
+    CPU_BUSY = 2         # running an entity
+
+# Callback kinds (the function an rcu_head points to).
+cdef enum:
+    CB_WAKEME = 0        # wakeme_after_rcu: completes a synchronize_rcu() waiter
+    CB_KFREE = 1         # a kfree-like callback
+    CB_GENERIC = 2       # a mixed kernel callback
+
+# Segments of struct rcu_segcblist.
+cdef enum:
+    RCU_DONE_TAIL = 0
+    RCU_WAIT_TAIL = 1
+    RCU_NEXT_READY_TAIL = 2
+    RCU_NEXT_TAIL = 3
+
+# rcu_state.gp_flags and gp_state.
+cdef enum:
+    RCU_GP_FLAG_INIT = 1
+    RCU_GP_FLAG_FQS = 2
+
+cdef enum:
+    RCU_GP_IDLE = 0      # waiting for a request (WAIT_GPS)
+    RCU_GP_INIT = 4      # rcu_gp_init() walk running
+    RCU_GP_WAIT_FQS = 5  # sleeping until the FQS timeout or the root's qsmask empties
+    RCU_GP_DOING_FQS = 6 # force_qs_rnp() scan running
+    RCU_GP_CLEANUP = 7   # rcu_gp_cleanup() walk running
+
+# Task phases (ent_t.phase for ENT_TASK).
+cdef enum:
+    TASK_NEW = 0         # not started yet
+    TASK_WAITING = 1     # blocked inside synchronize_rcu()
+    TASK_RUNNING = 2     # returned: doing the work after the call, think time, next call
+    TASK_EXITED = 3
+
+
+cdef struct event_t:
+    i64 t                # when the event fires (ns)
+    int32_t prio         # PRIO_URGENT before PRIO_NORMAL at equal t
+    u64 seq              # insertion counter: FIFO among equal (t, prio)
+    int32_t kind         # EV_*
+    int32_t target       # CPU, entity or group index, by kind
+    i64 arg              # generation number or payload, by kind
+
+
+cdef struct ent_t:
+    int32_t kind         # ENT_*
+    int32_t cpu          # the CPU it runs on (affinity: one CPU)
+    int32_t rq           # RQ_RT or RQ_NORMAL
+    int32_t head_enqueue # 1 = woken to the head of its class (highpri kworker)
+    int32_t state        # ST_*
+    int32_t next         # run-queue link (-1 = end)
+    int32_t phase        # kind-specific state (TASK_*)
+    int32_t idx          # kind-specific index: workload, group or CPU
+    i64 remaining        # rest of a preempted burst (ns), -1 if none
+    int32_t kick         # a wake-up arrived while it was running: do not sleep
+    # ENT_TASK only
+    int32_t loops_left   # synchronize_rcu() calls still to make
+    int32_t link         # srs_* list link (wake_from_gp path)
+    i64 t_call           # when the current synchronize_rcu() started (ns)
+    # ENT_RCUOG only
+    int32_t on_waitq     # sleeping on its leaf's rnp->nocb_gp_wq
+    i64 wait_gp_seq      # nocb_gp_seq: the GP it sleeps for
+    int32_t wait_next    # rnp->nocb_gp_wq link
+
+
+cdef struct cpu_t:
+    int32_t curr         # running entity, -1 when idle
+    int32_t rq_head[2]   # run queues by class
+    int32_t rq_tail[2]
+    int32_t nr_queued    # entities waiting in the run queues
+    int32_t state        # CPU_*
+    u64 gen              # burst generation: stale EV_BURST_END events are ignored
+    i64 burst_end        # when the current burst ends, before stolen time
+    i64 stolen           # irq/softirq time taken from the current burst (ns)
+    i64 debt             # lock waits to charge to the next burst (ns)
+    i64 nonpreempt_until # end of the softirq section running now (ns)
+    int32_t resched_pending # an EV_RESCHED is queued for nonpreempt_until
+    int32_t tick_on      # the periodic tick is running (not stopped by NO_HZ idle)
+    i64 user_from        # the running burst is in user mode from here ...
+    i64 user_to          # ... to here (think time): the tick sees a QS there
+    i64 waking_until     # idle-exit finishes at this time (CPU_WAKING)
+    i64 watching         # rcu_watching counter: +1 at each idle entry and exit
+    # struct rcu_data
+    i64 gp_seq           # rdp->gp_seq: the last GP this CPU has noticed
+    int32_t cpu_no_qs    # rdp->cpu_no_qs.b.norm: no QS noted yet for gp_seq
+    int32_t core_needs_qs # rdp->core_needs_qs: this CPU must report a QS
+    int32_t urgent_qs    # rcu_urgent_qs: the tick forces a context switch
+    i64 watching_snap    # rdp->watching_snap taken at the first FQS pass
+    int32_t leaf         # rdp->mynode
+    u64 grpmask          # rdp->grpmask: this CPU's bit in its leaf
+    int32_t offloaded    # callbacks are offloaded (NOCB)
+    int32_t rcuop        # rcuop/N entity, -1 if not offloaded
+    int32_t group        # NOCB group index, -1 if not offloaded
+    int32_t rcuc         # rcuc/N or ksoftirqd/N entity, -1 if none
+    int32_t nocb_cb_sleep # rdp->nocb_cb_sleep
+    int32_t blimit       # rdp->blimit
+    i64 qlen_last_fqs_check # rdp->qlen_last_fqs_check: queue length at the last overload check
+    int32_t softirq_restarts # consecutive softirq passes in this irq exit
+    # rcu_segcblist: callbacks in one FIFO; segments are consecutive runs of it
+    int32_t cb_head      # first callback (DONE side), -1 if none
+    int32_t cb_tail      # last callback
+    int32_t seg_len[4]   # callbacks per segment
+    i64 seg_gp[4]        # gp_seq each segment waits for (WAIT, NEXT_READY)
+    # rdp->nocb_bypass
+    int32_t byp_head
+    int32_t byp_tail
+    int32_t byp_len
+    i64 byp_first        # jiffy of the first bypass enqueue
+    i64 nobypass_last    # nocb_nobypass_last (jiffy)
+    i64 nobypass_count   # nocb_nobypass_count
+
+
+cdef struct rnp_t:
+    u64 qsmask           # children (CPUs at a leaf) still owing a QS for gp_seq
+    u64 qsmaskinit       # children online at GP start
+    i64 gp_seq           # rnp->gp_seq
+    i64 gp_seq_needed    # rnp->gp_seq_needed: furthest GP requested through here
+    int32_t parent       # parent node index, -1 at the root
+    u64 grpmask          # this node's bit in its parent's qsmask
+    int32_t grplo        # first CPU covered
+    int32_t grphi        # last CPU covered
+    i64 lock_free        # time its raw spinlock is next free (contention model)
+    int32_t nocb_wait    # rcuog entities sleeping on rnp->nocb_gp_wq (list head)
+
+
+cdef struct group_t:
+    int32_t ent          # the rcuog entity
+    int32_t first        # slice of the group's CPUs in group_cpus[]
+    int32_t count
+    int32_t nocb_gp_sleep # rdp_gp->nocb_gp_sleep
+    u64 timer_gen        # nocb_bypass_timer generation (0 = not armed)
+
+
+cdef struct cb_t:
+    int32_t next         # list link
+    int32_t kind         # CB_*
+    int32_t arg          # CB_WAKEME: the waiting task
+    i64 t_queued         # call_rcu() time (ns)

@@ -1,0 +1,1 @@
+"""SimPy reference model of rcusim's mechanisms."""

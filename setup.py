@@ -1,0 +1,23 @@
+"""Build the Cython engine in cython_core/ as the extension module rcusim._core."""
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+extensions = [
+    Extension(
+        "rcusim._core",
+        ["cython_core/_core.pyx"],
+        include_dirs=["cython_core", numpy.get_include()],
+        extra_compile_args=["-O2"],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    )
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        include_path=["cython_core"],
+        language_level=3,
+        compiler_directives={"boundscheck": False, "wraparound": False, "cdivision": True},
+    )
+)
