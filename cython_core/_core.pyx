@@ -168,7 +168,6 @@ cdef class Engine:
     cdef int gp_ent
     cdef int in_gp_kthread
     cdef i64 gp_start
-    cdef i64 gp_run_start
     cdef i64 fqs_deadline
     cdef int fqs_first
     cdef u64 gp_timer_gen
@@ -1194,6 +1193,7 @@ cdef class Engine:
         if self.groups[g].timer_gen != <u64> gen:
             return
         self.groups[g].timer_gen = 0
+        self.timer_tick(self.ents[self.groups[g].ent].cpu)
         self.acc = 0
         self.wake_nocb_gp(g)
 
@@ -1362,8 +1362,9 @@ cdef class Engine:
         return self.rcu_core(self.ents[e].idx, t0, self.ents[e].phase)
 
     cdef i64 rcuc_done(self, int e) except -2:
-        cdef cpu_t *cp = &self.cpus[self.ents[e].idx]
-        if cp.seg_len[RCU_DONE_TAIL] > 0:
+        cdef int c = self.ents[e].idx
+        cdef cpu_t *cp = &self.cpus[c]
+        if cp.seg_len[RCU_DONE_TAIL] > 0 or (self.ents[e].phase == 1 and self.rcu_pending(c)):
             return self.rcuc_run(e, self.now)
         return -1
 
@@ -1371,17 +1372,27 @@ cdef class Engine:
     # Scheduling-clock tick.
     # =======================================================================
     cdef void ev_tick(self, int c) except *:
+        """The periodic scheduling-clock tick; it stops on a NO_HZ-idle CPU."""
         cdef cpu_t *cp = &self.cpus[c]
-        cdef i64 cost
-        cdef bint idle = cp.state != CPU_BUSY
-        if idle and (cp.offloaded or self.n_cbs(cp) == 0):
-            # NO_HZ idle: rcu_needs_cpu() is false, so the tick stops.
+        if cp.state != CPU_BUSY and (cp.offloaded or self.n_cbs(cp) == 0):
+            # rcu_needs_cpu() is false: the idle CPU stops its tick.
             cp.tick_on = 0
             return
-        self.n_ticks += 1
         self.push(self.now + self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
-        cost = self.tick_ns
-        # rcu_sched_clock_irq() -> rcu_flavor_sched_clock_irq()
+        self.tick_work(c)
+
+    cdef void timer_tick(self, int c) except *:
+        """A timer expiring on CPU c: on a NO_HZ-idle CPU it fires from a tick."""
+        if not self.cpus[c].tick_on:
+            self.tick_work(c)
+
+    cdef void tick_work(self, int c) except *:
+        """rcu_sched_clock_irq() and, if rcu_pending(), RCU_SOFTIRQ at irq exit."""
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef i64 cost = self.tick_ns
+        cdef bint idle = cp.state != CPU_BUSY
+        self.n_ticks += 1
+        # rcu_flavor_sched_clock_irq()
         if idle:
             cp.cpu_no_qs = 0
         elif self.preempt_rcu or (cp.user_from <= self.now < cp.user_to):
@@ -1393,7 +1404,11 @@ cdef class Engine:
             cp.urgent_qs = 0
             cp.cpu_no_qs = 0
         if self.rcu_pending(c):
-            cost += self.rcu_softirq(c)
+            # invoke_rcu_core(): RCU_SOFTIRQ, or the rcuc/N kthread with use_softirq=0.
+            if self.use_softirq or cp.offloaded:
+                cost += self.rcu_softirq(c)
+            else:
+                self.wake(cp.rcuc, c, self.now + cost)
         self.steal(c, cost)
 
     # =======================================================================
@@ -1403,7 +1418,6 @@ cdef class Engine:
         """Decide the kthread's next step and its cost."""
         cdef int nleaves = self.num_nodes - self.leaf_first
         cdef int n, ncpus = 0
-        self.gp_run_start = t0
         if self.gp_state == RCU_GP_IDLE:
             if not (self.gp_flags & RCU_GP_FLAG_INIT):
                 self.gp_pending_phase = RCU_GP_IDLE
@@ -1459,6 +1473,7 @@ cdef class Engine:
     cdef void ev_gp_timer(self, i64 gen) except *:
         if <u64> gen != self.gp_timer_gen or self.gp_state != RCU_GP_WAIT_FQS:
             return
+        self.timer_tick(self.gp_cpu)
         if self.ents[self.gp_ent].state == ST_BLOCKED:
             self.acc = 0
             self.wake(self.gp_ent, -1, self.now)
@@ -1467,7 +1482,7 @@ cdef class Engine:
         """rcu_gp_init(): start gp_seq and set every node's qsmask."""
         cdef int n
         self.gp_flags = 0
-        self.gp_start = self.gp_run_start
+        self.gp_start = self.now  # the GP begins at rcu_seq_start() below
         self.sr_normal_gp_init()
         self.gp_seq += 1  # rcu_seq_start()
         for n in range(self.num_nodes):

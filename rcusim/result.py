@@ -490,6 +490,32 @@ class Result:
                 out.append(f"{key + ':':<26}{m[key]}")
         return "\n".join(out) + "\n"
 
+    def _write_parquet(self, path: Path, table: str) -> None:
+        """Write one frame per variant into a single Parquet file with a ``variant`` column.
+
+        Variants are written one row group at a time, so a run with millions of
+        requests per variant does not need a concatenated copy in memory.
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        names = list(self.variants)
+        variant_type = pa.dictionary(pa.int32(), pa.string())
+        writer = None
+        try:
+            for name in names:
+                frame = getattr(self.variants[name], table)
+                columns = {c: pa.array(frame[c].to_numpy()) for c in frame.columns}
+                indices = pa.array(np.full(len(frame), names.index(name), dtype=np.int32))
+                variant = pa.DictionaryArray.from_arrays(indices, pa.array(names), )
+                batch = pa.table({"variant": variant.cast(variant_type), **columns})
+                if writer is None:
+                    writer = pq.ParquetWriter(path, batch.schema)
+                writer.write_table(batch)
+        finally:
+            if writer is not None:
+                writer.close()
+
     def write(self, outdir: str | os.PathLike) -> Path:
         """Write the result files into *outdir*, replacing it as a whole.
 
@@ -539,8 +565,8 @@ class Result:
         try:
             summary = self.summary()
             (tmp / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-            self.latencies.to_parquet(tmp / "latencies.parquet", index=False)
-            self.grace_periods.to_parquet(tmp / "gps.parquet", index=False)
+            self._write_parquet(tmp / "latencies.parquet", "requests")
+            self._write_parquet(tmp / "gps.parquet", "gps")
             plots.save_latency_histogram(self, tmp / "latency_hist.png")
             (tmp / "report.txt").write_text(self.report_text(), encoding="utf-8")
             if outdir.exists():

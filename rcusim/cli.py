@@ -1,0 +1,67 @@
+"""Command line: ``python -m rcusim run SCENARIO.yaml [--out DIR] [--seed N] [--set key=value ...]``.
+
+Bad input ends with one line on stderr naming the key and what is allowed, and
+exit status 2; results are written to a temporary directory and renamed into
+place only when complete.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rcusim.errors import ScenarioError
+
+EXIT_USAGE = 2
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse that reports errors in one line with exit status 2."""
+
+    def error(self, message):
+        raise ScenarioError(f"command line: {message}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _ArgumentParser(prog="python -m rcusim", description="Discrete-event simulator of Linux kernel Tree RCU.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
+    run = sub.add_parser("run", help="run a scenario and write its results")
+    run.add_argument("scenario", help="scenario YAML file")
+    run.add_argument("--out", help="results directory (default: results/<scenario name>)")
+    run.add_argument("--seed", type=int, help="random seed (default: the scenario's)")
+    run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                     help="override a scenario value, e.g. --set hardware.nr_cpus=32 (repeatable)")
+    run.add_argument("--variant", dest="variants", action="append", metavar="NAME",
+                     help="run only this variant (repeatable)")
+    run.add_argument("--check", action="store_true", help="verify the engine's invariants while running")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser
+
+
+def cmd_run(args) -> int:
+    from rcusim.scenario import load_scenario
+    from rcusim.simulate import run_scenario
+
+    if args.seed is not None and args.seed < 0:
+        raise ScenarioError(f"--seed: {args.seed} is negative; allowed: an integer >= 0")
+    scenario = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed)
+    out = Path(args.out) if args.out else Path("results") / scenario.name
+    result = run_scenario(scenario, variants=args.variants, progress=False if args.no_progress else None,
+                          check=args.check)
+    print(result.table())
+    path = result.write(out)
+    print(f"\nresults written to {path}/")
+    return 0
+
+
+def main(argv=None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+        return cmd_run(args)
+    except ScenarioError as exc:
+        print(f"rcusim: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("rcusim: interrupted", file=sys.stderr)
+        return 130

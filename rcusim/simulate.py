@@ -1,0 +1,298 @@
+"""Run a scenario: convert each variant to low-level values, drive the engine, collect results.
+
+This is the only place where high-level configuration (``VariantSpec``) is
+turned into the plain integers and NumPy arrays the compiled engine takes
+(``ll_*`` values), and where the engine's records become a ``Result``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from rcusim import _core
+from rcusim.cpulist import parse_cpulist
+from rcusim.errors import ScenarioError
+from rcusim.result import Result, VariantResult, installed_version, make_gps_frame, make_requests_frame
+from rcusim.scenario import Scenario, load_scenario
+from rcusim.topology import nocb_groups, rcu_init_geometry
+
+#: The kernel starts rcu_state.gp_seq close to wrap on purpose: (0 - 300) << 2.
+GP_SEQ_INIT = -300 << 2
+
+#: CONFIG_RCU_CPU_STALL_TIMEOUT default (s); FQS starts resched IPIs at half of it.
+RCU_CPU_STALL_TIMEOUT_S = 21
+
+#: z-score of the 99th percentile of a standard normal, to fit a lognormal to (median, p99).
+Z_P99 = 2.3263478740408408
+
+#: Events per engine call between progress updates.
+EVENT_CHUNK = 2_000_000
+
+PRIMITIVES = {"synchronize_rcu": 0, "synchronize_rcu_expedited": 1}
+
+#: Rough bytes of engine state per task and per CPU, for the up-front memory check.
+BYTES_PER_REQUEST = 32
+BYTES_PER_TASK = 160
+BYTES_PER_CPU = 600
+
+
+class ExitReason:
+    """Why ``Engine.run`` returned (values from ``rcusim._core``)."""
+
+    DONE = _core.EXIT_DONE
+    MAX_EVENTS = _core.EXIT_MAX_EVENTS
+    TIME_LIMIT = _core.EXIT_TIME_LIMIT
+    STALLED = _core.EXIT_STALLED
+
+
+def _ll_params(spec) -> dict:
+    """Kernel tunables and platform costs as the engine's integers."""
+    p = spec.params
+    costs = spec.hardware.costs
+    hz = p.hz
+    median = max(costs.wakeup_idle_median_ns, 1)
+    p99 = max(costs.wakeup_idle_p99_ns, median)
+    return {
+        "jiffy_ns": 1_000_000_000 // hz,
+        "gp_seq_init": GP_SEQ_INIT,
+        "preempt_rcu": int(p.preempt_rcu),
+        "preemption": int(p.preemption),
+        "blimit": p.blimit,
+        "qhimark": p.qhimark,
+        "qlowmark": p.qlowmark,
+        "rcu_divisor": p.rcu_divisor,
+        "rcu_resched_ns": p.rcu_resched_ns,
+        "jiffies_till_first_fqs": p.jiffies_till_first_fqs,
+        "jiffies_till_next_fqs": p.jiffies_till_next_fqs,
+        "jiffies_to_sched_qs": p.jiffies_to_sched_qs,
+        "jiffies_resched": RCU_CPU_STALL_TIMEOUT_S * hz // 2,
+        "use_softirq": int(p.use_softirq),
+        # nocb_nobypass_lim_per_jiffy = 16 * 1000 / HZ direct enqueues per jiffy.
+        "nocb_nobypass_lim": 16 * 1000 // hz,
+        "wake_from_gp": int(p.rcu_normal_wake_from_gp),
+        # The GP kthread, its kworkers and rcuog leaders live on CPU 0 (housekeeping).
+        "gp_cpu": 0,
+        "gp_kthread_rt": int(p.kthread_prio > 0),
+        "nocb_cb_rt": int(p.nocb_cb_boost and p.kthread_prio > 0),
+        # Up to v6.9 the wake-from-GP cleanup work ran on system_highpri_wq (nice -20);
+        # later kernels use sync_wq, an ordinary workqueue.
+        "sr_worker_highpri": int(p.release <= (6, 9)),
+        "ctxsw_ns": costs.ctxsw_ns,
+        "wakeup_busy_ns": costs.wakeup_busy_ns,
+        "idle_mu": math.log(median),
+        "idle_sigma": (math.log(p99) - math.log(median)) / Z_P99,
+        "ipi_latency_ns": costs.ipi_latency_ns,
+        "tick_ns": costs.tick_ns,
+        "softirq_ns": costs.softirq_ns,
+        "rnp_lock_ns": costs.rnp_lock_ns,
+        "cb_wakeme_ns": costs.cb_wakeme_ns,
+        "cb_kfree_ns": costs.cb_kfree_ns,
+        "cb_generic_ns": costs.cb_generic_ns,
+        "call_rcu_ns": costs.call_rcu_ns,
+        "sync_entry_ns": costs.sync_entry_ns,
+    }
+
+
+def _ll_topology(spec) -> dict:
+    """rcu_node geometry and NOCB groups as arrays."""
+    p = spec.params
+    nr_cpus = spec.hardware.nr_cpus
+    geom = rcu_init_geometry(nr_cpus, p.fanout, p.fanout_leaf, p.fanout_exact)
+    offloaded = np.zeros(nr_cpus, dtype=np.int8)
+    offloaded[list(p.nocb_cpus)] = 1
+    groups = nocb_groups(list(p.nocb_cpus), nr_cpus, p.nocb_gp_stride) if p.nocb_cpus else []
+    group_first = np.cumsum([0] + [len(g) for g in groups]).astype(np.int32)
+    group_cpus = np.array([c for g in groups for c in g], dtype=np.int32)
+    return {
+        "geometry": geom,
+        "node_parent": geom.node_parent,
+        "node_grpmask": geom.node_grpmask,
+        "node_grplo": geom.node_grplo,
+        "node_grphi": geom.node_grphi,
+        "cpu_leaf": geom.cpu_leaf,
+        "cpu_grpnum": geom.cpu_grpnum,
+        "leaf_first": geom.leaf_first,
+        "offloaded": offloaded,
+        "group_first": group_first,
+        "group_cpus": group_cpus,
+    }
+
+
+def _ll_workloads(spec) -> tuple[dict, dict]:
+    """Tasks (one row each) and per-workload parameters."""
+    nr_cpus = spec.hardware.nr_cpus
+    costs = spec.hardware.costs
+    cpu, rt, loops, start, wl_idx = [], [], [], [], []
+    think, after, prim = [], [], []
+    for i, wl in enumerate(spec.workloads):
+        primitive = wl.primitive
+        if spec.params.rcu_normal:
+            primitive = "synchronize_rcu"  # rcupdate.rcu_normal wins over everything
+        elif spec.params.rcu_expedited:
+            primitive = "synchronize_rcu_expedited"
+        if primitive != "synchronize_rcu":
+            raise ScenarioError(
+                f"workloads[{i}].primitive: {primitive} is not modelled by this version of rcusim; "
+                "allowed: synchronize_rcu"
+            )
+        cpus = parse_cpulist(wl.cpus, nr_cpus)
+        n = wl.tasks
+        cpu.append(np.asarray(cpus, dtype=np.int32)[np.arange(n) % len(cpus)])
+        rt.append(np.full(n, int(wl.rt), dtype=np.int8))
+        loops.append(np.full(n, wl.loops, dtype=np.int64))
+        start.append(np.full(n, round(wl.start_us * 1000), dtype=np.int64))
+        wl_idx.append(np.full(n, i, dtype=np.int32))
+        think.append(round(wl.think_us * 1000))
+        after.append(costs.kfree_ns if wl.work_after == "kfree" else 0)
+        prim.append(PRIMITIVES[primitive])
+    tasks = {
+        "cpu": np.concatenate(cpu),
+        "rt": np.concatenate(rt),
+        "loops": np.concatenate(loops),
+        "start_ns": np.concatenate(start),
+        "workload": np.concatenate(wl_idx),
+    }
+    tasks["expected_requests"] = int(tasks["loops"].sum())
+    return tasks, {"think_ns": think, "after_ns": after, "primitive": prim}
+
+
+def estimate_memory_bytes(spec) -> int:
+    """Up-front estimate of a variant's peak memory (engine records + frames)."""
+    requests = sum(wl.tasks * wl.loops for wl in spec.workloads)
+    tasks = sum(wl.tasks for wl in spec.workloads)
+    # Records are copied once into NumPy and once into the DataFrame.
+    return requests * BYTES_PER_REQUEST * 3 + tasks * BYTES_PER_TASK + spec.hardware.nr_cpus * BYTES_PER_CPU
+
+
+def check_memory(scenario: Scenario, limit_bytes: int | None = None) -> None:
+    """Refuse a scenario whose estimated memory exceeds what the machine has."""
+    if limit_bytes is None:
+        limit_bytes = _available_memory_bytes()
+    for name, spec in scenario.variants.items():
+        need = estimate_memory_bytes(spec)
+        if need > limit_bytes:
+            raise ScenarioError(
+                f"variants.{name}: needs about {need / 2**30:.1f} GiB of memory "
+                f"(tasks x loops requests), more than the {limit_bytes / 2**30:.1f} GiB available; "
+                "allowed: fewer tasks or loops"
+            )
+
+
+def _available_memory_bytes() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 16 * 2**30
+
+
+def build_engine(spec, seed: int) -> tuple[_core.Engine, dict]:
+    """Build the engine for one variant with its own seeded random stream."""
+    ll_params = _ll_params(spec)
+    ll_topology = _ll_topology(spec)
+    ll_tasks, ll_workloads = _ll_workloads(spec)
+    bitgen = np.random.PCG64(np.random.SeedSequence(seed))
+    engine = _core.Engine(ll_params, ll_topology, ll_tasks, ll_workloads, bitgen)
+    return engine, {"geometry": ll_topology["geometry"], "expected_requests": ll_tasks["expected_requests"]}
+
+
+def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | None = None,
+                check: bool = False) -> VariantResult:
+    """Simulate one variant to completion (or its time limit)."""
+    engine, info = build_engine(spec, seed)
+    until_ns = round(spec.run.max_sim_time_s * 1e9)
+    t0 = time.perf_counter()
+    done_before = 0
+    while True:
+        reason = engine.run(until_ns, EVENT_CHUNK)
+        if check:
+            problems = engine.verify()
+            if problems:
+                raise AssertionError(f"variant {name}: " + "; ".join(problems[:5]))
+        if progress is not None:
+            done = engine.requests_done
+            progress(done - done_before)
+            done_before = done
+        if reason != ExitReason.MAX_EVENTS:
+            break
+    wall = time.perf_counter() - t0
+    if reason == ExitReason.STALLED:
+        raise RuntimeError(f"variant {name}: the simulation stalled with tasks still waiting")
+    req = engine.requests()
+    gps = engine.grace_periods()
+    counters = engine.counters()
+    sim_time_ns, completion_ns = engine.now, engine.completion_ns
+    del engine  # its C record arrays are no longer needed
+    return VariantResult(
+        name=name,
+        requests=make_requests_frame(req["task"], req["cpu"], req["primitive"], req["t_start_ns"], req["t_end_ns"]),
+        gps=make_gps_frame(gps["gp_seq"], gps["t_start_ns"], gps["t_end_ns"],
+                           np.zeros(len(gps["gp_seq"]), dtype=bool)),
+        counters=counters,
+        events=counters["events"],
+        wall_time_s=wall,
+        sim_time_ns=sim_time_ns,
+        completion_time_ns=completion_ns,
+        extra_metrics={"finished": reason == ExitReason.DONE},
+    )
+
+
+def run(source, overrides: Sequence[str] | Mapping | None = None, seed: int | None = None,
+        variants: Sequence[str] | None = None, progress: bool | None = None, check: bool = False) -> Result:
+    """Run a scenario and return its ``Result``.
+
+    Parameters
+    ----------
+    source : str, Path or dict
+        A scenario YAML file or the equivalent mapping.
+    overrides : list of "dotted.key=value" strings or a mapping, optional
+        Applied to the scenario before its variants.
+    seed : int, optional
+        Overrides the scenario's seed.  Each variant draws from a stream seeded
+        by this seed alone, so variants are compared under the same randomness.
+    variants : list of str, optional
+        Run only these variants.
+    progress : bool, optional
+        Show a progress bar on stderr (default: when stderr is a terminal).
+    check : bool
+        Verify the engine's invariants after every chunk of events.
+    """
+    scenario = load_scenario(source, overrides=overrides, seed=seed)
+    return run_scenario(scenario, variants=variants, progress=progress, check=check)
+
+
+def run_scenario(scenario: Scenario, variants: Sequence[str] | None = None, progress: bool | None = None,
+                 check: bool = False) -> Result:
+    names = list(scenario.variants) if variants is None else list(variants)
+    for n in names:
+        if n not in scenario.variants:
+            raise ScenarioError(f"variant '{n}' not in the scenario; allowed: {', '.join(scenario.variants)}")
+    check_memory(scenario)
+    if progress is None:
+        progress = sys.stderr.isatty()
+    results = {}
+    for name in names:
+        spec = scenario.variants[name]
+        total = sum(wl.tasks * wl.loops for wl in spec.workloads)
+        if progress:
+            from tqdm import tqdm
+
+            with tqdm(total=total, desc=name, unit="req", file=sys.stderr, delay=1.0, leave=False) as bar:
+                results[name] = run_variant(name, spec, scenario.seed, bar.update, check)
+        else:
+            results[name] = run_variant(name, spec, scenario.seed, None, check)
+    return Result(
+        scenario_name=scenario.name,
+        seed=scenario.seed,
+        rcusim_version=installed_version(),
+        variants=results,
+        provenance={"scenario": scenario.asdict()},
+    )
