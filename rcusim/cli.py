@@ -47,10 +47,17 @@ def cmd_run(args) -> int:
         raise ScenarioError(f"--seed: {args.seed} is negative; allowed: an integer >= 0")
     scenario = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed)
     out = Path(args.out) if args.out else Path("results") / scenario.name
+    if out.exists() and not out.is_dir():  # found now, not after a long run
+        raise ScenarioError(f"--out: {str(out)!r} exists and is not a directory",
+                            allowed="a directory to create or replace")
     result = run_scenario(scenario, variants=args.variants, progress=False if args.no_progress else None,
                           check=args.check)
     print(result.table())
-    path = result.write(out)
+    try:
+        path = result.write(out)
+    except OSError as exc:
+        raise ScenarioError(f"--out: cannot write results to {str(out)!r}: "
+                            f"{exc.strerror or exc}") from None
     print(f"\nresults written to {path}/")
     return 0
 

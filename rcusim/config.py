@@ -48,6 +48,13 @@ MAX_CPUS = 8192
 
 NonNegInt = Annotated[int, Field(ge=0)]
 
+MAX_COST_NS = 10**9
+"""Largest platform cost accepted, in ns (one second; real costs are microseconds)."""
+CostNs = Annotated[int, Field(ge=0, le=MAX_COST_NS)]
+
+MAX_TIME_US = 86_400e6
+"""Largest workload time accepted, in microseconds (a day, the longest run)."""
+
 
 class _Model(BaseModel):
     """Base of all configuration models: strict, frozen, no unknown keys."""
@@ -65,37 +72,37 @@ class _Model(BaseModel):
 class Costs(_Model):
     """Platform costs in integer nanoseconds (a profile plus overrides)."""
 
-    ctxsw_ns: NonNegInt
+    ctxsw_ns: CostNs
     """Context switch between two tasks on one CPU."""
-    ttwu_ns: NonNegInt
+    ttwu_ns: CostNs
     """The waker's cost of try_to_wake_up() for one task."""
-    wakeup_busy_ns: NonNegInt
+    wakeup_busy_ns: CostNs
     """Delay until a task woken from another CPU is queued on a busy target (remote-wake IPI, one way)."""
-    wakeup_idle_median_ns: NonNegInt
+    wakeup_idle_median_ns: CostNs
     """Median wake-up latency of an idle CPU (drawn lognormal from median and p99)."""
-    wakeup_idle_p99_ns: NonNegInt
+    wakeup_idle_p99_ns: CostNs
     """99th-percentile wake-up latency of an idle CPU."""
-    ipi_send_ns: NonNegInt
+    ipi_send_ns: CostNs
     """Sender's cost per IPI sent."""
-    ipi_latency_ns: NonNegInt
+    ipi_latency_ns: CostNs
     """IPI send to handler entry on the target."""
-    tick_ns: NonNegInt
+    tick_ns: CostNs
     """Scheduling-clock interrupt handler."""
-    softirq_ns: NonNegInt
+    softirq_ns: CostNs
     """Entry/exit and bookkeeping of one RCU_SOFTIRQ / rcu_core() pass."""
-    rnp_lock_ns: NonNegInt
+    rnp_lock_ns: CostNs
     """Acquire and release of an uncontended rcu_node raw spinlock, cache-line transfer included."""
-    cb_wakeme_ns: NonNegInt
+    cb_wakeme_ns: CostNs
     """Invoking wakeme_after_rcu() (complete() and the wake-up)."""
-    cb_kfree_ns: NonNegInt
+    cb_kfree_ns: CostNs
     """Invoking a kfree-like callback."""
-    cb_generic_ns: NonNegInt
+    cb_generic_ns: CostNs
     """Invoking a mixed kernel callback."""
-    call_rcu_ns: NonNegInt
+    call_rcu_ns: CostNs
     """call_rcu() / call_rcu_hurry() enqueue."""
-    kfree_ns: NonNegInt
+    kfree_ns: CostNs
     """kfree() of a small object."""
-    sync_entry_ns: NonNegInt
+    sync_entry_ns: CostNs
     """synchronize_rcu() bookkeeping on the caller side before it blocks (completion set-up, the call)."""
 
 
@@ -106,7 +113,7 @@ CostOverrides = create_model(
     "CostOverrides",
     __base__=_Model,
     __doc__="Costs that replace a profile's values, in ns; unknown cost names are errors.",
-    **{name: (Optional[NonNegInt], Field(None, description=Costs.model_fields[name].description))
+    **{name: (Optional[CostNs], Field(None, description=Costs.model_fields[name].description))
        for name in COST_NAMES},
 )
 
@@ -292,11 +299,11 @@ class SyncLoop(_Model):
     """CPU list the tasks are spread over round-robin."""
     rt: bool = False
     """Tasks are SCHED_FIFO instead of SCHED_NORMAL."""
-    think_us: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+    think_us: Annotated[float, Field(ge=0, le=MAX_TIME_US, allow_inf_nan=False)] = 0.0
     """Time a task runs between calls, in microseconds."""
     work_after: Literal["none", "kfree"] = "kfree"
     """What each loop does after the call; "kfree" costs kfree_ns."""
-    start_us: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+    start_us: Annotated[float, Field(ge=0, le=MAX_TIME_US, allow_inf_nan=False)] = 0.0
     """When the tasks start, in microseconds of simulated time."""
 
     @field_validator("cpus", mode="before")

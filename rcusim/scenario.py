@@ -368,7 +368,12 @@ def _parse_yaml(text: str, origin: str | None):
     def where(line):
         return f"{origin} line {line}" if origin else f"line {line}"
 
-    loader = _Loader(text)
+    try:
+        loader = _Loader(text)
+    except yaml.reader.ReaderError as exc:  # the reader checks every character up front
+        line = text.count("\n", 0, max(exc.position, 0)) + 1
+        raise ScenarioError(f"malformed YAML: {exc.reason} (character #x{exc.character:04x})",
+                            allowed="printable characters", where=where(line)) from None
     try:
         node = loader.get_single_node()
         if node is None:
@@ -418,7 +423,7 @@ class _Builder:
             raise ScenarioError(f"YAML nesting deeper than {MAX_DEPTH} levels",
                                 where=self.where(line))
         if isinstance(node, ScalarNode):
-            return self.loader.construct_object(node)
+            return self._scalar(node, path)
         if isinstance(node, SequenceNode):
             if node.tag != _SEQ_TAG:
                 raise ScenarioError(f"unsupported YAML tag {node.tag!r}",
@@ -436,6 +441,19 @@ class _Builder:
             return self._mapping(node, path, depth, record)
         raise ScenarioError("unsupported YAML node", where=self.where(line))
 
+    def _scalar(self, node: ScalarNode, path: tuple):
+        """Build a scalar; one YAML resolves but Python cannot build is an error.
+
+        int() refuses more than 4300 digits, and dates such as 2001-13-45 do not exist.
+        """
+        try:
+            return self.loader.construct_object(node)
+        except (ValueError, OverflowError):
+            kind = node.tag.rsplit(":", 1)[-1]
+            raise ScenarioError(f"{_show(node.value)} is not a valid {kind}",
+                                key=format_path(path) or None,
+                                where=self.where(node.start_mark.line + 1)) from None
+
     def _mapping(self, node: MappingNode, path: tuple, depth: int, record: bool) -> dict:
         result: dict = {}
         merges = []
@@ -447,7 +465,7 @@ class _Builder:
             if not isinstance(key_node, ScalarNode):
                 raise ScenarioError("a mapping key must be a plain string",
                                     key=format_path(path) or None, where=self.where(key_line))
-            key = self.loader.construct_object(key_node)
+            key = self._scalar(key_node, path)
             if not isinstance(key, str):
                 raise ScenarioError(f"key {_show(key)} is not a string",
                                     key=format_path(path) or None,
@@ -584,6 +602,12 @@ def _parse_overrides(overrides) -> list[tuple[tuple, object, str]]:
         if not isinstance(item, str) or "=" not in item:
             raise ScenarioError(f"--set {_show(item)}: expected KEY=VALUE",
                                 allowed="KEY=VALUE with a dotted key, e.g. kernel.HZ=1000")
+        if not item.isascii():
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:  # bytes the locale could not decode (surrogates)
+                raise ScenarioError(f"--set {_show(item)}: not UTF-8 text",
+                                    allowed="KEY=VALUE in UTF-8") from None
         key, _, text = item.partition("=")
         origin = f"--set {item}"
         path = _parse_key(key.strip(), origin)

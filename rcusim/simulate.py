@@ -35,6 +35,10 @@ EVENT_CHUNK = 2_000_000
 
 PRIMITIVES = {"synchronize_rcu": 0, "synchronize_rcu_expedited": 1}
 
+#: Largest values of the engine's C int and int64 fields.
+C_INT_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
 #: Rough bytes of engine state per task and per CPU, for the up-front memory check.
 BYTES_PER_REQUEST = 32
 BYTES_PER_TASK = 160
@@ -62,14 +66,17 @@ def _ll_params(spec) -> dict:
         "gp_seq_init": GP_SEQ_INIT,
         "preempt_rcu": int(p.preempt_rcu),
         "preemption": int(p.preemption),
-        "blimit": p.blimit,
+        # The kernel takes any long (ulong) here; larger values than the engine's
+        # C types mean the same to it: no CPU queues 2**31 callbacks, and no run
+        # lasts 2**63 jiffies.
+        "blimit": min(p.blimit, C_INT_MAX),
         "qhimark": p.qhimark,
         "qlowmark": p.qlowmark,
         "rcu_divisor": p.rcu_divisor,
         "rcu_resched_ns": p.rcu_resched_ns,
         "jiffies_till_first_fqs": p.jiffies_till_first_fqs,
         "jiffies_till_next_fqs": p.jiffies_till_next_fqs,
-        "jiffies_to_sched_qs": p.jiffies_to_sched_qs,
+        "jiffies_to_sched_qs": min(p.jiffies_to_sched_qs, INT64_MAX),
         "jiffies_resched": RCU_CPU_STALL_TIMEOUT_S * hz // 2,
         "use_softirq": int(p.use_softirq),
         # nocb_nobypass_lim_per_jiffy = 16 * 1000 / HZ direct enqueues per jiffy.

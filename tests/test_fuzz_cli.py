@@ -261,10 +261,14 @@ def mut_truncate(rng, doc):
 
 
 def mut_huge_number(rng, doc):
-    path = random_path(rng, doc, lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
-    value = rng.choice([10**30, -(10**30), 2**63, 2**64, 10**4300, 1e308, -1e308])
-    get_parent(doc, path)[path[-1]] = value
-    return f"huge number at {path}", dump(doc)
+    # Written into the text: a number too long for int() (over 4300 digits) cannot be dumped.
+    numbers = list(re.finditer(r"(?m)^(\s*[\w\"-]+:\s*)(\d+)\s*(?:#.*)?$", BASE_TEXT))
+    m = rng.choice(numbers)
+    value = rng.choice(["1" + "0" * 30, "-1" + "0" * 30, str(2**63), str(2**64), "9" * 5000,
+                        "1.0e+308", "-1.0e+308", "1.0e+400", "0x" + "f" * 40, "0b" + "1" * 100,
+                        "1_000_000_000_000", "190:20:30"])
+    text = BASE_TEXT[:m.start(2)] + value + BASE_TEXT[m.end(2):]
+    return f"huge number {value:.20} for {m[1].strip()}", text
 
 
 def mut_negative_time(rng, doc):
@@ -430,22 +434,27 @@ MUTATIONS = [
     mut_delete_key, mut_replace_value, mut_replace_value, mut_swap_values, mut_rename_key,
     mut_unknown_key, mut_duplicate_line, mut_swap_lines, mut_truncate, mut_huge_number,
     mut_negative_time, mut_float_for_int, mut_bad_cpulist, mut_bad_bootargs,
-    mut_valid_tweaks, mut_valid_tweaks, mut_deep_nesting, mut_empty, mut_junk,
+    mut_valid_tweaks, mut_valid_tweaks, mut_valid_tweaks, mut_valid_tweaks, mut_deep_nesting, mut_empty, mut_junk,
     mut_alias_bomb, mut_long_string, mut_non_utf8, mut_yaml_oddities,
 ]
 
 
+def valid_set_arg(rng) -> str:
+    key, values = rng.choice(VALID_TWEAKS)
+    value = rng.choice(values)
+    return f"{key}={'true' if value is True else 'false' if value is False else value}"
+
+
 def random_set_args(rng) -> list[str]:
-    """Mutated --set arguments (sometimes none)."""
+    """Mutated --set arguments (sometimes none, sometimes only valid ones)."""
     args = []
+    benign = rng.random() < 0.35
     for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
-        form = rng.randrange(10)
+        form = 1 if benign else rng.randrange(10)
         if form == 0:
             item = rng.choice(["noequals", "", "=", "==", "=1", "kernel.HZ", "x" * 500])
         elif form == 1:
-            key, values = rng.choice(VALID_TWEAKS)
-            value = rng.choice(values)
-            item = f"{key}={'true' if value is True else 'false' if value is False else value}"
+            item = valid_set_arg(rng)
         elif form == 2:
             item = "kernel.bootargs=" + rng.choice(BAD_TOKENS)
         elif form == 3:
@@ -459,13 +468,12 @@ def random_set_args(rng) -> list[str]:
 def random_extra_args(rng) -> list[str]:
     """Other mutated options: --seed, --variant, --check, stray arguments."""
     args = []
-    if rng.random() < 0.25:
-        args += ["--seed", rng.choice(["0", "1", "-1", "18446744073709551615",
-                                       "18446744073709551616", "abc", "", "1e3", "0x10",
-                                       "99999999999999999999999999"])]
+    if rng.random() < 0.2:
+        args += ["--seed", rng.choice(["0", "1", "7", "18446744073709551615", "-1", "abc",
+                                       "18446744073709551616", "", "1e3", "0x10"])]
     if rng.random() < 0.15:
-        args += ["--variant", rng.choice(["default", "wake_from_gp", "nope", "", "DEFAULT",
-                                          "\udcff", "default.x"])]
+        args += ["--variant", rng.choice(["default", "wake_from_gp", "default", "nope", "",
+                                          "DEFAULT", "\udcff", "default.x"])]
     if rng.random() < 0.15:
         args.append("--check")
     if rng.random() < 0.05:
@@ -476,16 +484,15 @@ def random_extra_args(rng) -> list[str]:
 def make_case(index: int):
     """Build case `index`: (description, file content, argv after the scenario path)."""
     rng = random.Random(f"{FUZZ_SEED}-{index}")
-    form = rng.random()
-    if form < 0.8:
+    if rng.random() < 0.8:
         mutate = rng.choice(MUTATIONS)
         what, content = mutate(rng, copy.deepcopy(BASE_DOC))
+        set_args = random_set_args(rng)
     else:
-        what, content = "bundled (small)", BASE_TEXT
-    args = ["--set", TIME_GUARD] + random_set_args(rng) + random_extra_args(rng)
-    if args == ["--set", TIME_GUARD] and content == BASE_TEXT:
-        args += random_set_args(rng) or ["--set", f"{rng.choice(OVERRIDE_KEYS)}=1"]
-    return what, content, args
+        # The file as bundled (but small); only the command line is mutated.
+        what, content = "command line only", BASE_TEXT
+        set_args = random_set_args(rng) or ["--set", valid_set_arg(rng)]
+    return what, content, ["--set", TIME_GUARD] + set_args + random_extra_args(rng)
 
 
 # ------------------------------------------------------------------ running a case
@@ -574,15 +581,6 @@ def test_cases_are_reproducible():
     # A failing case must be reproducible from its index alone.
     assert make_case(3) == make_case(3)
     assert make_case(3) != make_case(4)
-
-
-def test_mutations_include_valid_and_invalid_inputs(tmp_path):
-    # The fuzzer is only useful if it produces both outcomes; check it on a few cases.
-    outcomes = Counter()
-    for index in range(40):
-        what, content, args = make_case(index)
-        outcomes[isinstance(content, str) and content == BASE_TEXT] += 1
-    assert outcomes[True] and outcomes[False]
 
 
 def test_fuzz_cli(tmp_path):

@@ -1,0 +1,299 @@
+"""The command line: a small successful run, and bad input through the real process.
+
+Bad input must end with exactly one stderr line ``rcusim: error: ...`` that
+names the key (and, for files, the line), exit status 2, no traceback, and no
+results directory.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rcusim.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+BUNDLED = ROOT / "scenarios" / "sync_rcu_10k.yaml"
+SMALL = ["--set", "workloads.0.tasks=200", "--set", "workloads.0.loops=5"]
+TINY = ["--set", "workloads.0.tasks=8", "--set", "workloads.0.loops=2"]
+RESULT_FILES = {"summary.json", "latencies.parquet", "gps.parquet", "latency_hist.png",
+                "report.txt"}
+FUNCLATENCY_HEADER = "usecs               : count     distribution"
+
+
+def bundled_text() -> str:
+    return BUNDLED.read_text(encoding="utf-8")
+
+
+def line_of(text: str, fragment: str) -> int:
+    """1-based line of the first line containing `fragment`."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if fragment in line:
+            return number
+    raise AssertionError(f"{fragment!r} not in the text")
+
+
+# ------------------------------------------------------------------ a successful run
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cli") / "results"
+    status = main(["run", str(BUNDLED), "--out", str(out), "--no-progress"] + SMALL)
+    return status, out
+
+
+def test_run_writes_all_result_files(small_run):
+    status, out = small_run
+    assert status == 0
+    assert {p.name for p in out.iterdir()} == RESULT_FILES
+    for name in RESULT_FILES:
+        assert (out / name).stat().st_size > 0, name
+    # Nothing left beside the results directory (temporary or old copies).
+    assert [p.name for p in out.parent.iterdir()] == [out.name]
+
+
+def test_summary_json_layout(small_run):
+    _, out = small_run
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["scenario"] == "sync_rcu_10k"
+    assert summary["seed"] == 0
+    assert isinstance(summary["rcusim_version"], str) and summary["rcusim_version"]
+    assert list(summary["variants"]) == ["default", "wake_from_gp"]
+    for name, variant in summary["variants"].items():
+        metrics = variant["metrics"]
+        assert metrics["completion_time_s"] > 0, name
+        latency = metrics["latency_us"]
+        assert set(latency) == {"count", "min", "mean", "p50", "p90", "p99", "max"}
+        assert latency["count"] == 200 * 5, name
+        assert 0 < latency["min"] <= latency["p50"] <= latency["p90"] <= latency["p99"] \
+            <= latency["max"], name
+        assert latency["min"] <= latency["mean"] <= latency["max"], name
+        assert isinstance(metrics["grace_periods"], int) and metrics["grace_periods"] > 0
+        # Every request waits for a grace period; no grace period serves more than all of them.
+        assert 1 <= metrics["batching"] <= latency["count"]
+
+
+def test_report_has_funclatency_histograms(small_run):
+    _, out = small_run
+    report = (out / "report.txt").read_text(encoding="utf-8")
+    assert report.count(FUNCLATENCY_HEADER) == 2  # one per variant
+    assert "==> variant default" in report and "==> variant wake_from_gp" in report
+    assert "Function = synchronize_rcu" in report
+
+
+def test_run_prints_table_and_location(tmp_path, capsys):
+    out = tmp_path / "r"
+    assert main(["run", str(BUNDLED), "--out", str(out), "--no-progress",
+                 "--variant", "default"] + TINY) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert "completion time (s)" in captured.out
+    assert f"results written to {out}/" in captured.out
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert list(summary["variants"]) == ["default"]
+
+
+# ------------------------------------------------------------------ bad input, real process
+
+def run_cli(args, cwd):
+    """Run ``python -m rcusim`` with `args`; return (returncode, stderr)."""
+    proc = subprocess.run([sys.executable, "-m", "rcusim"] + args, cwd=cwd,
+                          capture_output=True, timeout=120)
+    return proc.returncode, proc.stderr.decode("utf-8", "backslashreplace")
+
+
+def assert_one_error_line(returncode, stderr, *fragments):
+    assert returncode == 2, stderr
+    assert "Traceback" not in stderr, stderr
+    assert stderr.endswith("\n") and stderr.count("\n") == 1, stderr
+    assert stderr.startswith("rcusim: error: "), stderr
+    for fragment in fragments:
+        assert fragment in stderr, (fragment, stderr)
+
+
+def write(tmp_path, text, name="scenario.yaml"):
+    path = tmp_path / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _fanout_text(value):
+    text = bundled_text().replace("  HZ: 1000\n", f"  HZ: 1000\n  CONFIG_RCU_FANOUT: {value}\n", 1)
+    return text, ["kernel.CONFIG_RCU_FANOUT", f"line {line_of(text, 'CONFIG_RCU_FANOUT:')}",
+                  "from 2 to 64"]
+
+
+def _case_missing_file(tmp_path):
+    return ["run", str(tmp_path / "missing.yaml")], ["missing.yaml", "not found"]
+
+
+def _case_malformed_yaml(tmp_path):
+    path = write(tmp_path, "name: x\nhardware: {profile: x86-64-server-2023, nr_cpus: 4\n"
+                           "workloads: []\n")
+    # The unclosed "{" of line 2 is found when line 3 begins.
+    return ["run", str(path)], ["malformed YAML", f"{path} line 3)"]
+
+
+def _case_unknown_key(tmp_path):
+    text = bundled_text() + "bogus_key: 1\n"
+    path = write(tmp_path, text)
+    return ["run", str(path)], ["bogus_key", "unknown key", f"line {line_of(text, 'bogus_key')}"]
+
+
+def _case_nr_cpus_zero(tmp_path):
+    text = bundled_text().replace("  nr_cpus: 64", "  nr_cpus: 0", 1)
+    path = write(tmp_path, text)
+    return ["run", str(path)], ["hardware.nr_cpus", "0 is out of range",
+                                f"line {line_of(text, 'nr_cpus: 0')}"]
+
+
+def _case_fanout_1(tmp_path):
+    text, fragments = _fanout_text(1)
+    return ["run", str(write(tmp_path, text))], fragments
+
+
+def _case_fanout_65(tmp_path):
+    text, fragments = _fanout_text(65)
+    return ["run", str(write(tmp_path, text))], fragments
+
+
+def _case_bad_bootargs_token(tmp_path):
+    return (["run", str(BUNDLED), "--set", "kernel.bootargs=rcutree.blimit=abc"],
+            ["kernel.bootargs", "rcutree.blimit=abc"])
+
+
+def _case_set_without_equals(tmp_path):
+    return ["run", str(BUNDLED), "--set", "hardware.nr_cpus"], ["--set", "hardware.nr_cpus",
+                                                                 "KEY=VALUE"]
+
+
+def _case_unknown_variant(tmp_path):
+    return ["run", str(BUNDLED), "--variant", "nope"], ["variant", "nope", "wake_from_gp"]
+
+
+def _case_negative_seed(tmp_path):
+    return ["run", str(BUNDLED), "--seed", "-1"], ["--seed", "-1"]
+
+
+def _case_unknown_subcommand(tmp_path):
+    return ["frobnicate", str(BUNDLED)], ["frobnicate", "command"]
+
+
+def _case_out_is_a_file(tmp_path):
+    existing = tmp_path / "a_file"
+    existing.write_text("keep me\n")
+    return ["run", str(BUNDLED), "--out", str(existing)] + TINY, ["--out", "a_file"]
+
+
+def _case_control_character(tmp_path):
+    text = bundled_text().replace("name: sync_rcu_10k", "name: sync\x07rcu", 1)
+    path = write(tmp_path, text)
+    return ["run", str(path)], ["malformed YAML", f"line {line_of(text, 'name: sync')}"]
+
+
+def _case_non_utf8_set(tmp_path):
+    return ["run", str(BUNDLED), "--set", b"name=\xff"], ["--set", "not UTF-8"]
+
+
+BAD_CASES = {
+    "missing file": _case_missing_file,
+    "malformed YAML": _case_malformed_yaml,
+    "unknown key": _case_unknown_key,
+    "nr_cpus 0": _case_nr_cpus_zero,
+    "CONFIG_RCU_FANOUT 1": _case_fanout_1,
+    "CONFIG_RCU_FANOUT 65": _case_fanout_65,
+    "bad bootargs token": _case_bad_bootargs_token,
+    "--set without =": _case_set_without_equals,
+    "unknown --variant": _case_unknown_variant,
+    "negative --seed": _case_negative_seed,
+    "unknown subcommand": _case_unknown_subcommand,
+    "--out is a file": _case_out_is_a_file,
+    "control character in file": _case_control_character,
+    "non-UTF-8 --set": _case_non_utf8_set,
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_CASES))
+def test_bad_input_through_the_process(case, tmp_path):
+    args, fragments = BAD_CASES[case](tmp_path)
+    out = tmp_path / "out"
+    if "--out" not in args:
+        args = args + ["--out", str(out)]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    returncode, stderr = run_cli(args + ["--no-progress"], cwd=tmp_path)
+    assert_one_error_line(returncode, stderr, *fragments)
+    assert not out.exists()
+    # Nothing new: no results directory, no temporary directory, no results/ default.
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    if case == "--out is a file":
+        assert (tmp_path / "a_file").read_text() == "keep me\n"
+
+
+# ------------------------------------------------------------------ regressions, in-process
+
+@pytest.mark.parametrize("text_change, fragments", [
+    (("loops: 1000", "loops: " + "9" * 5000), ["workloads[0].loops", "not a valid int"]),
+    (("seed: 0", "seed: 2001-13-45"), ["seed", "not a valid timestamp"]),
+], ids=["5000-digit number", "impossible date"])
+def test_unbuildable_yaml_scalars(text_change, fragments, tmp_path, capsys):
+    text = bundled_text().replace(*text_change, 1)
+    path = write(tmp_path, text)
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    line = line_of(text, text_change[1][:12])
+    assert_one_error_line(2, err, *fragments, f"line {line}")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("override, fragments", [
+    ("hardware.costs.tick_ns=99999999999999999999", ["hardware.costs.tick_ns", "out of range"]),
+    ("workloads.0.think_us=1.0e+30", ["workloads[0].think_us", "out of range"]),
+    ("workloads.0.start_us=1.0e+30", ["workloads[0].start_us", "out of range"]),
+])
+def test_values_too_large_for_the_engine_are_refused(override, fragments, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["run", str(BUNDLED), "--out", str(out), "--no-progress",
+                 "--set", override] + TINY) == 2
+    assert_one_error_line(2, capsys.readouterr().err, *fragments)
+    assert not out.exists()
+
+
+def test_boot_parameters_beyond_the_engines_c_types_run(tmp_path, capsys):
+    # The kernel accepts any long / ulong for these; a value that large means "no limit".
+    out = tmp_path / "out"
+    bootargs = "rcutree.blimit=9223372036854775807 rcutree.jiffies_till_sched_qs=18446744073709551614"
+    assert main(["run", str(BUNDLED), "--out", str(out), "--no-progress",
+                 "--set", f"kernel.bootargs={bootargs}"] + TINY) == 0, capsys.readouterr().err
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["variants"]["default"]["metrics"]["latency_us"]["count"] == 8 * 2
+
+
+def test_out_under_a_file_is_refused_after_the_run(tmp_path, capsys):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    out = blocker / "results"
+    assert main(["run", str(BUNDLED), "--out", str(out), "--no-progress"] + TINY) == 2
+    assert_one_error_line(2, capsys.readouterr().err, "--out", "cannot write results")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocker"]
+
+
+def test_error_message_format_is_one_line_with_key_and_line(tmp_path):
+    # The documented form: "<key.path>: <problem>; allowed: <allowed> (<file> line <N>)".
+    text = bundled_text().replace("  HZ: 1000", "  HZ: 123", 1)
+    path = write(tmp_path, text)
+    returncode, stderr = run_cli(["run", str(path), "--out", str(tmp_path / "out")], tmp_path)
+    assert_one_error_line(returncode, stderr)
+    pattern = (r"^rcusim: error: kernel\.HZ: 123 is not allowed; allowed: one of: "
+               r"100, 250, 300, 1000 \((?P<file>.+) line (?P<line>\d+)\)\n$")
+    m = re.match(pattern, stderr)
+    assert m, stderr
+    assert m["file"] == str(path) and int(m["line"]) == line_of(text, "HZ: 123")
