@@ -8,6 +8,7 @@ place only when complete.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -69,6 +70,10 @@ def main(argv=None) -> int:
     except ScenarioError as exc:
         print(f"rcusim: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader of our output went away (e.g. '| head'): stop quietly.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("rcusim: interrupted", file=sys.stderr)
         return 130
