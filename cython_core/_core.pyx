@@ -828,7 +828,6 @@ cdef class Engine:
             return -1
         ep.loops_left -= 1
         ep.phase = TASK_WAITING
-        ep.t_call = self.now - self.sync_entry_ns
         self.acc = 0
         if self.wake_from_gp:
             ep.t_call = self.now - self.sync_entry_ns

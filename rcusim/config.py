@@ -33,7 +33,7 @@ from pydantic.fields import FieldInfo
 
 from .bootargs import parse_bootargs
 from .cpulist import CPULIST_ALLOWED, parse_cpulist
-from .errors import ScenarioError
+from .errors import ScenarioError, show_value
 from .profiles import COST_NAMES, PROFILES, load_profile, profile_sources
 
 __all__ = [
@@ -758,17 +758,17 @@ def scenario_error_from_validation(exc: ValidationError, data, model) -> Scenari
     if kind == "missing":
         problem = "required key is missing"
     elif kind in _RANGE_TYPES:
-        problem = f"{_show(value)} is out of range"
+        problem = f"{show_value(value)} is out of range"
     elif kind == "finite_number":
-        problem = f"{_show(value)} is not a finite number"
+        problem = f"{show_value(value)} is not a finite number"
     elif kind == "too_short":
         problem = "the list is empty" if not value else f"{len(value)} items are too few"
     elif kind == "literal_error":
-        problem = f"{_show(value)} is not allowed"
+        problem = f"{show_value(value)} is not allowed"
     elif kind in ("value_error", "assertion_error"):
         problem = err["msg"].removeprefix("Value error, ")
     else:
-        problem = f"{_show(value)} is not valid"
+        problem = f"{show_value(value)} is not valid"
     return ScenarioError(problem, path=path, allowed=allowed)
 
 
@@ -908,20 +908,3 @@ def _describe(core, meta) -> str:
     if get_origin(core) is dict:
         return "a mapping"
     return getattr(core, "__name__", str(core))
-
-
-def _show(value) -> str:
-    """Quote a user's value in a message."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return repr(value if len(value) <= 60 else value[:57] + "...")
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    return f"a value of type {type(value).__name__}"

@@ -139,3 +139,20 @@ def _rebuild(problem, key, path, allowed, where, token):
     """Unpickle a :class:`ScenarioError`."""
     return ScenarioError(problem, key=key, path=path, allowed=allowed, where=where,
                          token=token)
+
+
+def show_value(value) -> str:
+    """Quote a user's value in a message, briefly."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value if len(value) <= 60 else value[:57] + "...")
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return f"a value of type {type(value).__name__}"

@@ -51,7 +51,7 @@ import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from .config import VariantSpec, build_variant
-from .errors import ScenarioError, format_path
+from .errors import ScenarioError, format_path, show_value
 
 __all__ = ["Scenario", "load_scenario", "MAX_FILE_BYTES", "MAX_DEPTH", "MAX_NODES"]
 
@@ -179,18 +179,18 @@ def load_scenario(source, overrides=None, seed=None) -> Scenario:
 
     name = doc.get("name", default_name)
     if not isinstance(name, str) or not name.strip():
-        raise ScenarioError(f"{_show(name)} is not a scenario name", key="name",
+        raise ScenarioError(f"{show_value(name)} is not a scenario name", key="name",
                             allowed="a non-empty string", where=ctx.where(("name",)))
     description = doc.get("description") or ""
     if not isinstance(description, str):
-        raise ScenarioError(f"{_show(description)} is not valid", key="description",
+        raise ScenarioError(f"{show_value(description)} is not valid", key="description",
                             allowed="a string", where=ctx.where(("description",)))
     if seed is not None:
         seed_where = "the seed argument"
     else:
         seed, seed_where = doc.get("seed", 0), ctx.where(("seed",))
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-        raise ScenarioError(f"{_show(seed)} is not a valid seed", key="seed",
+        raise ScenarioError(f"{show_value(seed)} is not a valid seed", key="seed",
                             allowed=f"an integer from 0 to {2**64 - 1}", where=seed_where)
 
     base = {key: doc[key] for key in _BASE_KEYS if key in doc}
@@ -450,7 +450,7 @@ class _Builder:
             return self.loader.construct_object(node)
         except (ValueError, OverflowError):
             kind = node.tag.rsplit(":", 1)[-1]
-            raise ScenarioError(f"{_show(node.value)} is not a valid {kind}",
+            raise ScenarioError(f"{show_value(node.value)} is not a valid {kind}",
                                 key=format_path(path) or None,
                                 where=self.where(node.start_mark.line + 1)) from None
 
@@ -467,7 +467,7 @@ class _Builder:
                                     key=format_path(path) or None, where=self.where(key_line))
             key = self._scalar(key_node, path)
             if not isinstance(key, str):
-                raise ScenarioError(f"key {_show(key)} is not a string",
+                raise ScenarioError(f"key {show_value(key)} is not a string",
                                     key=format_path(path) or None,
                                     allowed="write the key in quotes", where=self.where(key_line))
             if key in result:
@@ -504,7 +504,7 @@ def _prepare_variants(doc: dict, ctx: _Context) -> None:
         doc["variants"] = {"default": {}}
         return
     if not isinstance(variants, dict) or not variants:
-        problem = "no variant given" if variants == {} else f"{_show(variants)} is not valid"
+        problem = "no variant given" if variants == {} else f"{show_value(variants)} is not valid"
         raise ScenarioError(problem, key="variants",
                             allowed="a non-empty mapping of variant name to overrides",
                             where=ctx.where(("variants",)))
@@ -512,13 +512,13 @@ def _prepare_variants(doc: dict, ctx: _Context) -> None:
     for name, over in variants.items():
         path = ("variants", name)
         if not isinstance(name, str) or not _VARIANT_NAME.match(name):
-            raise ScenarioError(f"{_show(name)} is not a valid variant name", key="variants",
+            raise ScenarioError(f"{show_value(name)} is not a valid variant name", key="variants",
                                 allowed="letters, digits, '_', '+' and '-' (no dots or spaces)",
                                 where=ctx.where(path))
         if over is None:
             over = {}
         if not isinstance(over, dict):
-            raise ScenarioError(f"{_show(over)} is not valid", path=path,
+            raise ScenarioError(f"{show_value(over)} is not valid", path=path,
                                 allowed="a mapping of overrides, e.g. {\"kernel.HZ\": 1000}",
                                 where=ctx.where(path))
         prepared[name] = _expand_dotted(over, path, ctx)
@@ -600,13 +600,13 @@ def _parse_overrides(overrides) -> list[tuple[tuple, object, str]]:
         overrides = [overrides]
     for item in overrides:
         if not isinstance(item, str) or "=" not in item:
-            raise ScenarioError(f"--set {_show(item)}: expected KEY=VALUE",
+            raise ScenarioError(f"--set {show_value(item)}: expected KEY=VALUE",
                                 allowed="KEY=VALUE with a dotted key, e.g. kernel.HZ=1000")
         if not item.isascii():
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError:  # bytes the locale could not decode (surrogates)
-                raise ScenarioError(f"--set {_show(item)}: not UTF-8 text",
+                raise ScenarioError(f"--set {show_value(item)}: not UTF-8 text",
                                     allowed="KEY=VALUE in UTF-8") from None
         key, _, text = item.partition("=")
         origin = f"--set {item}"
@@ -625,7 +625,7 @@ def _parse_overrides(overrides) -> list[tuple[tuple, object, str]]:
 def _parse_key(key, origin: str) -> tuple:
     """Split ``a.b[0].c`` into ``("a", "b", 0, "c")``."""
     if not isinstance(key, str) or not key:
-        raise ScenarioError(f"bad override key {_show(key)}", where=origin,
+        raise ScenarioError(f"bad override key {show_value(key)}", where=origin,
                             allowed="a dotted key such as kernel.HZ or workloads[0].tasks")
     path: list = []
     for part in key.split("."):
@@ -652,7 +652,7 @@ def _apply_override(doc: dict, path: tuple, value, origin: str, ctx: _Context) -
                                 allowed="variants.NAME.KEY=VALUE, e.g. variants.default.kernel.HZ=1000")
         name = str(path[1])
         if name not in variants:
-            raise ScenarioError(f"no variant named {_show(name)}", key=format_path(path[:2]),
+            raise ScenarioError(f"no variant named {show_value(name)}", key=format_path(path[:2]),
                                 allowed="one of: " + ", ".join(variants), where=origin)
         root, rel, scope = variants[name], path[2:], name
     else:
@@ -679,7 +679,7 @@ def _set_in(root, rel: tuple, value, full: tuple, origin: str) -> None:
         if isinstance(node, list):
             index = part
             if not isinstance(index, int) or not 0 <= index < len(node):
-                raise ScenarioError(f"no item {_show(part)} in this list",
+                raise ScenarioError(f"no item {show_value(part)} in this list",
                                     key=format_path(full[:len(full) - len(rel) + i]),
                                     allowed=f"an index from 0 to {len(node) - 1}", where=origin)
             if last:
@@ -706,17 +706,4 @@ def _kind(value) -> str:
         return "a list"
     if value is None:
         return "empty"
-    return f"a {type(value).__name__} ({_show(value)})"
-
-
-def _show(value) -> str:
-    """Quote a user's value in a message, briefly."""
-    if isinstance(value, str):
-        return repr(value if len(value) <= 60 else value[:57] + "...")
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return _kind(value) if isinstance(value, (dict, list)) else type(value).__name__
+    return f"a {type(value).__name__} ({show_value(value)})"
