@@ -131,6 +131,14 @@ cdef class Engine:
     cdef i64 *wl_think_ns
     cdef i64 *wl_after_ns
     cdef int *wl_prim
+    # reader workloads
+    cdef int n_rwl
+    cdef i64 *rwl_len_ns
+    cdef i64 *rwl_gap_ns
+    cdef int *rwl_len_exp
+    cdef int *rwl_gap_busy
+    cdef int *rwl_preemptible
+    cdef int preemptible_readers
 
     # --- parameters (resolved kernel values and platform costs) -------------
     cdef i64 jiffy_ns
@@ -160,6 +168,11 @@ cdef class Engine:
     cdef i64 cb_cost[3]
     cdef i64 call_rcu_ns
     cdef i64 sync_entry_ns
+    cdef i64 ttwu_ns
+    cdef i64 ipi_send_ns
+    cdef i64 ipi_handler_ns
+    cdef int exp_mutex_rt
+    cdef int fault
 
     # --- rcu_state ----------------------------------------------------------
     cdef readonly i64 gp_seq
@@ -168,6 +181,7 @@ cdef class Engine:
     cdef int gp_ent
     cdef int in_gp_kthread
     cdef i64 gp_start
+    cdef i64 gp_qs_t             # when the root's qsmask emptied
     cdef i64 fqs_deadline
     cdef int fqs_first
     cdef u64 gp_timer_gen
@@ -179,6 +193,29 @@ cdef class Engine:
     cdef int srs_heads_inuse
     cdef int srs_done_heads
     cdef int sr_ent
+
+    # --- expedited GPs (rcu_state.expedited_sequence and friends) ------------
+    cdef readonly i64 exp_seq
+    cdef int exp_mutex_owner     # task holding rcu_state.exp_mutex, -1 if free
+    cdef int exp_mutex_head      # its waiters, FIFO through ent_t.link
+    cdef int exp_mutex_tail
+    cdef int exp_ent             # rcu_exp_gp_kthread_worker
+    cdef int exp_phase           # EXP_*
+    cdef int exp_work_queued     # rcu_exp_work queued on the kworker
+    cdef int exp_par_pending     # per-leaf selections not yet flushed
+    cdef int exp_last_leaf       # the leaf selected inline by the kworker
+    cdef i64 exp_gp_start
+    cdef i64 exp_gp_qs           # when the root's expmask emptied
+    cdef i64 exp_gp_ipis
+
+    # --- safety checker: the last completed GP of each flavour ----------------
+    cdef i64 last_gp_start[2]
+    cdef i64 last_gp_seq[2]
+    cdef i64 gp_completions[2]
+    cdef i64 n_readers_checked
+    cdef i64 reader_pipe[2][3]   # readers by GPs (0, 1, 2+) completed during them
+    cdef i64 n_violations
+    cdef list violations
 
     # --- random stream ------------------------------------------------------
     cdef object bitgen_obj
@@ -200,6 +237,10 @@ cdef class Engine:
     cdef i64 *gprec_seq
     cdef i64 *gprec_start
     cdef i64 *gprec_end
+    cdef i64 *gprec_qs
+    cdef i64 *gprec_ipis
+    cdef signed char *gprec_exp
+    cdef i64 *req_seq
     cdef i64 gprec_n
     cdef i64 gprec_cap
     cdef readonly i64 completion_ns
@@ -207,6 +248,8 @@ cdef class Engine:
     cdef i64 n_ctxsw, n_cbs_invoked, n_wakeups, n_idle_exits, n_softirq
     cdef i64 n_fqs, n_bypass_enq, n_bypass_flush, n_lock_wait_ns, n_ticks
     cdef i64 n_ipis, n_preempt, n_rcuog_wake, n_gp_wake
+    cdef i64 n_exp_ipis, n_exp_deferred, n_exp_funnel_wait, n_exp_mutex_wait, n_exp_mutex_steal
+    cdef i64 n_reader_blocked
 
     def __cinit__(self):
         self.heap = NULL
@@ -228,6 +271,15 @@ cdef class Engine:
         self.gprec_seq = NULL
         self.gprec_start = NULL
         self.gprec_end = NULL
+        self.gprec_qs = NULL
+        self.gprec_ipis = NULL
+        self.gprec_exp = NULL
+        self.req_seq = NULL
+        self.rwl_len_ns = NULL
+        self.rwl_gap_ns = NULL
+        self.rwl_len_exp = NULL
+        self.rwl_gap_busy = NULL
+        self.rwl_preemptible = NULL
 
     def __dealloc__(self):
         free(self.heap)
@@ -249,6 +301,15 @@ cdef class Engine:
         free(self.gprec_seq)
         free(self.gprec_start)
         free(self.gprec_end)
+        free(self.gprec_qs)
+        free(self.gprec_ipis)
+        free(self.gprec_exp)
+        free(self.req_seq)
+        free(self.rwl_len_ns)
+        free(self.rwl_gap_ns)
+        free(self.rwl_len_exp)
+        free(self.rwl_gap_busy)
+        free(self.rwl_preemptible)
 
     def __init__(self, dict p, dict topo, dict tasks, dict wl, bit_generator):
         """Build the engine from low-level values (see rcusim/simulate.py)."""
@@ -289,6 +350,11 @@ cdef class Engine:
         self.cb_cost[CB_GENERIC] = p["cb_generic_ns"]
         self.call_rcu_ns = p["call_rcu_ns"]
         self.sync_entry_ns = p["sync_entry_ns"]
+        self.ttwu_ns = p["ttwu_ns"]
+        self.ipi_send_ns = p["ipi_send_ns"]
+        self.ipi_handler_ns = p["ipi_handler_ns"]
+        self.exp_mutex_rt = p["exp_mutex_rt"]
+        self.fault = p.get("fault", 0)
 
         # rcu_node tree, breadth first as rcu_state.node[].
         node_parent = topo["node_parent"]
@@ -315,10 +381,15 @@ cdef class Engine:
             self.nodes[n].gp_seq = self.gp_seq
             self.nodes[n].gp_seq_needed = self.gp_seq
             self.nodes[n].nocb_wait = -1
-        # qsmaskinit: every CPU online from the start (no hotplug modelled).
+            self.nodes[n].par_ent = -1
+            for k in range(4):
+                self.nodes[n].exp_wq_head[k] = -1
+                self.nodes[n].exp_wq_tail[k] = -1
+        # qsmaskinit and expmaskinit: every CPU online from the start (no hotplug modelled).
         for n in range(self.num_nodes):
             if self.nodes[n].parent >= 0:
                 self.nodes[self.nodes[n].parent].qsmaskinit |= self.nodes[n].grpmask
+                self.nodes[self.nodes[n].parent].expmaskinit |= self.nodes[n].grpmask
         for c in range(self.nr_cpus):
             cp = &self.cpus[c]
             cp.curr = -1
@@ -330,6 +401,8 @@ cdef class Engine:
             cp.leaf = cpu_leaf[c]
             cp.grpmask = (<u64> 1) << <int> cpu_grpnum[c]
             self.nodes[cp.leaf].qsmaskinit |= cp.grpmask
+            self.nodes[cp.leaf].expmaskinit |= cp.grpmask
+            cp.reader = -1
             cp.gp_seq = self.gp_seq
             cp.rcuop = -1
             cp.group = -1
@@ -353,8 +426,10 @@ cdef class Engine:
         group_first = topo["group_first"]
         group_cpus = topo["group_cpus"]
         self.n_groups = len(group_first) - 1 if len(group_first) > 0 else 0
-        n_off = int(np.count_nonzero(offloaded))
-        self.n_ents = self.n_tasks + 2 + self.n_groups + self.nr_cpus
+        rd_cpu = wl["rd_cpu"]
+        rd_wl = wl["rd_workload"]
+        self.n_ents = (self.n_tasks + 2 + self.n_groups + self.nr_cpus + 1
+                       + (self.num_nodes - self.leaf_first) + len(rd_cpu))
         self.ents = <ent_t *> malloc(self.n_ents * sizeof(ent_t))
         if self.ents == NULL:
             raise MemoryError()
@@ -418,6 +493,47 @@ cdef class Engine:
                 self.ents[e].phase = 0 if self.use_softirq else 1
                 self.ents[e].rq = RQ_RT if (not self.use_softirq and p["gp_kthread_rt"]) else RQ_NORMAL
             e += 1
+        # Expedited GPs: the global kworker on the housekeeping CPU, one worker per leaf
+        # on the leaf's first CPU (the kernel makes it affine to the leaf's CPUs).
+        self.exp_ent = e
+        self.ents[e].kind = ENT_EXP_GP
+        self.ents[e].cpu = self.gp_cpu
+        self.ents[e].rq = RQ_RT if p["exp_kthread_rt"] else RQ_NORMAL
+        e += 1
+        for n in range(self.leaf_first, self.num_nodes):
+            self.nodes[n].par_ent = e
+            self.ents[e].kind = ENT_EXP_PAR
+            self.ents[e].idx = n
+            self.ents[e].cpu = self.nodes[n].grplo
+            self.ents[e].rq = RQ_RT if p["exp_kthread_rt"] else RQ_NORMAL
+            e += 1
+        self.exp_last_leaf = self.num_nodes - 1
+        self.exp_mutex_owner = -1
+        self.exp_mutex_head = self.exp_mutex_tail = -1
+        # Reader tasks, one per CPU of each readers workload.
+        self.n_rwl = len(wl["rd_len_ns"])
+        self.rwl_len_ns = <i64 *> malloc((self.n_rwl + 1) * sizeof(i64))
+        self.rwl_gap_ns = <i64 *> malloc((self.n_rwl + 1) * sizeof(i64))
+        self.rwl_len_exp = <int *> malloc((self.n_rwl + 1) * sizeof(int))
+        self.rwl_gap_busy = <int *> malloc((self.n_rwl + 1) * sizeof(int))
+        self.rwl_preemptible = <int *> malloc((self.n_rwl + 1) * sizeof(int))
+        for k in range(self.n_rwl):
+            self.rwl_len_ns[k] = wl["rd_len_ns"][k]
+            self.rwl_gap_ns[k] = wl["rd_gap_ns"][k]
+            self.rwl_len_exp[k] = wl["rd_len_exp"][k]
+            self.rwl_gap_busy[k] = wl["rd_gap_busy"][k]
+            self.rwl_preemptible[k] = wl["rd_preemptible"][k]
+            if self.rwl_preemptible[k]:
+                self.preemptible_readers = 1
+        for i in range(len(rd_cpu)):
+            c = rd_cpu[i]
+            self.cpus[c].reader = e
+            self.ents[e].kind = ENT_READER
+            self.ents[e].cpu = c
+            self.ents[e].idx = rd_wl[i]
+            self.ents[e].rq = RQ_RT if wl["rd_rt"][rd_wl[i]] else RQ_NORMAL
+            self.ents[e].phase = RD_OUT
+            e += 1
         self.n_ents = e
 
         # Workloads.
@@ -443,14 +559,21 @@ cdef class Engine:
         self.req_prim = <signed char *> malloc(self.req_cap * sizeof(signed char))
         self.req_start = <i64 *> malloc(self.req_cap * sizeof(i64))
         self.req_end = <i64 *> malloc(self.req_cap * sizeof(i64))
+        self.req_seq = <i64 *> malloc(self.req_cap * sizeof(i64))
         self.gprec_cap = 1024
         self.gprec_seq = <i64 *> malloc(self.gprec_cap * sizeof(i64))
         self.gprec_start = <i64 *> malloc(self.gprec_cap * sizeof(i64))
         self.gprec_end = <i64 *> malloc(self.gprec_cap * sizeof(i64))
+        self.gprec_qs = <i64 *> malloc(self.gprec_cap * sizeof(i64))
+        self.gprec_ipis = <i64 *> malloc(self.gprec_cap * sizeof(i64))
+        self.gprec_exp = <signed char *> malloc(self.gprec_cap * sizeof(signed char))
         if (self.heap == NULL or self.req_task == NULL or self.req_cpu == NULL or self.req_prim == NULL
-                or self.req_start == NULL or self.req_end == NULL or self.gprec_seq == NULL
-                or self.gprec_start == NULL or self.gprec_end == NULL):
+                or self.req_start == NULL or self.req_end == NULL or self.req_seq == NULL
+                or self.gprec_seq == NULL or self.gprec_start == NULL or self.gprec_end == NULL
+                or self.gprec_qs == NULL or self.gprec_ipis == NULL or self.gprec_exp == NULL):
             raise MemoryError()
+        self.violations = []
+        self.last_gp_start[0] = self.last_gp_start[1] = -(1 << 62)
 
         self.srs_next_head = self.srs_next_tail = -1
         self.srs_wait_head = self.srs_wait_tail = -1
@@ -460,6 +583,9 @@ cdef class Engine:
         for e in range(self.n_tasks):
             self.ents[e].state = ST_RUNNABLE
             self.push(task_start[e], PRIO_NORMAL, EV_WAKE, e, 0)
+        for e in range(self.n_ents - len(rd_cpu), self.n_ents):
+            self.ents[e].state = ST_RUNNABLE
+            self.push(self.exp_ns(self.rwl_gap_ns[self.ents[e].idx]), PRIO_NORMAL, EV_WAKE, e, 0)
 
     # =======================================================================
     # Event queue: binary heap ordered by (t, prio, seq).
@@ -537,6 +663,12 @@ cdef class Engine:
         self.have_spare = 1
         return r * cos(2.0 * 3.141592653589793 * u2)
 
+    cdef i64 exp_ns(self, i64 mean) noexcept:
+        """An exponential draw of the given mean (0 stays 0)."""
+        if mean <= 0:
+            return 0
+        return <i64> (-mean * log(1.0 - self.rng.next_double(self.rng.state)))
+
     cdef i64 idle_exit_ns(self) noexcept:
         """Wake-up latency of an idle CPU: lognormal from the profile's median and p99."""
         return <i64> exp(self.idle_mu + self.idle_sigma * self.std_normal())
@@ -553,8 +685,9 @@ cdef class Engine:
             self.req_prim = <signed char *> realloc(self.req_prim, cap * sizeof(signed char))
             self.req_start = <i64 *> realloc(self.req_start, cap * sizeof(i64))
             self.req_end = <i64 *> realloc(self.req_end, cap * sizeof(i64))
+            self.req_seq = <i64 *> realloc(self.req_seq, cap * sizeof(i64))
             if (self.req_task == NULL or self.req_cpu == NULL or self.req_prim == NULL
-                    or self.req_start == NULL or self.req_end == NULL):
+                    or self.req_start == NULL or self.req_end == NULL or self.req_seq == NULL):
                 raise MemoryError()
             self.req_cap = cap
         self.req_task[self.req_n] = e
@@ -562,22 +695,35 @@ cdef class Engine:
         self.req_prim[self.req_n] = self.wl_prim[self.task_wl[e]]
         self.req_start[self.req_n] = self.ents[e].t_call
         self.req_end[self.req_n] = t_end
+        self.req_seq[self.req_n] = self.ents[e].req_s
         self.req_n += 1
+        self.check_request(e, t_end)
 
-    cdef void record_gp(self, i64 seq, i64 t0, i64 t1) except *:
+    cdef void record_gp(self, int exp, i64 seq, i64 t0, i64 t_qs, i64 t1, i64 ipis) except *:
+        """A GP ended at t1: record it, and remember it for the safety checker."""
         cdef i64 cap
         if self.gprec_n == self.gprec_cap:
             cap = self.gprec_cap * 2
             self.gprec_seq = <i64 *> realloc(self.gprec_seq, cap * sizeof(i64))
             self.gprec_start = <i64 *> realloc(self.gprec_start, cap * sizeof(i64))
             self.gprec_end = <i64 *> realloc(self.gprec_end, cap * sizeof(i64))
-            if self.gprec_seq == NULL or self.gprec_start == NULL or self.gprec_end == NULL:
+            self.gprec_qs = <i64 *> realloc(self.gprec_qs, cap * sizeof(i64))
+            self.gprec_ipis = <i64 *> realloc(self.gprec_ipis, cap * sizeof(i64))
+            self.gprec_exp = <signed char *> realloc(self.gprec_exp, cap * sizeof(signed char))
+            if (self.gprec_seq == NULL or self.gprec_start == NULL or self.gprec_end == NULL
+                    or self.gprec_qs == NULL or self.gprec_ipis == NULL or self.gprec_exp == NULL):
                 raise MemoryError()
             self.gprec_cap = cap
         self.gprec_seq[self.gprec_n] = seq
         self.gprec_start[self.gprec_n] = t0
         self.gprec_end[self.gprec_n] = t1
+        self.gprec_qs[self.gprec_n] = t_qs
+        self.gprec_ipis[self.gprec_n] = ipis
+        self.gprec_exp[self.gprec_n] = exp
         self.gprec_n += 1
+        self.last_gp_start[exp] = t0
+        self.last_gp_seq[exp] = seq
+        self.gp_completions[exp] += 1
 
     # =======================================================================
     # Scheduler: run queues, wake-ups, bursts, preemption, idle.
@@ -661,6 +807,9 @@ cdef class Engine:
 
     cdef void try_preempt(self, int c) except *:
         cdef cpu_t *cp = &self.cpus[c]
+        if self.in_reader(c) and not self.rwl_preemptible[self.ents[cp.curr].idx]:
+            cp.resched_reader = 1  # preempt_enable() in rcu_read_unlock() reschedules
+            return
         if self.now < cp.nonpreempt_until:
             if not cp.resched_pending:
                 cp.resched_pending = 1
@@ -674,6 +823,8 @@ cdef class Engine:
         cdef i64 rest = cp.burst_end + cp.stolen - self.now
         if rest < 0:
             rest = 0
+        if self.in_reader(c):
+            self.rcu_preempt_ctxt_queue(c, e)
         self.ents[e].remaining = rest
         cp.gen += 1
         cp.stolen = 0
@@ -709,8 +860,13 @@ cdef class Engine:
         ep = &self.ents[e]
         ep.state = ST_RUNNING
         ep.kick = 0
-        # rcu_note_context_switch(): a context switch is a quiescent state.
+        # rcu_note_context_switch(): a context switch is a quiescent state,
+        # for an expedited GP too if its IPI is waiting for one.
         cp.cpu_no_qs = 0
+        if cp.exp_need_qs:
+            self.acc = 0
+            self.rcu_report_exp_rdp(c)
+            cp.debt += self.acc
         self.n_ctxsw += 1
         cp.user_from = 0
         cp.user_to = 0
@@ -752,11 +908,14 @@ cdef class Engine:
             self.push(cp.burst_end, PRIO_NORMAL, EV_BURST_END, c, gen)
             return
         e = cp.curr
+        cp.user_from = 0
+        cp.user_to = 0
         nxt = self.ent_done(e)
         if nxt >= 0:
-            cp.user_from = 0
-            cp.user_to = 0
             self.start_burst(c, nxt)
+            if cp.resched_reader and not self.in_reader(c):
+                cp.resched_reader = 0
+                self.try_preempt(c)
             return
         # The entity blocks (or exits); schedule the next one.
         self.ents[e].state = ST_BLOCKED
@@ -780,6 +939,12 @@ cdef class Engine:
             return self.rcuop_run(e, t0)
         if kind == ENT_SR_WORKER:
             return self.sr_worker_run(e, t0)
+        if kind == ENT_READER:
+            return self.reader_run(e, t0)
+        if kind == ENT_EXP_GP:
+            return self.exp_gp_run(e, t0)
+        if kind == ENT_EXP_PAR:
+            return self.exp_par_run(e, t0)
         return self.rcuc_run(e, t0)
 
     cdef i64 ent_done(self, int e) except -2:
@@ -794,50 +959,79 @@ cdef class Engine:
             return self.rcuop_done(e)
         if kind == ENT_SR_WORKER:
             return self.sr_worker_done(e)
+        if kind == ENT_READER:
+            return self.reader_done(e)
+        if kind == ENT_EXP_GP:
+            return self.exp_gp_done(e)
+        if kind == ENT_EXP_PAR:
+            return self.exp_par_done(e)
         return self.rcuc_done(e)
 
-    # --- workload task: loop { synchronize_rcu(); work after; think } -------
+    # --- workload task: loop { synchronize_rcu*(); work after; think } ------
     cdef i64 task_run(self, int e, i64 t0) except -2:
+        cdef int phase = self.ents[e].phase
+        if phase == TASK_WAITING:
+            return self.task_return(e, t0)
+        if phase == TASK_MUTEX_WAIT or phase == TASK_EXP_OWNER:
+            return self.rnp_lock_ns  # mutex_lock() retry / mutex_unlock(): one cache line
+        return self.task_next(e, t0, 0)
+
+    cdef i64 task_return(self, int e, i64 t0) except -2:
+        """synchronize_rcu*() returns at t0: record it, then the work after it."""
+        cdef ent_t *ep = &self.ents[e]
+        cdef i64 dur = self.wl_after_ns[self.task_wl[e]]
+        self.record_request(e, t0)
+        if ep.loops_left == 0:
+            ep.phase = TASK_EXITED
+            if t0 + dur > self.completion_ns:
+                self.completion_ns = t0 + dur
+            return dur
+        return self.task_next(e, t0, dur)
+
+    cdef i64 task_next(self, int e, i64 t0, i64 dur) except -2:
+        """After `dur` of work, think in user mode, then enter the next call."""
         cdef ent_t *ep = &self.ents[e]
         cdef cpu_t *cp = &self.cpus[ep.cpu]
         cdef int w = self.task_wl[e]
-        cdef i64 dur = 0
-        if ep.phase == TASK_WAITING:
-            # Back from wait_for_completion(): synchronize_rcu() returns now.
-            self.record_request(e, t0)
-            dur = self.wl_after_ns[w]
-            if ep.loops_left == 0:
-                ep.phase = TASK_EXITED
-                if t0 + dur > self.completion_ns:
-                    self.completion_ns = t0 + dur
-                return dur
         ep.phase = TASK_RUNNING
         # Think time runs in user mode: the tick sees a quiescent state there.
         cp.user_from = t0 + dur
         cp.user_to = t0 + dur + self.wl_think_ns[w]
         dur += self.wl_think_ns[w] + self.sync_entry_ns
-        if not self.wake_from_gp:
+        if self.wl_prim[w] == 0 and not self.wake_from_gp:
             dur += self.call_rcu_ns
         return dur
 
     cdef i64 task_done(self, int e) except -2:
         cdef ent_t *ep = &self.ents[e]
         cdef int c = ep.cpu
+        cdef i64 nxt = -1
         if ep.phase == TASK_EXITED:
             self.tasks_left -= 1
             return -1
-        ep.loops_left -= 1
-        ep.phase = TASK_WAITING
         self.acc = 0
-        if self.wake_from_gp:
-            ep.t_call = self.now - self.sync_entry_ns
-            self.synchronize_rcu_normal_wake(e, c)
+        if ep.phase == TASK_MUTEX_WAIT:
+            nxt = self.exp_mutex_retry(e)
+        elif ep.phase == TASK_EXP_OWNER:
+            # Woken by rcu_exp_wait_wake(): let the next expedited GP start, return.
+            self.exp_mutex_unlock(c)
+            nxt = self.task_return(e, self.now + self.acc)
         else:
-            ep.t_call = self.now - self.sync_entry_ns - self.call_rcu_ns
-            # wait_rcu_gp(call_rcu_hurry): wakeme_after_rcu behind other callbacks.
-            self.call_rcu(c, CB_WAKEME, e)
+            ep.loops_left -= 1
+            ep.t_call = self.now - self.sync_entry_ns
+            if self.wl_prim[self.task_wl[e]]:
+                nxt = self.synchronize_rcu_expedited(e, c)
+            else:
+                ep.phase = TASK_WAITING
+                ep.req_s = rcu_seq_snap(self.gp_seq)
+                if self.wake_from_gp:
+                    self.synchronize_rcu_normal_wake(e, c)
+                else:
+                    ep.t_call -= self.call_rcu_ns
+                    # wait_rcu_gp(call_rcu_hurry): wakeme_after_rcu behind other callbacks.
+                    self.call_rcu(c, CB_WAKEME, e)
         self.cpus[c].debt += self.acc
-        return -1
+        return nxt
 
     # =======================================================================
     # rcu_node locks and the quiescent-state tree.
@@ -856,6 +1050,10 @@ cdef class Engine:
     cdef inline bint gp_in_progress(self) noexcept:
         return rcu_seq_state(self.gp_seq) != 0
 
+    cdef inline bint root_qs_done(self) noexcept:
+        """No CPU and no preempted reader holds the current normal GP."""
+        return self.nodes[0].qsmask == 0 and self.nodes[0].gp_blockers == 0
+
     cdef void gp_kthread_wake(self) except *:
         """rcu_gp_kthread_wake(): never from the GP kthread itself."""
         if self.in_gp_kthread or self.gp_flags == 0:
@@ -872,10 +1070,12 @@ cdef class Engine:
             if (np.qsmask & mask) == 0 or np.gp_seq != gps:
                 return
             np.qsmask &= ~mask
-            if np.qsmask != 0:
+            # Preempted readers that block this GP hold the leaf (rcu_preempt_blocked_readers_cgp).
+            if np.qsmask != 0 or np.gp_blockers > 0:
                 return
             if np.parent < 0:
                 # rcu_report_qs_rsp(): the root is clear; let the GP kthread finish.
+                self.gp_qs_t = self.now + self.acc
                 self.gp_flags |= RCU_GP_FLAG_FQS
                 self.gp_kthread_wake()
                 return
@@ -1246,6 +1446,7 @@ cdef class Engine:
                 cp.cb_tail = -1
             cp.seg_len[RCU_DONE_TAIL] -= 1
             kind = self.cbs[cb].kind
+            self.check_callback(cb, r)
             t += self.cb_cost[kind]
             if kind == CB_WAKEME:
                 self.wake(self.cbs[cb].arg, runner_cpu, t)
@@ -1394,14 +1595,18 @@ cdef class Engine:
         # rcu_flavor_sched_clock_irq()
         if idle:
             cp.cpu_no_qs = 0
-        elif self.preempt_rcu or (cp.user_from <= self.now < cp.user_to):
+        elif self.preempt_rcu and (not self.in_reader(c) or self.fault == 2):
             # PREEMPT_RCU: the tick interrupted code outside any reader.
+            cp.cpu_no_qs = 0
+        elif cp.user_from <= self.now < cp.user_to:
             # !PREEMPT_RCU: only user mode counts.
             cp.cpu_no_qs = 0
         if cp.urgent_qs and not idle:
             # rcu_urgent_qs: set need_resched; the context switch is a QS.
             cp.urgent_qs = 0
-            cp.cpu_no_qs = 0
+            self.acc = 0
+            self.rcu_need_resched(c)
+            cost += self.acc
         if self.rcu_pending(c):
             # invoke_rcu_core(): RCU_SOFTIRQ, or the rcuc/N kthread with use_softirq=0.
             if self.use_softirq or cp.offloaded:
@@ -1425,7 +1630,7 @@ cdef class Engine:
             self.gp_pending_phase = RCU_GP_INIT
             return (nleaves + self.num_nodes) * self.rnp_lock_ns
         # WAIT_FQS woken up.
-        if self.nodes[0].qsmask == 0:
+        if self.root_qs_done():
             self.gp_pending_phase = RCU_GP_CLEANUP
             return self.num_nodes * self.rnp_lock_ns
         if self.now >= self.fqs_deadline or (self.gp_flags & RCU_GP_FLAG_FQS):
@@ -1465,7 +1670,7 @@ cdef class Engine:
             if self.gp_flags & RCU_GP_FLAG_INIT:
                 return self.gp_run(e, self.now)
             return -1
-        if self.nodes[0].qsmask == 0 or (self.gp_flags & RCU_GP_FLAG_FQS) or self.now >= self.fqs_deadline:
+        if self.root_qs_done() or (self.gp_flags & RCU_GP_FLAG_FQS) or self.now >= self.fqs_deadline:
             return self.gp_run(e, self.now)
         return -1
 
@@ -1487,6 +1692,8 @@ cdef class Engine:
         for n in range(self.num_nodes):
             self.nodes[n].qsmask = self.nodes[n].qsmaskinit
             self.nodes[n].gp_seq = self.gp_seq
+        if self.preemptible_readers:
+            self.mark_blocked_readers(0)  # rnp->gp_tasks
         self.note_gp_changes_locked(self.gp_cpu)
         if self.srs_next_head >= 0:
             # All wait heads were busy: ask for another GP for these waiters.
@@ -1557,16 +1764,34 @@ cdef class Engine:
             else:
                 np.gp_seq_needed = new
         self.note_gp_changes_locked(self.gp_cpu)
-        self.record_gp(self.gp_seq, self.gp_start, self.now)
+        self.record_gp(0, self.gp_seq, self.gp_start, self.gp_qs_t, self.now, 0)
         self.gp_seq = new  # rcu_seq_end()
         self.sr_normal_gp_cleanup()
         if needgp:
             self.gp_flags |= RCU_GP_FLAG_INIT
 
-    cdef void ev_ipi(self, int c) noexcept:
+    cdef void ev_ipi(self, int c) except *:
+        """resched_cpu(): need_resched forces a context switch."""
+        if self.cpus[c].state == CPU_BUSY:
+            self.acc = 0
+            self.rcu_need_resched(c)
+            self.steal(c, self.acc)
+
+    cdef void rcu_need_resched(self, int c) except *:
+        """need_resched on busy CPU c: schedule() at the next preemption point is a QS.
+
+        Inside a non-preemptible reader that point is its rcu_read_unlock(); a
+        preemptible reader is preempted in place and joins its leaf's blkd_tasks.
+        """
         cdef cpu_t *cp = &self.cpus[c]
-        if cp.state == CPU_BUSY:
-            cp.cpu_no_qs = 0
+        if self.in_reader(c):
+            if not self.rwl_preemptible[self.ents[cp.curr].idx]:
+                cp.urgent_qs = 1
+                return
+            self.rcu_preempt_ctxt_queue(c, cp.curr)
+        cp.cpu_no_qs = 0
+        if cp.exp_need_qs:
+            self.rcu_report_exp_rdp(c)
 
     # =======================================================================
     # synchronize_rcu() with rcutree.rcu_normal_wake_from_gp=1.
@@ -1644,6 +1869,493 @@ cdef class Engine:
         return -1
 
     # =======================================================================
+    # Readers: rcu_read_lock(); <length>; rcu_read_unlock(); <gap> in a loop.
+    # =======================================================================
+    cdef inline bint in_reader(self, int c) noexcept:
+        cdef int e = self.cpus[c].curr
+        return e >= 0 and self.ents[e].kind == ENT_READER and self.ents[e].phase == RD_IN
+
+    cdef i64 reader_run(self, int e, i64 t0) except -2:
+        """rcu_read_lock(): a new read-side critical section begins at t0."""
+        cdef ent_t *ep = &self.ents[e]
+        cdef int w = ep.idx
+        ep.phase = RD_IN
+        ep.rd_start = t0
+        ep.rd_gpc0 = self.gp_completions[0]
+        ep.rd_gpc1 = self.gp_completions[1]
+        if self.rwl_len_exp[w]:
+            return self.exp_ns(self.rwl_len_ns[w])
+        return self.rwl_len_ns[w]
+
+    cdef i64 reader_done(self, int e) except -2:
+        cdef ent_t *ep = &self.ents[e]
+        cdef int w = ep.idx
+        cdef i64 gap
+        if ep.phase == RD_OUT:
+            return self.reader_run(e, self.now)
+        self.acc = 0
+        self.rcu_read_unlock(e)
+        self.cpus[ep.cpu].debt += self.acc
+        ep.phase = RD_OUT
+        gap = self.exp_ns(self.rwl_gap_ns[w])
+        if self.rwl_gap_busy[w]:
+            return gap if gap > 0 else self.reader_run(e, self.now)
+        self.push(self.now + gap, PRIO_NORMAL, EV_WAKE, e, 0)  # sleeps through the gap
+        return -1
+
+    cdef void rcu_read_unlock(self, int e) except *:
+        """The outermost rcu_read_unlock(): check the section, then rcu_read_unlock_special()."""
+        cdef ent_t *ep = &self.ents[e]
+        cdef int c = ep.cpu
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef int n = cp.leaf
+        self.check_reader(e)
+        if ep.rd_blocked:
+            # rcu_preempt_deferred_qs_irqrestore(): leave blkd_tasks; unblock the GPs it held.
+            self.rnp_lock(n)
+            ep.rd_blocked = 0
+            self.nodes[n].blkd_n -= 1
+            if ep.rd_blocks_gp:
+                ep.rd_blocks_gp = 0
+                self.nodes[n].gp_blockers -= 1
+                if self.nodes[n].gp_blockers == 0 and self.nodes[n].qsmask == 0 and self.gp_in_progress():
+                    self.rcu_report_unblock_qs_rnp(n)
+            if ep.rd_blocks_exp:
+                ep.rd_blocks_exp = 0
+                self.nodes[n].exp_blockers -= 1
+                self.rcu_report_exp_rnp(n, True)
+        if cp.exp_need_qs:
+            self.rcu_report_exp_rdp(c)
+        if cp.urgent_qs:
+            # need_resched was set inside the section: preempt_enable() schedules.
+            cp.urgent_qs = 0
+            cp.cpu_no_qs = 0
+
+    cdef void rcu_preempt_ctxt_queue(self, int c, int e) except *:
+        """A reader is preempted inside its section: queue it on its leaf's blkd_tasks.
+
+        It blocks the current normal GP if its CPU still owes that GP a QS, and
+        the current expedited GP if its CPU is still in the leaf's expmask.
+        """
+        cdef ent_t *ep = &self.ents[e]
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef rnp_t *np = &self.nodes[cp.leaf]
+        if ep.rd_blocked:
+            return
+        self.rnp_lock(cp.leaf)
+        ep.rd_blocked = 1
+        np.blkd_n += 1
+        self.n_reader_blocked += 1
+        if self.gp_in_progress() and (np.qsmask & cp.grpmask):
+            ep.rd_blocks_gp = 1
+            np.gp_blockers += 1
+        if rcu_seq_state(self.exp_seq) and (np.expmask & cp.grpmask):
+            ep.rd_blocks_exp = 1
+            np.exp_blockers += 1
+
+    cdef void mark_blocked_readers(self, int exp) noexcept:
+        """At GP start every reader already on a blkd_tasks list blocks the new GP."""
+        cdef int n, c, e
+        for n in range(self.leaf_first, self.num_nodes):
+            if exp:
+                self.nodes[n].exp_blockers = self.nodes[n].blkd_n
+            else:
+                self.nodes[n].gp_blockers = self.nodes[n].blkd_n
+        for c in range(self.nr_cpus):
+            e = self.cpus[c].reader
+            if e >= 0 and self.ents[e].rd_blocked:
+                if exp:
+                    self.ents[e].rd_blocks_exp = 1
+                else:
+                    self.ents[e].rd_blocks_gp = 1
+
+    cdef void rcu_report_unblock_qs_rnp(self, int n) except *:
+        """The last reader blocking the GP at leaf n left: report the leaf upwards."""
+        cdef rnp_t *np = &self.nodes[n]
+        if np.parent < 0:
+            self.gp_qs_t = self.now + self.acc
+            self.gp_flags |= RCU_GP_FLAG_FQS
+            self.gp_kthread_wake()
+            return
+        self.rnp_lock(np.parent)
+        self.report_qs_rnp(np.grpmask, np.parent, np.gp_seq)
+
+    # =======================================================================
+    # Safety checker, always on: a GP must wait for every reader that began
+    # before it, and no caller or callback may finish before a whole GP.
+    # =======================================================================
+    cdef void violation(self, str what) except *:
+        self.n_violations += 1
+        if len(self.violations) < 100:
+            self.violations.append(what)
+
+    cdef void check_reader(self, int e) except *:
+        """At rcu_read_unlock(): did a whole GP of either flavour fit inside the section?"""
+        cdef ent_t *ep = &self.ents[e]
+        cdef i64 spanned
+        cdef int f
+        self.n_readers_checked += 1
+        for f in range(2):
+            spanned = self.gp_completions[f] - (ep.rd_gpc1 if f else ep.rd_gpc0)
+            self.reader_pipe[f][spanned if spanned < 2 else 2] += 1
+            # GP starts are monotonic per flavour: checking the last completed one suffices.
+            if spanned > 0 and self.last_gp_start[f] > ep.rd_start:
+                self.violation(
+                    f"reader on CPU {ep.cpu} (entity {e}) ran from {ep.rd_start} ns to {self.now} ns, "
+                    f"across the whole {'expedited' if f else 'normal'} grace period gp_seq "
+                    f"{self.last_gp_seq[f]} ({self.last_gp_start[f]} ns to its end before {self.now} ns)")
+
+    cdef void check_request(self, int e, i64 t_end) except *:
+        """A synchronize_rcu*() returns: a GP of its flavour must have started after the call."""
+        cdef int f = self.wl_prim[self.task_wl[e]]
+        cdef i64 t_call = self.ents[e].t_call
+        if self.last_gp_start[f] < t_call:
+            self.violation(
+                f"{'synchronize_rcu_expedited' if f else 'synchronize_rcu'}() by task {e} on CPU "
+                f"{self.ents[e].cpu}, called at {t_call} ns, returned at {t_end} ns before any "
+                f"{'expedited' if f else 'normal'} grace period started after the call "
+                f"(last completed: gp_seq {self.last_gp_seq[f]}, started {self.last_gp_start[f]} ns)")
+
+    cdef void check_callback(self, int cb, int c) except *:
+        if self.last_gp_start[0] < self.cbs[cb].t_queued:
+            self.violation(
+                f"callback queued on CPU {c} at {self.cbs[cb].t_queued} ns invoked at {self.now} ns "
+                f"before a grace period started after it (last completed: gp_seq "
+                f"{self.last_gp_seq[0]}, started {self.last_gp_start[0]} ns)")
+
+    # =======================================================================
+    # Expedited grace periods (kernel/rcu/tree_exp.h).
+    # =======================================================================
+    cdef void exp_lock(self, int n) noexcept:
+        """Acquire and release rnp->exp_lock (same contention model as rnp_lock)."""
+        cdef rnp_t *np = &self.nodes[n]
+        cdef i64 t = self.now + self.acc
+        cdef i64 wait = np.exp_lock_free - t
+        if wait < 0:
+            wait = 0
+        np.exp_lock_free = t + wait + self.rnp_lock_ns
+        self.acc += wait + self.rnp_lock_ns
+        self.n_lock_wait_ns += wait
+
+    cdef void exp_wq_add(self, int n, i64 s, int e) noexcept:
+        """wait_event(rnp->exp_wq[rcu_seq_ctr(s) & 0x3], ...)."""
+        cdef rnp_t *np = &self.nodes[n]
+        cdef int k = (s >> 2) & 3
+        self.ents[e].link = -1
+        if np.exp_wq_tail[k] >= 0:
+            self.ents[np.exp_wq_tail[k]].link = e
+        else:
+            np.exp_wq_head[k] = e
+        np.exp_wq_tail[k] = e
+
+    cdef i64 synchronize_rcu_expedited(self, int e, int c) except -2:
+        """rcu_exp_gp_seq_snap() + exp_funnel_lock(); returns the next burst or -1 to sleep."""
+        cdef ent_t *ep = &self.ents[e]
+        cdef int leaf = self.cpus[c].leaf
+        cdef int n = leaf
+        cdef i64 s = rcu_seq_snap(self.exp_seq)
+        ep.req_s = s
+        ep.phase = TASK_WAITING
+        # Low-contention fast path straight to the mutex (it sets no exp_seq_rq).
+        if (self.nodes[leaf].exp_seq_rq < s and (leaf == 0 or self.nodes[0].exp_seq_rq < s)
+                and self.exp_mutex_owner < 0):
+            self.acc += self.rnp_lock_ns
+            if self.exp_mutex_head >= 0:
+                self.n_exp_mutex_steal += 1
+            self.exp_mutex_owner = e
+            return self.exp_mutex_acquired(e, c)
+        while n >= 0:
+            if rcu_seq_done(self.exp_seq, s):
+                return self.task_return(e, self.now + self.acc)
+            self.exp_lock(n)
+            if self.nodes[n].exp_seq_rq >= s:
+                # Someone else asked for this GP: wait for it here.
+                self.n_exp_funnel_wait += 1
+                self.exp_wq_add(n, s, e)
+                return -1
+            self.nodes[n].exp_seq_rq = s  # followers can wait on us
+            n = self.nodes[n].parent
+        # mutex_lock(&rcu_state.exp_mutex)
+        self.acc += self.rnp_lock_ns
+        if self.exp_mutex_owner < 0:
+            if self.exp_mutex_head >= 0:
+                self.n_exp_mutex_steal += 1  # a newcomer overtakes a woken waiter
+            self.exp_mutex_owner = e
+            return self.exp_mutex_acquired(e, c)
+        self.n_exp_mutex_wait += 1
+        ep.phase = TASK_MUTEX_WAIT
+        ep.link = -1
+        if self.exp_mutex_tail >= 0:
+            self.ents[self.exp_mutex_tail].link = e
+        else:
+            self.exp_mutex_head = e
+        self.exp_mutex_tail = e
+        return -1
+
+    cdef i64 exp_mutex_retry(self, int e) except -2:
+        """A waiter woken by mutex_unlock() runs: take the mutex unless someone got it first."""
+        if self.exp_mutex_owner >= 0 and self.exp_mutex_owner != e:
+            return -1  # plain mutex: lost the race; stays first in the wait list
+        if self.exp_mutex_owner < 0:
+            # Plain mutex: the woken waiter leaves the wait list once it holds the lock.
+            self.exp_mutex_unlink(e)
+            self.exp_mutex_owner = e
+        return self.exp_mutex_acquired(e, self.ents[e].cpu)
+
+    cdef void exp_mutex_unlink(self, int e) noexcept:
+        cdef int x = self.exp_mutex_head, prev = -1
+        while x >= 0 and x != e:
+            prev = x
+            x = self.ents[x].link
+        if x < 0:
+            return
+        if prev >= 0:
+            self.ents[prev].link = self.ents[e].link
+        else:
+            self.exp_mutex_head = self.ents[e].link
+        if self.exp_mutex_tail == e:
+            self.exp_mutex_tail = prev
+        self.ents[e].link = -1
+
+    cdef void exp_mutex_unlock(self, int c) except *:
+        """mutex_unlock(&rcu_state.exp_mutex).
+
+        A plain mutex is left free and its first waiter woken: anyone who asks
+        before that waiter runs takes it (queue jumping). An rt_mutex hands the
+        lock to its first waiter (FIFO among equal priorities).
+        """
+        cdef int w = self.exp_mutex_head
+        if self.exp_mutex_rt and w >= 0:
+            self.exp_mutex_head = self.ents[w].link
+            if self.exp_mutex_head < 0:
+                self.exp_mutex_tail = -1
+            self.ents[w].link = -1
+            self.exp_mutex_owner = w
+        else:
+            self.exp_mutex_owner = -1
+        if w >= 0:
+            self.acc += self.ttwu_ns
+            self.wake(w, c, self.now + self.acc)
+
+    cdef i64 exp_mutex_acquired(self, int e, int c) except -2:
+        """exp_funnel_lock() holds exp_mutex: start the GP, or return if it is done."""
+        cdef ent_t *ep = &self.ents[e]
+        if rcu_seq_done(self.exp_seq, ep.req_s):
+            self.exp_mutex_unlock(c)
+            return self.task_return(e, self.now + self.acc)
+        self.exp_seq += 1  # rcu_exp_gp_seq_start()
+        self.exp_gp_start = self.now + self.acc
+        self.exp_gp_qs = self.exp_gp_start
+        self.exp_gp_ipis = 0
+        # Queue rcu_exp_sel_wait_wake() on the kworker, then sleep on the root's exp_wq.
+        self.exp_work_queued = 1
+        self.acc += self.ttwu_ns
+        self.wake(self.exp_ent, c, self.now + self.acc)
+        ep.phase = TASK_EXP_OWNER
+        self.exp_wq_add(0, ep.req_s, e)
+        return -1
+
+    cdef inline bint exp_root_done(self) noexcept:
+        return self.nodes[0].expmask == 0 and self.nodes[0].exp_blockers == 0
+
+    # --- the kworker: rcu_exp_sel_wait_wake() --------------------------------
+    cdef i64 exp_gp_run(self, int e, i64 t0) except -2:
+        if self.exp_phase == EXP_IDLE:
+            if not self.exp_work_queued:
+                return 0
+            self.exp_work_queued = 0
+            self.exp_phase = EXP_RESET
+            return self.num_nodes * self.rnp_lock_ns  # sync_exp_reset_tree()
+        if self.exp_phase == EXP_FLUSH or self.exp_phase == EXP_WAIT:
+            if self.exp_par_pending > 0:
+                return 0
+            if not self.exp_root_done():
+                self.exp_phase = EXP_WAIT
+                return 0
+            self.exp_phase = EXP_WAKE
+            return self.rcu_exp_wait_wake(t0)
+        return 0
+
+    cdef i64 exp_gp_done(self, int e) except -2:
+        cdef int phase = self.exp_phase
+        cdef i64 nxt = -1
+        self.acc = 0
+        if phase == EXP_RESET:
+            self.sync_exp_reset_tree()
+            nxt = self.sync_rcu_exp_select_cpus()
+        elif phase == EXP_SELECT:
+            self.rcu_report_exp_cpu_mult(self.exp_last_leaf, self.nodes[self.exp_last_leaf].exp_sel_qs, False)
+            self.exp_phase = EXP_FLUSH
+        elif phase == EXP_WAKE:
+            self.exp_phase = EXP_IDLE
+        self.cpus[self.ents[e].cpu].debt += self.acc
+        if nxt >= 0:
+            return nxt
+        # Sleep unless the condition of the next wait already holds.
+        if self.exp_phase == EXP_IDLE and self.exp_work_queued:
+            return self.exp_gp_run(e, self.now)
+        if ((self.exp_phase == EXP_FLUSH or self.exp_phase == EXP_WAIT)
+                and self.exp_par_pending == 0 and self.exp_root_done()):
+            return self.exp_gp_run(e, self.now)
+        if self.exp_phase == EXP_FLUSH and self.exp_par_pending == 0:
+            self.exp_phase = EXP_WAIT
+        return -1
+
+    cdef void sync_exp_reset_tree(self) noexcept:
+        cdef int n
+        for n in range(self.num_nodes):
+            self.nodes[n].expmask = self.nodes[n].expmaskinit
+        if self.preemptible_readers:
+            self.mark_blocked_readers(1)  # rnp->exp_tasks
+
+    cdef i64 sync_rcu_exp_select_cpus(self) except -2:
+        """Queue each leaf's selection on its worker; the last leaf runs inline."""
+        cdef int n
+        cdef int c = self.ents[self.exp_ent].cpu
+        self.exp_par_pending = 0
+        for n in range(self.leaf_first, self.num_nodes - 1):
+            if self.nodes[n].expmask == 0:
+                continue
+            self.exp_par_pending += 1
+            self.acc += self.ttwu_ns
+            self.wake(self.nodes[n].par_ent, c, self.now + self.acc)
+        self.exp_phase = EXP_SELECT
+        # The burst starts with this queueing cost (acc, charged as debt) and goes on inline.
+        return self.exp_select_node_cpus(self.exp_last_leaf, c, self.now + self.acc)
+
+    cdef i64 exp_par_run(self, int e, i64 t0) except -2:
+        return self.exp_select_node_cpus(self.ents[e].idx, self.ents[e].cpu, t0)
+
+    cdef i64 exp_par_done(self, int e) except -2:
+        cdef int n = self.ents[e].idx
+        self.acc = 0
+        self.rcu_report_exp_cpu_mult(n, self.nodes[n].exp_sel_qs, False)
+        self.exp_par_pending -= 1
+        if self.exp_par_pending == 0 and self.exp_phase == EXP_FLUSH:
+            self.acc += self.ttwu_ns
+            self.wake(self.exp_ent, self.ents[e].cpu, self.now + self.acc)
+        self.cpus[self.ents[e].cpu].debt += self.acc
+        return -1
+
+    cdef i64 exp_select_node_cpus(self, int n, int self_cpu, i64 t0) except -2:
+        """__sync_rcu_exp_select_node_cpus() on CPU self_cpu from t0; returns its duration.
+
+        CPUs idle (an extended QS) or the selecting CPU itself are quiescent and
+        reported when the selection ends; the others get rcu_exp_handler() IPIs,
+        sent one at a time: smp_call_function_single(wait=0) reuses the sender's
+        one csd, so each send waits until the previous target took its IPI.
+        """
+        cdef rnp_t *np = &self.nodes[n]
+        cdef u64 todo = np.expmask, qs = 0
+        cdef int bit, c
+        cdef i64 t = t0 + self.rnp_lock_ns
+        while todo:
+            bit = ctz64(todo)
+            todo &= todo - 1
+            c = np.grplo + bit
+            if c == self_cpu or self.cpus[c].state != CPU_BUSY:
+                qs |= (<u64> 1) << bit
+                continue
+            t += self.ipi_send_ns
+            self.push(t + self.ipi_latency_ns, PRIO_URGENT, EV_EXP_IPI, c, self.exp_seq)
+            self.n_exp_ipis += 1
+            self.exp_gp_ipis += 1
+            t += self.ipi_latency_ns
+        np.exp_sel_qs = qs
+        return t - t0
+
+    cdef void ev_exp_ipi(self, int c) except *:
+        """rcu_exp_handler(): report now, or when the reader / non-preemptible section ends."""
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef rnp_t *np = &self.nodes[cp.leaf]
+        self.acc = 0
+        if (np.expmask & cp.grpmask) and not cp.exp_need_qs:
+            if cp.state != CPU_BUSY:
+                self.rcu_report_exp_rdp(c)  # interrupted from idle
+            elif self.in_reader(c) and self.fault != 1:
+                cp.exp_need_qs = 1
+                self.n_exp_deferred += 1
+            elif self.now < cp.nonpreempt_until:
+                cp.exp_need_qs = 1
+                self.n_exp_deferred += 1
+                if not cp.exp_deferred_pending:
+                    cp.exp_deferred_pending = 1
+                    self.push(cp.nonpreempt_until, PRIO_URGENT, EV_EXP_DEFERRED, c, 0)
+            else:
+                self.rcu_report_exp_rdp(c)
+        self.steal(c, self.ipi_handler_ns + self.acc)
+
+    cdef void ev_exp_deferred(self, int c) except *:
+        cdef cpu_t *cp = &self.cpus[c]
+        cp.exp_deferred_pending = 0
+        if not cp.exp_need_qs or self.in_reader(c):
+            return  # already reported, or the reader's unlock will
+        if self.now < cp.nonpreempt_until:
+            cp.exp_deferred_pending = 1
+            self.push(cp.nonpreempt_until, PRIO_URGENT, EV_EXP_DEFERRED, c, 0)
+            return
+        self.acc = 0
+        self.rcu_report_exp_rdp(c)
+        self.steal(c, self.acc)
+
+    cdef void rcu_report_exp_rdp(self, int c) except *:
+        self.cpus[c].exp_need_qs = 0
+        self.rcu_report_exp_cpu_mult(self.cpus[c].leaf, self.cpus[c].grpmask, True)
+
+    cdef void rcu_report_exp_cpu_mult(self, int n, u64 mask, bint wake) except *:
+        self.rnp_lock(n)
+        if (self.nodes[n].expmask & mask) == 0:
+            return
+        self.nodes[n].expmask &= ~mask
+        self.rcu_report_exp_rnp(n, wake)
+
+    cdef void rcu_report_exp_rnp(self, int n, bint wake) except *:
+        """__rcu_report_exp_rnp(): climb while nodes empty; wake the kworker at the root."""
+        cdef rnp_t *np
+        cdef u64 mask
+        while True:
+            np = &self.nodes[n]
+            if np.expmask != 0 or np.exp_blockers > 0:
+                return
+            if np.parent < 0:
+                if rcu_seq_state(self.exp_seq):
+                    self.exp_gp_qs = self.now + self.acc
+                if wake and self.exp_phase == EXP_WAIT:
+                    self.acc += self.ttwu_ns
+                    self.wake(self.exp_ent, -1, self.now + self.acc)  # swake_up_one(&expedited_wq)
+                return
+            mask = np.grpmask
+            n = np.parent
+            self.rnp_lock(n)
+            if (self.nodes[n].expmask & mask) == 0:
+                return
+            self.nodes[n].expmask &= ~mask
+
+    cdef i64 rcu_exp_wait_wake(self, i64 t0) except -2:
+        """rcu_seq_end(&expedited_sequence), then wake every node's waiters for it."""
+        cdef int n, x, nxt, k
+        cdef int c = self.ents[self.exp_ent].cpu
+        cdef i64 t = t0 + self.rnp_lock_ns  # exp_wake_mutex
+        cdef i64 s
+        self.record_gp(1, self.exp_seq, self.exp_gp_start, self.exp_gp_qs, t, self.exp_gp_ipis)
+        self.exp_seq = rcu_seq_endval(self.exp_seq)
+        s = self.exp_seq
+        k = (s >> 2) & 3
+        for n in range(self.num_nodes):
+            t += self.rnp_lock_ns  # rnp->exp_lock
+            if self.nodes[n].exp_seq_rq < s:
+                self.nodes[n].exp_seq_rq = s
+            x = self.nodes[n].exp_wq_head[k]
+            self.nodes[n].exp_wq_head[k] = self.nodes[n].exp_wq_tail[k] = -1
+            while x >= 0:
+                nxt = self.ents[x].link
+                self.ents[x].link = -1
+                t += self.ttwu_ns
+                self.wake(x, c, t)
+                x = nxt
+        return t - t0
+
+    # =======================================================================
     # Main loop.
     # =======================================================================
     def run(self, i64 until_ns, i64 max_events):
@@ -1689,6 +2401,10 @@ cdef class Engine:
                     self.try_preempt(ev.target)
             elif ev.kind == EV_IPI:
                 self.ev_ipi(ev.target)
+            elif ev.kind == EV_EXP_IPI:
+                self.ev_exp_ipi(ev.target)
+            elif ev.kind == EV_EXP_DEFERRED:
+                self.ev_exp_deferred(ev.target)
 
     # =======================================================================
     # Read-back.
@@ -1713,22 +2429,46 @@ cdef class Engine:
             vp[i] = self.req_prim[i]
             v0[i] = self.req_start[i]
             v1[i] = self.req_end[i]
-        return {"task": task, "cpu": cpu, "primitive": prim, "t_start_ns": t0, "t_end_ns": t1}
+        snap = np.empty(n, dtype=np.int64)
+        cdef i64[::1] vq = snap
+        for i in range(n):
+            vq[i] = self.req_seq[i]
+        return {"task": task, "cpu": cpu, "primitive": prim, "t_start_ns": t0, "t_end_ns": t1,
+                "gp_seq_snap": snap}
 
     def grace_periods(self):
-        """Completed normal grace periods: gp_seq at start, start and end times."""
+        """Completed grace periods in end order: gp_seq (or expedited_sequence) while
+        in progress, start, all-QS-reported and end times, IPIs sent, expedited flag."""
         cdef i64 n = self.gprec_n, i
         seq = np.empty(n, dtype=np.int64)
         t0 = np.empty(n, dtype=np.int64)
+        tq = np.empty(n, dtype=np.int64)
         t1 = np.empty(n, dtype=np.int64)
+        ipis = np.empty(n, dtype=np.int64)
+        exp = np.empty(n, dtype=bool)
         cdef i64[::1] vs = seq
         cdef i64[::1] v0 = t0
+        cdef i64[::1] vq = tq
         cdef i64[::1] v1 = t1
+        cdef i64[::1] vi = ipis
         for i in range(n):
             vs[i] = self.gprec_seq[i]
             v0[i] = self.gprec_start[i]
+            vq[i] = self.gprec_qs[i]
             v1[i] = self.gprec_end[i]
-        return {"gp_seq": seq, "t_start_ns": t0, "t_end_ns": t1}
+            vi[i] = self.gprec_ipis[i]
+            exp[i] = self.gprec_exp[i] != 0
+        return {"gp_seq": seq, "t_start_ns": t0, "t_qs_ns": tq, "t_end_ns": t1, "ipis": ipis, "expedited": exp}
+
+    def safety(self):
+        """The checker's findings: readers checked, Reader Pipe counts, violations."""
+        return {
+            "readers_checked": self.n_readers_checked,
+            "reader_pipe_normal": [self.reader_pipe[0][k] for k in range(3)],
+            "reader_pipe_expedited": [self.reader_pipe[1][k] for k in range(3)],
+            "violations": self.n_violations,
+            "messages": list(self.violations),
+        }
 
     def counters(self):
         return {
@@ -1747,6 +2487,12 @@ cdef class Engine:
             "preemptions": self.n_preempt,
             "rcuog_wakeups": self.n_rcuog_wake,
             "gp_kthread_wakeups": self.n_gp_wake,
+            "exp_ipis": self.n_exp_ipis,
+            "exp_ipis_deferred": self.n_exp_deferred,
+            "exp_funnel_waits": self.n_exp_funnel_wait,
+            "exp_mutex_waits": self.n_exp_mutex_wait,
+            "exp_mutex_steals": self.n_exp_mutex_steal,
+            "readers_preempted": self.n_reader_blocked,
         }
 
     @property

@@ -22,6 +22,8 @@ cdef enum:
     EV_BYPASS_TIMER = 5  # rcuog group target: nocb_bypass_timer (arg = timer generation)
     EV_RESCHED = 6       # CPU target left a non-preemptible section; a preemption waits
     EV_IPI = 7           # resched_cpu() IPI reaching CPU target
+    EV_EXP_IPI = 8       # rcu_exp_handler() IPI reaching CPU target (arg = expedited_sequence)
+    EV_EXP_DEFERRED = 9  # CPU target leaves the preempt/BH-disabled section that deferred its expedited QS
 
 # Event priorities: urgent events run before normal ones at the same instant.
 cdef enum:
@@ -38,6 +40,9 @@ cdef enum:
     ENT_RCUOP = 3        # rcuop/N: NOCB callback-invocation kthread of one CPU
     ENT_SR_WORKER = 4    # kworker running rcu_sr_normal_gp_cleanup_work
     ENT_RCUC = 5         # rcuc/N (use_softirq=0) or ksoftirqd/N running rcu_core
+    ENT_EXP_GP = 6       # rcu_exp_gp_kthread_worker: drives expedited GPs
+    ENT_EXP_PAR = 7      # rcu_exp_par_gp_kthread_worker/N: CPU selection for one leaf
+    ENT_READER = 8       # a reader task: rcu_read_lock(); ...; rcu_read_unlock() in a loop
 
 cdef enum:
     ST_BLOCKED = 0
@@ -86,6 +91,22 @@ cdef enum:
     TASK_WAITING = 1     # blocked inside synchronize_rcu()
     TASK_RUNNING = 2     # returned: doing the work after the call, think time, next call
     TASK_EXITED = 3
+    TASK_MUTEX_WAIT = 4  # sleeping on rcu_state.exp_mutex
+    TASK_EXP_OWNER = 5   # holds exp_mutex; sleeps on the root's exp_wq until its GP ends
+
+# Reader phases (ent_t.phase for ENT_READER).
+cdef enum:
+    RD_IN = 0            # inside a read-side critical section
+    RD_OUT = 1           # between sections, still running (kernel mode)
+
+# Expedited GP kworker phases (rcu_exp_sel_wait_wake()).
+cdef enum:
+    EXP_IDLE = 0         # no work queued
+    EXP_RESET = 1        # sync_exp_reset_tree() running
+    EXP_SELECT = 2       # selecting CPUs of the last leaf inline
+    EXP_FLUSH = 3        # waiting for the per-leaf workers (kthread_flush_work)
+    EXP_WAIT = 4         # synchronize_rcu_expedited_wait(): until the root's expmask empties
+    EXP_WAKE = 5         # rcu_exp_wait_wake(): rcu_seq_end() and the wake-ups
 
 
 cdef struct event_t:
@@ -112,6 +133,14 @@ cdef struct ent_t:
     int32_t loops_left   # synchronize_rcu() calls still to make
     int32_t link         # srs_* list link (wake_from_gp path)
     i64 t_call           # when the current synchronize_rcu() started (ns)
+    i64 req_s            # the gp_seq (or expedited_sequence) snapshot it waits for
+    # ENT_READER only
+    i64 rd_start         # when the current read-side critical section began (ns)
+    i64 rd_gpc0          # normal GPs completed when it began (Reader Pipe)
+    i64 rd_gpc1          # expedited GPs completed when it began
+    int32_t rd_blocked   # preempted inside the section: counted in its leaf's blkd_n
+    int32_t rd_blocks_gp # ... and blocks the current normal GP (rnp->gp_tasks)
+    int32_t rd_blocks_exp # ... and the current expedited GP (rnp->exp_tasks)
     # ENT_RCUOG only
     int32_t on_waitq     # sleeping on its leaf's rnp->nocb_gp_wq
     i64 wait_gp_seq      # nocb_gp_seq: the GP it sleeps for
@@ -151,6 +180,10 @@ cdef struct cpu_t:
     int32_t blimit       # rdp->blimit
     i64 qlen_last_fqs_check # rdp->qlen_last_fqs_check: queue length at the last overload check
     int32_t softirq_restarts # consecutive softirq passes in this irq exit
+    int32_t exp_need_qs  # rdp->cpu_no_qs.b.exp: the expedited IPI must be answered later
+    int32_t exp_deferred_pending # an EV_EXP_DEFERRED is queued
+    int32_t reader       # the reader entity on this CPU, -1 if none
+    int32_t resched_reader # a preemption waits for the running reader's rcu_read_unlock()
     # rcu_segcblist: callbacks in one FIFO; segments are consecutive runs of it
     int32_t cb_head      # first callback (DONE side), -1 if none
     int32_t cb_tail      # last callback
@@ -176,6 +209,19 @@ cdef struct rnp_t:
     int32_t grphi        # last CPU covered
     i64 lock_free        # time its raw spinlock is next free (contention model)
     int32_t nocb_wait    # rcuog entities sleeping on rnp->nocb_gp_wq (list head)
+    # expedited GPs
+    u64 expmask          # children (CPUs at a leaf) still owing an expedited QS
+    u64 expmaskinit      # children online
+    u64 exp_sel_qs       # leaf: CPUs found quiescent by the running selection, reported at its end
+    i64 exp_seq_rq       # rnp->exp_seq_rq: furthest expedited GP requested through here
+    i64 exp_lock_free    # time rnp->exp_lock is next free
+    int32_t exp_wq_head[4] # rnp->exp_wq[]: tasks waiting, by rcu_seq_ctr(s) & 3
+    int32_t exp_wq_tail[4]
+    int32_t par_ent      # leaf: its rcu_exp_par_gp_kthread_worker, -1 if none
+    # preempted readers (PREEMPT_RCU rnp->blkd_tasks), leaves only
+    int32_t blkd_n       # readers preempted inside their section
+    int32_t gp_blockers  # of which block the current normal GP (gp_tasks)
+    int32_t exp_blockers # of which block the current expedited GP (exp_tasks)
 
 
 cdef struct group_t:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from rcusim.errors import ScenarioError
+from rcusim.simulate import ModelError
 
 EXIT_USAGE = 2
 
@@ -70,6 +71,10 @@ def main(argv=None) -> int:
     except ScenarioError as exc:
         print(f"rcusim: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except ModelError as exc:
+        # A broken RCU guarantee is a bug in rcusim, not bad input: exit 1.
+        print(f"rcusim: model error: {exc}", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         # The reader of our output went away (e.g. '| head'): stop quietly.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

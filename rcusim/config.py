@@ -38,7 +38,7 @@ from .profiles import COST_NAMES, PROFILES, load_profile, profile_sources
 
 __all__ = [
     "MAX_CPUS", "Costs", "CostOverrides", "Hardware", "HardwareSpec", "Kernel",
-    "SyncLoop", "Workload", "WORKLOAD_KINDS", "Run", "RcuParams", "VariantInput",
+    "SyncLoop", "Readers", "Workload", "WORKLOAD_KINDS", "Run", "RcuParams", "VariantInput",
     "VariantSpec", "parse_release", "resolve_params", "resolve_variant",
     "build_variant", "scenario_error_from_validation",
 ]
@@ -86,6 +86,8 @@ class Costs(_Model):
     """Sender's cost per IPI sent."""
     ipi_latency_ns: CostNs
     """IPI send to handler entry on the target."""
+    ipi_handler_ns: CostNs
+    """Target's time in an IPI: entry/exit, the call-function queue flush and a short handler."""
     tick_ns: CostNs
     """Scheduling-clock interrupt handler."""
     softirq_ns: CostNs
@@ -247,6 +249,10 @@ class Kernel(_Model):
     """rcuop kthreads run SCHED_FIFO at kthread_prio."""
     bootargs: str = ""
     """Kernel command line, e.g. "rcutree.blimit=16 rcu_nocbs=0-63"; later tokens win."""
+    CONFIG_RCU_EXP_KTHREAD: Optional[bool] = None
+    """Expedited-GP kthread workers run SCHED_FIFO at kthread_prio; Kconfig default: CONFIG_NR_CPUS <= 32."""
+    exp_mutex: Literal["mutex", "rt_mutex"] = "mutex"
+    """Lock type of rcu_state.exp_mutex: "mutex" as in mainline, or "rt_mutex" (FIFO hand-off) as in the 2016 talk's experiment."""
 
     @field_validator("release", mode="before")
     @classmethod
@@ -318,9 +324,38 @@ class SyncLoop(_Model):
         return value
 
 
-# Extend with more kinds as Union[SyncLoop, Readers, ...]; the "kind" key selects.
-Workload = Annotated[Union[SyncLoop], Field(discriminator="kind")]
-WORKLOAD_KINDS: dict[str, type[BaseModel]] = {"sync_loop": SyncLoop}
+class Readers(_Model):
+    """One reader task per CPU: rcu_read_lock(); hold; rcu_read_unlock(); gap; again.
+
+    Sections start at `rate_per_s` per CPU on average: the gap after each is
+    exponential with mean 1/rate_per_s - length_us. Readers run until the
+    sync_loop workloads finish; the safety checker checks every section.
+    """
+
+    kind: Literal["readers"]
+    """Workload kind."""
+    name: Optional[str] = None
+    """Name used in results; default: the kind and the workload's index."""
+    cpus: Annotated[str, Field(json_schema_extra={"allowed": CPULIST_ALLOWED})] = "all"
+    """CPUs that get a reader task."""
+    length_us: Annotated[float, Field(gt=0, le=MAX_TIME_US, allow_inf_nan=False)]
+    """Mean length of a read-side critical section, in microseconds."""
+    length_dist: Literal["fixed", "exponential"] = "exponential"
+    """Distribution of section lengths."""
+    rate_per_s: Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]
+    """Sections started per second on each CPU."""
+    between: Literal["sleep", "busy"] = "sleep"
+    """What the reader does between sections: sleep (the CPU may go idle) or keep running in the kernel."""
+    preemptible: Optional[bool] = None
+    """Sections can be preempted (PREEMPT_RCU readers); default: CONFIG_PREEMPT_RCU."""
+    rt: bool = False
+    """Reader tasks are SCHED_FIFO instead of SCHED_NORMAL."""
+
+    _check_cpus = field_validator("cpus", mode="before")(SyncLoop._check_cpus.__func__)
+
+
+Workload = Annotated[Union[SyncLoop, Readers], Field(discriminator="kind")]
+WORKLOAD_KINDS: dict[str, type[BaseModel]] = {"sync_loop": SyncLoop, "readers": Readers}
 """Workload kinds by their ``kind`` value."""
 
 
@@ -410,6 +445,10 @@ class RcuParams(_Model):
     """rcu_nocb_poll: NOCB kthreads poll every jiffy."""
     nocb_cb_boost: bool
     """CONFIG_RCU_NOCB_CPU_CB_BOOST: rcuop kthreads are SCHED_FIFO."""
+    exp_kthread_rt: bool
+    """Expedited-GP kthread workers are SCHED_FIFO (CONFIG_RCU_EXP_KTHREAD and kthread_prio > 0)."""
+    exp_mutex_rt: bool
+    """rcu_state.exp_mutex is an rt_mutex (FIFO hand-off) instead of a mutex."""
     lazy: bool
     """call_rcu() callbacks are lazy on offloaded CPUs (CONFIG_RCU_LAZY and enable_rcu_lazy)."""
     rcu_normal_wake_from_gp: bool
@@ -604,6 +643,11 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
         nocb_gp_stride=stride,
         nocb_poll=args.get("rcu_nocb_poll", False),
         nocb_cb_boost=kernel.CONFIG_RCU_NOCB_CPU_CB_BOOST,
+        # rcu_start_exp_gp_kworker(): SCHED_FIFO only with CONFIG_RCU_EXP_KTHREAD,
+        # whose Kconfig default is !PREEMPT_RT && NR_CPUS <= 32.
+        exp_kthread_rt=prio > 0 and (kernel.CONFIG_RCU_EXP_KTHREAD if kernel.CONFIG_RCU_EXP_KTHREAD
+                                     is not None else nr_config <= 32),
+        exp_mutex_rt=kernel.exp_mutex == "rt_mutex",
         lazy=bool(lazy),
         rcu_normal_wake_from_gp=wake_from_gp,
         rcu_expedited=bool(args.get("rcupdate.rcu_expedited", 0)),
@@ -677,12 +721,37 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
                                     f"(also workloads[{names[work.name]}])",
                                     path=("workloads", i, "name"), allowed="unique names")
             names[work.name] = i
+    _check_readers(variant.workloads, nr, kernel)
     kernel = kernel.model_copy(update={"CONFIG_NR_CPUS": nr_config})
     params = resolve_params(nr, kernel)
     hardware = HardwareSpec(profile=hw.profile, nr_cpus=nr, costs=hw.resolved_costs(),
                             cost_sources=hw.cost_sources())
     return VariantSpec(name=name, hardware=hardware, kernel=kernel, params=params,
                        workloads=list(variant.workloads), run=variant.run)
+
+
+def _check_readers(workloads, nr: int, kernel: Kernel) -> None:
+    """Readers need callers to run against, fit in a second, one task per CPU."""
+    owner: dict[int, int] = {}
+    if all(isinstance(w, Readers) for w in workloads):
+        raise ScenarioError("only readers workloads: nothing would end the run",
+                            path=("workloads",), allowed="add a sync_loop workload")
+    for i, work in enumerate(workloads):
+        if not isinstance(work, Readers):
+            continue
+        if work.length_us * work.rate_per_s > 1e6:
+            raise ScenarioError(
+                f"{work.rate_per_s:g} sections/s of {work.length_us:g} us each do not fit in a second",
+                path=("workloads", i, "rate_per_s"), allowed=f"at most {1e6 / work.length_us:g}")
+        if work.preemptible and not kernel.CONFIG_PREEMPT_RCU:
+            raise ScenarioError("preemptible readers need CONFIG_PREEMPT_RCU=y",
+                                path=("workloads", i, "preemptible"),
+                                allowed="false, or set kernel.CONFIG_PREEMPT_RCU: true")
+        for c in parse_cpulist(work.cpus, nr):
+            if c in owner:
+                raise ScenarioError(f"CPU {c} already has a reader task (workloads[{owner[c]}])",
+                                    path=("workloads", i, "cpus"), allowed="disjoint CPU lists")
+            owner[c] = i
 
 
 def build_variant(name: str, data) -> VariantSpec:

@@ -33,6 +33,7 @@ COST_NAMES: tuple[str, ...] = (
     "wakeup_idle_p99_ns",
     "ipi_send_ns",
     "ipi_latency_ns",
+    "ipi_handler_ns",
     "tick_ns",
     "softirq_ns",
     "rnp_lock_ns",

@@ -15,6 +15,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from rcusim import _core
+from rcusim.config import Readers, SyncLoop
 from rcusim.cpulist import parse_cpulist
 from rcusim.errors import ScenarioError
 from rcusim.result import Result, VariantResult, installed_version, make_gps_frame, make_requests_frame
@@ -102,6 +103,11 @@ def _ll_params(spec) -> dict:
         "cb_generic_ns": costs.cb_generic_ns,
         "call_rcu_ns": costs.call_rcu_ns,
         "sync_entry_ns": costs.sync_entry_ns,
+        "ttwu_ns": costs.ttwu_ns,
+        "ipi_send_ns": costs.ipi_send_ns,
+        "ipi_handler_ns": costs.ipi_handler_ns,
+        "exp_kthread_rt": int(p.exp_kthread_rt),
+        "exp_mutex_rt": int(p.exp_mutex_rt),
     }
 
 
@@ -130,23 +136,38 @@ def _ll_topology(spec) -> dict:
     }
 
 
+def _sync_loops(spec) -> list:
+    return [wl for wl in spec.workloads if isinstance(wl, SyncLoop)]
+
+
 def _ll_workloads(spec) -> tuple[dict, dict]:
-    """Tasks (one row each) and per-workload parameters."""
+    """Tasks (one row each), reader tasks and per-workload parameters."""
     nr_cpus = spec.hardware.nr_cpus
     costs = spec.hardware.costs
     cpu, rt, loops, start, wl_idx = [], [], [], [], []
     think, after, prim = [], [], []
-    for i, wl in enumerate(spec.workloads):
+    readers = {"rd_cpu": [], "rd_workload": [], "rd_len_ns": [], "rd_gap_ns": [], "rd_len_exp": [],
+               "rd_gap_busy": [], "rd_preemptible": [], "rd_rt": []}
+    for wl in spec.workloads:
+        if isinstance(wl, Readers):
+            k = len(readers["rd_len_ns"])
+            cpus = parse_cpulist(wl.cpus, nr_cpus)
+            readers["rd_cpu"] += cpus
+            readers["rd_workload"] += [k] * len(cpus)
+            length = round(wl.length_us * 1000)
+            readers["rd_len_ns"].append(length)
+            readers["rd_gap_ns"].append(max(0, round(1e9 / wl.rate_per_s) - length))
+            readers["rd_len_exp"].append(int(wl.length_dist == "exponential"))
+            readers["rd_gap_busy"].append(int(wl.between == "busy"))
+            preemptible = spec.params.preempt_rcu if wl.preemptible is None else wl.preemptible
+            readers["rd_preemptible"].append(int(preemptible))
+            readers["rd_rt"].append(int(wl.rt))
+    for i, wl in enumerate(_sync_loops(spec)):
         primitive = wl.primitive
         if spec.params.rcu_normal:
             primitive = "synchronize_rcu"  # rcupdate.rcu_normal wins over everything
         elif spec.params.rcu_expedited:
             primitive = "synchronize_rcu_expedited"
-        if primitive != "synchronize_rcu":
-            raise ScenarioError(
-                f"workloads[{i}].primitive: {primitive} is not modelled by this version of rcusim; "
-                "allowed: synchronize_rcu"
-            )
         cpus = parse_cpulist(wl.cpus, nr_cpus)
         n = wl.tasks
         cpu.append(np.asarray(cpus, dtype=np.int32)[np.arange(n) % len(cpus)])
@@ -165,13 +186,15 @@ def _ll_workloads(spec) -> tuple[dict, dict]:
         "workload": np.concatenate(wl_idx),
     }
     tasks["expected_requests"] = int(tasks["loops"].sum())
-    return tasks, {"think_ns": think, "after_ns": after, "primitive": prim}
+    readers["rd_cpu"] = np.asarray(readers["rd_cpu"], dtype=np.int32)
+    readers["rd_workload"] = np.asarray(readers["rd_workload"], dtype=np.int32)
+    return tasks, {"think_ns": think, "after_ns": after, "primitive": prim, **readers}
 
 
 def estimate_memory_bytes(spec) -> int:
     """Up-front estimate of a variant's peak memory (engine records + frames)."""
-    requests = sum(wl.tasks * wl.loops for wl in spec.workloads)
-    tasks = sum(wl.tasks for wl in spec.workloads)
+    requests = sum(wl.tasks * wl.loops for wl in _sync_loops(spec))
+    tasks = sum(wl.tasks for wl in _sync_loops(spec)) + spec.hardware.nr_cpus
     # Records are copied once into NumPy and once into the DataFrame.
     return requests * BYTES_PER_REQUEST * 3 + tasks * BYTES_PER_TASK + spec.hardware.nr_cpus * BYTES_PER_CPU
 
@@ -201,9 +224,14 @@ def _available_memory_bytes() -> int:
     return 16 * 2**30
 
 
-def build_engine(spec, seed: int) -> tuple[_core.Engine, dict]:
-    """Build the engine for one variant with its own seeded random stream."""
+def build_engine(spec, seed: int, fault: int = 0) -> tuple[_core.Engine, dict]:
+    """Build the engine for one variant with its own seeded random stream.
+
+    `fault` breaks the model on purpose, for tests of the safety checker only:
+    1 = the expedited IPI handler ignores readers, 2 = the tick ignores readers.
+    """
     ll_params = _ll_params(spec)
+    ll_params["fault"] = fault
     ll_topology = _ll_topology(spec)
     ll_tasks, ll_workloads = _ll_workloads(spec)
     bitgen = np.random.PCG64(np.random.SeedSequence(seed))
@@ -236,20 +264,66 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
     req = engine.requests()
     gps = engine.grace_periods()
     counters = engine.counters()
+    safety = engine.safety()
     sim_time_ns, completion_ns = engine.now, engine.completion_ns
     del engine  # its C record arrays are no longer needed
+    if safety["violations"]:
+        raise ModelError(f"variant {name}: the safety checker found {safety['violations']} violation(s); "
+                         f"first: {safety['messages'][0]}")
+    extra = {"finished": reason == ExitReason.DONE, **time_breakdown(req, gps)}
+    extra["safety"] = {k: v for k, v in safety.items() if k != "messages"}
     return VariantResult(
         name=name,
         requests=make_requests_frame(req["task"], req["cpu"], req["primitive"], req["t_start_ns"], req["t_end_ns"]),
-        gps=make_gps_frame(gps["gp_seq"], gps["t_start_ns"], gps["t_end_ns"],
-                           np.zeros(len(gps["gp_seq"]), dtype=bool)),
+        gps=make_gps_frame(gps["gp_seq"], gps["t_start_ns"], gps["t_end_ns"], gps["expedited"]),
         counters=counters,
         events=counters["events"],
         wall_time_s=wall,
         sim_time_ns=sim_time_ns,
         completion_time_ns=completion_ns,
-        extra_metrics={"finished": reason == ExitReason.DONE},
+        extra_metrics=extra,
     )
+
+
+class ModelError(RuntimeError):
+    """The model broke one of RCU's guarantees (a bug in rcusim, never bad input)."""
+
+
+def time_breakdown(req: dict, gps: dict) -> dict:
+    """Where each primitive's latency went, in mean microseconds per request.
+
+    Each request is matched with the GP that satisfied its snapshot (the GP
+    whose end value equals it): ``before_gp`` runs from the call to that GP's
+    start (funnel, mutex and earlier GPs), ``qs_round`` from its start until
+    the last quiescent state reached the root (IPIs or FQS scans), ``gp_end``
+    from there to its rcu_seq_end(), and ``wakeup`` from then until the caller
+    returned. Also IPIs per expedited GP.
+    """
+    out = {}
+    end_value = (gps["gp_seq"] | 3) + 1  # rcu_seq_endval() of the in-progress value
+    for prim, label, expedited in ((0, "normal", False), (1, "expedited", True)):
+        sel = req["primitive"] == prim
+        mine = gps["expedited"] == expedited
+        if not sel.any() or not mine.any():
+            continue
+        order = np.argsort(end_value[mine], kind="stable")
+        ends = end_value[mine][order]
+        k = np.searchsorted(ends, req["gp_seq_snap"][sel])
+        ok = (k < ends.size) & (ends[np.minimum(k, ends.size - 1)] == req["gp_seq_snap"][sel])
+        if not ok.any():
+            continue
+        rows = order[k[ok]]
+        g0, gq, g1 = (gps[c][mine][rows] for c in ("t_start_ns", "t_qs_ns", "t_end_ns"))
+        t0, t1 = req["t_start_ns"][sel][ok], req["t_end_ns"][sel][ok]
+        out[f"{label}_time_us"] = {
+            "before_gp": round(float(np.mean(g0 - t0)) / 1e3, 3),
+            "qs_round": round(float(np.mean(gq - g0)) / 1e3, 3),
+            "gp_end": round(float(np.mean(g1 - gq)) / 1e3, 3),
+            "wakeup": round(float(np.mean(t1 - g1)) / 1e3, 3),
+        }
+        if expedited:
+            out["ipis_per_expedited_gp"] = round(float(np.mean(gps["ipis"][mine])), 3)
+    return out
 
 
 def run(source, overrides: Sequence[str] | Mapping | None = None, seed: int | None = None,
@@ -288,7 +362,7 @@ def run_scenario(scenario: Scenario, variants: Sequence[str] | None = None, prog
     results = {}
     for name in names:
         spec = scenario.variants[name]
-        total = sum(wl.tasks * wl.loops for wl in spec.workloads)
+        total = sum(wl.tasks * wl.loops for wl in _sync_loops(spec))
         if progress:
             from tqdm import tqdm
 
