@@ -196,9 +196,19 @@ cdef class Engine:
 
     # --- expedited GPs (rcu_state.expedited_sequence and friends) ------------
     cdef readonly i64 exp_seq
-    cdef int exp_mutex_owner     # task holding rcu_state.exp_mutex, -1 if free
-    cdef int exp_mutex_head      # its waiters, FIFO through ent_t.link
-    cdef int exp_mutex_tail
+    # Sleeping mutexes: rcu_state.exp_mutex, and before v4.6 the funnel's
+    # rnp->exp_funnel_mutex (index = node) and rdp->exp_funnel_mutex
+    # (index = num_nodes + CPU). Waiters queue FIFO through ent_t.link.
+    cdef int n_mtx
+    cdef int *mtx_owner          # task holding it, -1 if free
+    cdef int *mtx_head
+    cdef int *mtx_tail
+    cdef int exp_mutex           # index of rcu_state.exp_mutex
+    cdef int gp_mutex            # the mutex held for a whole expedited GP
+    cdef int exp_funnel_mutexes  # before v4.6: the funnel is mutexes held hand over hand
+    cdef int exp_driver_task     # before v4.9: the requester drives its GP itself
+    cdef int exp_par             # per-leaf workers select CPUs in parallel
+    cdef int exp_driver          # entity driving the current expedited GP
     cdef int exp_ent             # rcu_exp_gp_kthread_worker
     cdef int exp_phase           # EXP_*
     cdef int exp_work_queued     # rcu_exp_work queued on the kworker
@@ -272,6 +282,9 @@ cdef class Engine:
         self.gprec_start = NULL
         self.gprec_end = NULL
         self.gprec_qs = NULL
+        self.mtx_owner = NULL
+        self.mtx_head = NULL
+        self.mtx_tail = NULL
         self.gprec_ipis = NULL
         self.gprec_exp = NULL
         self.req_seq = NULL
@@ -302,6 +315,9 @@ cdef class Engine:
         free(self.gprec_start)
         free(self.gprec_end)
         free(self.gprec_qs)
+        free(self.mtx_owner)
+        free(self.mtx_head)
+        free(self.mtx_tail)
         free(self.gprec_ipis)
         free(self.gprec_exp)
         free(self.req_seq)
@@ -508,8 +524,20 @@ cdef class Engine:
             self.ents[e].rq = RQ_RT if p["exp_kthread_rt"] else RQ_NORMAL
             e += 1
         self.exp_last_leaf = self.num_nodes - 1
-        self.exp_mutex_owner = -1
-        self.exp_mutex_head = self.exp_mutex_tail = -1
+        self.exp_funnel_mutexes = p["exp_funnel_mutexes"]
+        self.exp_driver_task = p["exp_driver_task"]
+        self.exp_par = p["exp_par"]
+        self.exp_driver = self.exp_ent
+        self.n_mtx = self.num_nodes + self.nr_cpus + 1
+        self.mtx_owner = <int *> malloc(self.n_mtx * sizeof(int))
+        self.mtx_head = <int *> malloc(self.n_mtx * sizeof(int))
+        self.mtx_tail = <int *> malloc(self.n_mtx * sizeof(int))
+        if self.mtx_owner == NULL or self.mtx_head == NULL or self.mtx_tail == NULL:
+            raise MemoryError()
+        for i in range(self.n_mtx):
+            self.mtx_owner[i] = self.mtx_head[i] = self.mtx_tail[i] = -1
+        self.exp_mutex = self.n_mtx - 1
+        self.gp_mutex = 0 if self.exp_funnel_mutexes else self.exp_mutex
         # Reader tasks, one per CPU of each readers workload.
         self.n_rwl = len(wl["rd_len_ns"])
         self.rwl_len_ns = <i64 *> malloc((self.n_rwl + 1) * sizeof(i64))
@@ -974,6 +1002,8 @@ cdef class Engine:
             return self.task_return(e, t0)
         if phase == TASK_MUTEX_WAIT or phase == TASK_EXP_OWNER:
             return self.rnp_lock_ns  # mutex_lock() retry / mutex_unlock(): one cache line
+        if phase == TASK_EXP_DRIVE:
+            return self.exp_gp_run(e, t0)
         return self.task_next(e, t0, 0)
 
     cdef i64 task_return(self, int e, i64 t0) except -2:
@@ -1011,11 +1041,18 @@ cdef class Engine:
             return -1
         self.acc = 0
         if ep.phase == TASK_MUTEX_WAIT:
-            nxt = self.exp_mutex_retry(e)
+            nxt = self.exp_mutex_retry(e, c)
         elif ep.phase == TASK_EXP_OWNER:
             # Woken by rcu_exp_wait_wake(): let the next expedited GP start, return.
-            self.exp_mutex_unlock(c)
+            self.mutex_unlock(self.gp_mutex, c)
             nxt = self.task_return(e, self.now + self.acc)
+        elif ep.phase == TASK_EXP_DRIVE:
+            nxt = self.exp_gp_done(e)  # charges its own lock costs
+            self.acc = 0
+            if nxt < 0 and self.exp_phase == EXP_IDLE:
+                # rcu_exp_wait_wake() done: let the next expedited GP start, return.
+                self.mutex_unlock(self.gp_mutex, c)
+                nxt = self.task_return(e, self.now + self.acc)
         else:
             ep.loops_left -= 1
             ep.t_call = self.now - self.sync_entry_ns
@@ -2056,14 +2093,13 @@ cdef class Engine:
         cdef i64 s = rcu_seq_snap(self.exp_seq)
         ep.req_s = s
         ep.phase = TASK_WAITING
+        ep.fl_held = -1
+        if self.exp_funnel_mutexes:
+            return self.exp_funnel_lock_mutexes(e, c)
         # Low-contention fast path straight to the mutex (it sets no exp_seq_rq).
         if (self.nodes[leaf].exp_seq_rq < s and (leaf == 0 or self.nodes[0].exp_seq_rq < s)
-                and self.exp_mutex_owner < 0):
-            self.acc += self.rnp_lock_ns
-            if self.exp_mutex_head >= 0:
-                self.n_exp_mutex_steal += 1
-            self.exp_mutex_owner = e
-            return self.exp_mutex_acquired(e, c)
+                and self.mutex_trylock(self.exp_mutex, e)):
+            return self.exp_gp_start_or_done(e, c)
         while n >= 0:
             if rcu_seq_done(self.exp_seq, s):
                 return self.task_return(e, self.now + self.acc)
@@ -2075,80 +2111,143 @@ cdef class Engine:
                 return -1
             self.nodes[n].exp_seq_rq = s  # followers can wait on us
             n = self.nodes[n].parent
-        # mutex_lock(&rcu_state.exp_mutex)
-        self.acc += self.rnp_lock_ns
-        if self.exp_mutex_owner < 0:
-            if self.exp_mutex_head >= 0:
-                self.n_exp_mutex_steal += 1  # a newcomer overtakes a woken waiter
-            self.exp_mutex_owner = e
-            return self.exp_mutex_acquired(e, c)
-        self.n_exp_mutex_wait += 1
-        ep.phase = TASK_MUTEX_WAIT
-        ep.link = -1
-        if self.exp_mutex_tail >= 0:
-            self.ents[self.exp_mutex_tail].link = e
-        else:
-            self.exp_mutex_head = e
-        self.exp_mutex_tail = e
+        ep.fl_next = self.exp_mutex
+        if self.mutex_lock(self.exp_mutex, e):
+            return self.exp_gp_start_or_done(e, c)
         return -1
 
-    cdef i64 exp_mutex_retry(self, int e) except -2:
-        """A waiter woken by mutex_unlock() runs: take the mutex unless someone got it first."""
-        if self.exp_mutex_owner >= 0 and self.exp_mutex_owner != e:
-            return -1  # plain mutex: lost the race; stays first in the wait list
-        if self.exp_mutex_owner < 0:
-            # Plain mutex: the woken waiter leaves the wait list once it holds the lock.
-            self.exp_mutex_unlink(e)
-            self.exp_mutex_owner = e
-        return self.exp_mutex_acquired(e, self.ents[e].cpu)
+    cdef i64 exp_funnel_lock_mutexes(self, int e, int c) except -2:
+        """exp_funnel_lock() before v4.6: rdp, then rcu_node mutexes hand over hand.
 
-    cdef void exp_mutex_unlink(self, int e) noexcept:
-        cdef int x = self.exp_mutex_head, prev = -1
+        A task first tries the root's mutex directly when it looks free; that
+        lets newcomers overtake tasks queued lower in the funnel.
+        """
+        cdef ent_t *ep = &self.ents[e]
+        if self.mtx_owner[0] < 0 and self.mutex_trylock(0, e):
+            ep.fl_held = 0
+            return self.exp_gp_start_or_done(e, c)
+        if rcu_seq_done(self.exp_seq, ep.req_s):
+            return self.task_return(e, self.now + self.acc)
+        ep.fl_next = self.num_nodes + c
+        if not self.mutex_lock(ep.fl_next, e):
+            return -1
+        ep.fl_held = ep.fl_next
+        return self.exp_funnel_climb(e, c, self.cpus[c].leaf)
+
+    cdef i64 exp_funnel_climb(self, int e, int c, int n) except -2:
+        """Holding fl_held, take node n's mutex, drop the one below, go on up."""
+        cdef ent_t *ep = &self.ents[e]
+        while n >= 0:
+            if rcu_seq_done(self.exp_seq, ep.req_s):
+                self.mutex_unlock(ep.fl_held, c)  # sync_exp_work_done() drops it
+                ep.fl_held = -1
+                return self.task_return(e, self.now + self.acc)
+            ep.fl_next = n
+            if not self.mutex_lock(n, e):
+                return -1
+            self.mutex_unlock(ep.fl_held, c)
+            ep.fl_held = n
+            n = self.nodes[n].parent
+        return self.exp_gp_start_or_done(e, c)
+
+    cdef i64 exp_mutex_retry(self, int e, int c) except -2:
+        """A task woken from a funnel or exp mutex runs: go on if it now holds it."""
+        cdef ent_t *ep = &self.ents[e]
+        cdef int m = ep.fl_next
+        if not self.mutex_retry(m, e):
+            return -1
+        ep.phase = TASK_WAITING
+        if m == self.exp_mutex:
+            return self.exp_gp_start_or_done(e, c)
+        if m == self.num_nodes + c:
+            ep.fl_held = m
+            return self.exp_funnel_climb(e, c, self.cpus[c].leaf)
+        self.mutex_unlock(ep.fl_held, c)
+        ep.fl_held = m
+        return self.exp_funnel_climb(e, c, self.nodes[m].parent)
+
+    # --- sleeping mutexes ----------------------------------------------------
+    cdef bint mutex_trylock(self, int m, int e) noexcept:
+        self.acc += self.rnp_lock_ns
+        if self.mtx_owner[m] >= 0:
+            return False
+        if self.mtx_head[m] >= 0:
+            self.n_exp_mutex_steal += 1  # a newcomer overtakes a woken waiter
+        self.mtx_owner[m] = e
+        return True
+
+    cdef bint mutex_lock(self, int m, int e) noexcept:
+        """mutex_lock(): True if e holds m now, else e is queued and must sleep."""
+        if self.mutex_trylock(m, e):
+            return True
+        self.n_exp_mutex_wait += 1
+        self.ents[e].phase = TASK_MUTEX_WAIT
+        self.ents[e].link = -1
+        if self.mtx_tail[m] >= 0:
+            self.ents[self.mtx_tail[m]].link = e
+        else:
+            self.mtx_head[m] = e
+        self.mtx_tail[m] = e
+        return False
+
+    cdef bint mutex_retry(self, int m, int e) noexcept:
+        """The woken waiter e runs: a plain mutex may have been taken meanwhile."""
+        cdef int x = self.mtx_head[m], prev = -1
+        if self.mtx_owner[m] == e:
+            return True  # rt_mutex hand-off
+        if self.mtx_owner[m] >= 0:
+            return False  # lost the race; still first in the wait list
         while x >= 0 and x != e:
             prev = x
             x = self.ents[x].link
-        if x < 0:
-            return
-        if prev >= 0:
-            self.ents[prev].link = self.ents[e].link
-        else:
-            self.exp_mutex_head = self.ents[e].link
-        if self.exp_mutex_tail == e:
-            self.exp_mutex_tail = prev
-        self.ents[e].link = -1
+        if x >= 0:
+            if prev >= 0:
+                self.ents[prev].link = self.ents[e].link
+            else:
+                self.mtx_head[m] = self.ents[e].link
+            if self.mtx_tail[m] == e:
+                self.mtx_tail[m] = prev
+            self.ents[e].link = -1
+        self.mtx_owner[m] = e
+        return True
 
-    cdef void exp_mutex_unlock(self, int c) except *:
-        """mutex_unlock(&rcu_state.exp_mutex).
+    cdef void mutex_unlock(self, int m, int c) except *:
+        """mutex_unlock() by a task on CPU c.
 
         A plain mutex is left free and its first waiter woken: anyone who asks
         before that waiter runs takes it (queue jumping). An rt_mutex hands the
         lock to its first waiter (FIFO among equal priorities).
         """
-        cdef int w = self.exp_mutex_head
+        cdef int w = self.mtx_head[m]
         if self.exp_mutex_rt and w >= 0:
-            self.exp_mutex_head = self.ents[w].link
-            if self.exp_mutex_head < 0:
-                self.exp_mutex_tail = -1
+            self.mtx_head[m] = self.ents[w].link
+            if self.mtx_head[m] < 0:
+                self.mtx_tail[m] = -1
             self.ents[w].link = -1
-            self.exp_mutex_owner = w
+            self.mtx_owner[m] = w
         else:
-            self.exp_mutex_owner = -1
+            self.mtx_owner[m] = -1
         if w >= 0:
             self.acc += self.ttwu_ns
             self.wake(w, c, self.now + self.acc)
 
-    cdef i64 exp_mutex_acquired(self, int e, int c) except -2:
-        """exp_funnel_lock() holds exp_mutex: start the GP, or return if it is done."""
+    cdef i64 exp_gp_start_or_done(self, int e, int c) except -2:
+        """The task holds the GP mutex: start its GP, or return if one already covered it."""
         cdef ent_t *ep = &self.ents[e]
         if rcu_seq_done(self.exp_seq, ep.req_s):
-            self.exp_mutex_unlock(c)
+            self.mutex_unlock(self.gp_mutex, c)
             return self.task_return(e, self.now + self.acc)
         self.exp_seq += 1  # rcu_exp_gp_seq_start()
         self.exp_gp_start = self.now + self.acc
         self.exp_gp_qs = self.exp_gp_start
         self.exp_gp_ipis = 0
-        # Queue rcu_exp_sel_wait_wake() on the kworker, then sleep on the root's exp_wq.
         self.exp_work_queued = 1
+        if self.exp_driver_task:
+            # Before v4.9 the requester runs rcu_exp_sel_wait_wake() itself.
+            self.exp_driver = e
+            ep.phase = TASK_EXP_DRIVE
+            return self.exp_gp_run(e, self.now + self.acc)
+        # Queue rcu_exp_sel_wait_wake() on the kworker, then sleep on the root's exp_wq.
         self.acc += self.ttwu_ns
         self.wake(self.exp_ent, c, self.now + self.acc)
         ep.phase = TASK_EXP_OWNER
@@ -2177,14 +2276,15 @@ cdef class Engine:
         return 0
 
     cdef i64 exp_gp_done(self, int e) except -2:
-        cdef int phase = self.exp_phase
+        cdef int phase = self.exp_phase, n
         cdef i64 nxt = -1
         self.acc = 0
         if phase == EXP_RESET:
             self.sync_exp_reset_tree()
             nxt = self.sync_rcu_exp_select_cpus()
         elif phase == EXP_SELECT:
-            self.rcu_report_exp_cpu_mult(self.exp_last_leaf, self.nodes[self.exp_last_leaf].exp_sel_qs, False)
+            for n in range(self.exp_last_leaf if self.exp_par else self.leaf_first, self.num_nodes):
+                self.rcu_report_exp_cpu_mult(n, self.nodes[n].exp_sel_qs, False)
             self.exp_phase = EXP_FLUSH
         elif phase == EXP_WAKE:
             self.exp_phase = EXP_IDLE
@@ -2211,15 +2311,21 @@ cdef class Engine:
     cdef i64 sync_rcu_exp_select_cpus(self) except -2:
         """Queue each leaf's selection on its worker; the last leaf runs inline."""
         cdef int n
-        cdef int c = self.ents[self.exp_ent].cpu
+        cdef int c = self.ents[self.exp_driver].cpu
+        cdef i64 t = self.now + self.acc
         self.exp_par_pending = 0
+        self.exp_phase = EXP_SELECT
+        if not self.exp_par:
+            # Before v4.17 the driver selects every leaf itself, one after another.
+            for n in range(self.leaf_first, self.num_nodes):
+                t += self.exp_select_node_cpus(n, c, t)
+            return t - self.now - self.acc
         for n in range(self.leaf_first, self.num_nodes - 1):
             if self.nodes[n].expmask == 0:
                 continue
             self.exp_par_pending += 1
             self.acc += self.ttwu_ns
             self.wake(self.nodes[n].par_ent, c, self.now + self.acc)
-        self.exp_phase = EXP_SELECT
         # The burst starts with this queueing cost (acc, charged as debt) and goes on inline.
         return self.exp_select_node_cpus(self.exp_last_leaf, c, self.now + self.acc)
 
@@ -2233,7 +2339,7 @@ cdef class Engine:
         self.exp_par_pending -= 1
         if self.exp_par_pending == 0 and self.exp_phase == EXP_FLUSH:
             self.acc += self.ttwu_ns
-            self.wake(self.exp_ent, self.ents[e].cpu, self.now + self.acc)
+            self.wake(self.exp_driver, self.ents[e].cpu, self.now + self.acc)
         self.cpus[self.ents[e].cpu].debt += self.acc
         return -1
 
@@ -2322,7 +2428,7 @@ cdef class Engine:
                     self.exp_gp_qs = self.now + self.acc
                 if wake and self.exp_phase == EXP_WAIT:
                     self.acc += self.ttwu_ns
-                    self.wake(self.exp_ent, -1, self.now + self.acc)  # swake_up_one(&expedited_wq)
+                    self.wake(self.exp_driver, -1, self.now + self.acc)  # swake_up_one(&expedited_wq)
                 return
             mask = np.grpmask
             n = np.parent
@@ -2334,7 +2440,7 @@ cdef class Engine:
     cdef i64 rcu_exp_wait_wake(self, i64 t0) except -2:
         """rcu_seq_end(&expedited_sequence), then wake every node's waiters for it."""
         cdef int n, x, nxt, k
-        cdef int c = self.ents[self.exp_ent].cpu
+        cdef int c = self.ents[self.exp_driver].cpu
         cdef i64 t = t0 + self.rnp_lock_ns  # exp_wake_mutex
         cdef i64 s
         self.record_gp(1, self.exp_seq, self.exp_gp_start, self.exp_gp_qs, t, self.exp_gp_ipis)

@@ -93,6 +93,7 @@ cdef enum:
     TASK_EXITED = 3
     TASK_MUTEX_WAIT = 4  # sleeping on rcu_state.exp_mutex
     TASK_EXP_OWNER = 5   # holds exp_mutex; sleeps on the root's exp_wq until its GP ends
+    TASK_EXP_DRIVE = 6   # holds the GP mutex and drives the expedited GP itself (before v4.9)
 
 # Reader phases (ent_t.phase for ENT_READER).
 cdef enum:
@@ -134,6 +135,8 @@ cdef struct ent_t:
     int32_t link         # srs_* list link (wake_from_gp path)
     i64 t_call           # when the current synchronize_rcu() started (ns)
     i64 req_s            # the gp_seq (or expedited_sequence) snapshot it waits for
+    int32_t fl_held      # expedited funnel: the mutex it holds, -1 if none
+    int32_t fl_next      # ... and the one it is waiting for
     # ENT_READER only
     i64 rd_start         # when the current read-side critical section began (ns)
     i64 rd_gpc0          # normal GPs completed when it began (Reader Pipe)

@@ -108,6 +108,14 @@ def _ll_params(spec) -> dict:
         "ipi_handler_ns": costs.ipi_handler_ns,
         "exp_kthread_rt": int(p.exp_kthread_rt),
         "exp_mutex_rt": int(p.exp_mutex_rt),
+        # The expedited machinery by release (boundaries from the commit history,
+        # not checked against release tags): the funnel became rcu_node wait
+        # queues plus one exp_mutex in v4.6; a workqueue (later a kthread worker)
+        # has driven the GP since v4.9; per-leaf CPU selection runs in parallel
+        # since v4.17.
+        "exp_funnel_mutexes": int(p.release < (4, 6)),
+        "exp_driver_task": int(p.release < (4, 9)),
+        "exp_par": int(p.release >= (4, 17)),
     }
 
 
