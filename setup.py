@@ -1,4 +1,4 @@
-"""Build the Cython engine in cython_core/ as the extension module rcusim._core."""
+"""Build the Cython engines in cython_core/: rcusim._core and rcusim._membarrier."""
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -10,7 +10,14 @@ extensions = [
         include_dirs=["cython_core", numpy.get_include()],
         extra_compile_args=["-O2"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-    )
+    ),
+    Extension(
+        "rcusim._membarrier",
+        ["cython_core/_membarrier.pyx"],
+        include_dirs=["cython_core", numpy.get_include()],
+        extra_compile_args=["-O2"],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    ),
 ]
 
 setup(

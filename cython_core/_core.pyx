@@ -845,7 +845,9 @@ cdef class Engine:
             return
         self.preempt(c)
 
-    cdef void preempt(self, int c) except *:
+    cdef void preempt(self, int c, bint to_tail=False) except *:
+        """Switch out the running entity: to the head of its class (preempted by a
+        higher class) or, at the end of its time slice, to the tail."""
         cdef cpu_t *cp = &self.cpus[c]
         cdef int e = cp.curr
         cdef i64 rest = cp.burst_end + cp.stolen - self.now
@@ -857,7 +859,10 @@ cdef class Engine:
         cp.gen += 1
         cp.stolen = 0
         cp.curr = -1
-        self.enqueue_head(e)
+        if to_tail:
+            self.enqueue(e)
+        else:
+            self.enqueue_head(e)
         self.n_preempt += 1
         self.cpu_pick(c)
 
@@ -885,6 +890,7 @@ cdef class Engine:
                 self.push((self.jiffies() + 1) * self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
         cp.state = CPU_BUSY
         cp.curr = e
+        cp.run_start = self.now
         ep = &self.ents[e]
         ep.state = ST_RUNNING
         ep.kick = 0
@@ -1616,7 +1622,21 @@ cdef class Engine:
             cp.tick_on = 0
             return
         self.push(self.now + self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
+        self.tick_slice(c)  # the interrupted entity's slice ends at this irq exit
         self.tick_work(c)
+
+    cdef void tick_slice(self, int c) except *:
+        """SCHED_NORMAL time sharing: after a jiffy of running, the current entity
+        yields to a queued one at the tick (a coarse stand-in for CFS/EEVDF slices)."""
+        cdef cpu_t *cp = &self.cpus[c]
+        if (cp.state != CPU_BUSY or cp.rq_head[RQ_NORMAL] < 0 or self.ents[cp.curr].rq != RQ_NORMAL
+                or self.now - cp.run_start < self.jiffy_ns):
+            return
+        if not (self.preemption or cp.user_from <= self.now < cp.user_to):
+            return
+        if self.now < cp.nonpreempt_until or self.in_reader(c) and not self.rwl_preemptible[self.ents[cp.curr].idx]:
+            return
+        self.preempt(c, True)
 
     cdef void timer_tick(self, int c) except *:
         """A timer expiring on CPU c: on a NO_HZ-idle CPU it fires from a tick."""
@@ -1801,6 +1821,10 @@ cdef class Engine:
             else:
                 np.gp_seq_needed = new
         self.note_gp_changes_locked(self.gp_cpu)
+        # "Check for GP requests since above loop" (CleanupMore): a request the
+        # kthread's own CPU just made reached the root after its check above.
+        if seq_lt(self.nodes[0].gp_seq, self.nodes[0].gp_seq_needed):
+            needgp = True
         self.record_gp(0, self.gp_seq, self.gp_start, self.gp_qs_t, self.now, 0)
         self.gp_seq = new  # rcu_seq_end()
         self.sr_normal_gp_cleanup()

@@ -72,7 +72,7 @@ cdef inline bint ev_before(event_t *a, event_t *b) noexcept nogil:
 
 COST_KEYS = (
     "syscall_ns", "smp_mb_ns", "rq_read_ns", "rq_lock_ns", "cpumask_alloc_ns",
-    "ipi_send_ns", "ipi_latency_ns", "ipi_handler_ns", "ipi_exit_ns", "csd_ack_ns",
+    "ipi_send_ns", "ipi_latency_ns", "ipi_entry_ns", "ipi_exit_ns", "csd_ack_ns",
     "ipi_xsocket_ns", "cfd_setup_ns", "cfd_line_ns", "tick_ns",
 )
 """Costs the engine reads, all integer ns (see rcusim.membarrier for their meaning)."""
@@ -130,7 +130,7 @@ cdef class MembarrierEngine:
 
     # --- costs (ns) --------------------------------------------------------------
     cdef i64 syscall_ns, smp_mb_ns, rq_read_ns, rq_lock_ns, cpumask_alloc_ns
-    cdef i64 ipi_send_ns, ipi_latency_ns, ipi_handler_ns, ipi_exit_ns, csd_ack_ns
+    cdef i64 ipi_send_ns, ipi_latency_ns, ipi_entry_ns, ipi_exit_ns, csd_ack_ns
     cdef i64 ipi_xsocket_ns, cfd_setup_ns, cfd_line_ns, tick_ns
 
     # --- state of the call in progress ----------------------------------------
@@ -209,7 +209,7 @@ cdef class MembarrierEngine:
         self.cpumask_alloc_ns = costs["cpumask_alloc_ns"]
         self.ipi_send_ns = costs["ipi_send_ns"]
         self.ipi_latency_ns = costs["ipi_latency_ns"]
-        self.ipi_handler_ns = costs["ipi_handler_ns"]
+        self.ipi_entry_ns = costs["ipi_entry_ns"]
         self.ipi_exit_ns = costs["ipi_exit_ns"]
         self.csd_ack_ns = costs["csd_ack_ns"]
         self.ipi_xsocket_ns = costs["ipi_xsocket_ns"]
@@ -368,7 +368,7 @@ cdef class MembarrierEngine:
         start = self.irq_free_at(c, arrive)
         if start != arrive:
             self.n_ipi_deferred += 1
-        unlock = start + self.ipi_handler_ns + self.smp_mb_ns
+        unlock = start + self.ipi_entry_ns + self.smp_mb_ns
         self.stolen[c] += unlock - start + self.ipi_exit_ns
         self.ipi_recv[c] += 1
         self.n_ipi_single += 1
@@ -394,7 +394,7 @@ cdef class MembarrierEngine:
             self.ipi_recv[c] += 1
             # Entry, the walk of call_function.queue and smp_mb(), then the
             # atomic cpumask/refs update on the shared line.
-            self.push(start + self.ipi_handler_ns + self.smp_mb_ns, EV_CFD_REFS, j)
+            self.push(start + self.ipi_entry_ns + self.smp_mb_ns, EV_CFD_REFS, j)
 
     cdef void cfd_refs(self, int j) noexcept nogil:
         """Handler j's cpumask_test_and_clear_cpu() and atomic_dec_return(&data->refs)."""

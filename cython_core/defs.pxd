@@ -187,6 +187,7 @@ cdef struct cpu_t:
     int32_t exp_deferred_pending # an EV_EXP_DEFERRED is queued
     int32_t reader       # the reader entity on this CPU, -1 if none
     int32_t resched_reader # a preemption waits for the running reader's rcu_read_unlock()
+    i64 run_start        # when the running entity was last switched in
     # rcu_segcblist: callbacks in one FIFO; segments are consecutive runs of it
     int32_t cb_head      # first callback (DONE side), -1 if none
     int32_t cb_tail      # last callback

@@ -443,11 +443,11 @@ def test_profiles_are_complete_and_sourced():
         Costs(**costs)
 
 
-def test_xeon_ipi_costs_marked_for_calibration():
+def test_xeon_ipi_costs_are_fitted_on_seed_002():
     sources = profile_sources("xeon-e5405-8cpu")
-    for cost in ("ipi_send_ns", "ipi_latency_ns"):
-        assert "TO BE CALIBRATED" in sources[cost]
-        assert "10,000,000" in sources[cost]
+    for cost in ("ipi_send_ns", "ipi_latency_ns", "ipi_handler_ns"):
+        assert "seed 002" in sources[cost]
+        assert "TO BE CALIBRATED" not in sources[cost]
 
 
 def test_calibration_values_used_for_x86():

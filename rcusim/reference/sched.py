@@ -1,0 +1,255 @@
+"""CPUs, run queues and entities: the scheduler the RCU machinery runs on.
+
+Each CPU is one SimPy process (:meth:`Cpu.schedule`), the ``__schedule()``
+loop: pick the first runnable entity (SCHED_FIFO class before SCHED_OTHER,
+FIFO within a class), pay the context switch, run the entity for one *burst*,
+and enter dyntick-idle when nothing is runnable.
+
+Tasks and kthreads are :class:`Entity` objects whose body is a plain
+generator driven by their CPU, one step per burst::
+
+    t0 = yield SLEEP          # blocked; resumes when dispatched, at time t0
+    ...                       # runs at dispatch: decides the step
+    t = yield cost_ns         # the CPU runs the step for cost_ns
+    ...                       # runs when the step completes: its effects
+
+So a step's effects happen at the end of its burst, as in the engine.  The
+value sent back into the body is the time its next code runs at: the
+dispatch time plus the context switch (and any charged lock time), or the
+end of the burst.
+
+Interrupt work (the tick and RCU_SOFTIRQ) on a busy CPU is *stolen* from
+the running burst, which ends that much later; while it runs the CPU cannot
+be preempted.  A SCHED_FIFO wake-up preempts a SCHED_OTHER burst with
+``Process.interrupt()``; the rest of the burst runs when the entity is picked
+again.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import simpy
+
+#: Yielded by an entity body: block until woken (``schedule()`` away).
+SLEEP = None
+
+RQ_RT, RQ_NORMAL = 0, 1
+BLOCKED, RUNNABLE, RUNNING = 0, 1, 2
+CPU_IDLE, CPU_WAKING, CPU_BUSY = 0, 1, 2
+
+
+class Entity:
+    """A task or kthread bound to one CPU.
+
+    Parameters
+    ----------
+    sim : Model
+    cpu : int
+        The CPU it is affine to.
+    rt : bool
+        SCHED_FIFO (True) or SCHED_OTHER.
+    head_enqueue : bool
+        Woken to the head of its class (a highpri kworker).
+    """
+
+    def __init__(self, sim, cpu: int, rt: bool, name: str, head_enqueue: bool = False):
+        self.cpu = sim.cpus[cpu]
+        self.rq = RQ_RT if rt else RQ_NORMAL
+        self.name = name
+        self.head_enqueue = head_enqueue
+        self.state = BLOCKED
+        self.remaining = None  # rest of a preempted burst (ns)
+        self.body = None
+
+    def start(self, body) -> None:
+        """Attach the body and run it to its first ``yield SLEEP``."""
+        self.body = body
+        next(body)
+
+    def step(self, t: int):
+        """Resume the body; returns the next burst length or SLEEP."""
+        try:
+            return self.body.send(t)
+        except StopIteration:
+            return SLEEP
+
+    def __repr__(self) -> str:
+        return f"<{self.name} on CPU {self.cpu.index}>"
+
+
+class Cpu:
+    """One CPU: run queues, the burst in progress, idle state and the tick.
+
+    ``rdp`` is the CPU's ``struct rcu_data``, set by the model.
+    """
+
+    def __init__(self, sim, index: int):
+        self.sim = sim
+        self.env = sim.env
+        self.index = index
+        self.rq = (deque(), deque())  # RQ_RT, RQ_NORMAL
+        self.curr = None
+        self.state = CPU_IDLE
+        self.idle_wait = None         # event the idle loop sleeps on; its value is the exit latency
+        self.tick_on = False          # the periodic tick runs (not stopped by NO_HZ idle)
+        self.burst_end = 0            # when the current burst ends, before stolen time
+        self.stolen = 0               # irq/softirq time taken from the current burst
+        self.debt = 0                 # lock time to charge to the next burst
+        self.nonpreempt_until = 0     # end of the softirq section running now
+        self.resched_pending = False  # a deferred preemption waits for nonpreempt_until
+        self.user_from = 0            # the running burst is in user mode from here ...
+        self.user_to = 0              # ... to here: the tick sees a quiescent state there
+        self.watching = 0             # rcu_watching: +1 at each idle entry and exit
+        self.rdp = None
+        self.proc = self.env.process(self.schedule())
+
+    # --- the scheduler loop ------------------------------------------------
+    def schedule(self):
+        """__schedule() forever: run entities burst by burst, or idle."""
+        env, sim = self.env, self.sim
+        while True:
+            ent = self.dequeue()
+            if ent is None:
+                self.rcu_idle_enter()
+                self.idle_wait = env.event()
+                exit_ns = yield self.idle_wait
+                yield env.timeout(exit_ns)   # CPU_WAKING: leaving the idle state
+                continue
+            if self.state != CPU_BUSY:
+                self.watching += 1  # rcu_idle_exit(): leaving the extended quiescent state
+                if not self.tick_on:
+                    self.tick_on = True
+                    env.process(self.tick())
+            self.state = CPU_BUSY
+            self.curr = ent
+            ent.state = RUNNING
+            # rcu_note_context_switch(): a context switch is a quiescent state.
+            self.rdp.cpu_no_qs = False
+            sim.counters["context_switches"] += 1
+            self.user_from = self.user_to = 0
+            if ent.remaining is not None:
+                dur, ent.remaining = ent.remaining, None
+            else:
+                dur = ent.step(env.now + sim.p["ctxsw_ns"] + self.debt)
+            dur += sim.p["ctxsw_ns"]
+            while True:
+                try:
+                    yield from self.burst(dur)
+                except simpy.Interrupt:
+                    break  # preempted: try_preempt() has requeued ent
+                self.user_from = self.user_to = 0
+                dur = ent.step(env.now)
+                if dur is SLEEP:
+                    ent.state = BLOCKED
+                    self.curr = None
+                    break
+
+    def burst(self, dur: int):
+        """Run for dur (plus charged debt), then for the time stolen meanwhile."""
+        dur += self.debt
+        self.debt = 0
+        self.burst_end = self.env.now + dur
+        yield self.env.timeout(dur)
+        while self.stolen:
+            st, self.stolen = self.stolen, 0
+            self.burst_end = self.env.now + st
+            yield self.env.timeout(st)
+
+    def rcu_idle_enter(self) -> None:
+        self.state = CPU_IDLE
+        self.curr = None
+        self.watching += 1  # extended quiescent state
+        self.rdp.cpu_no_qs = False
+        self.user_from = self.user_to = 0
+
+    # --- run queues ----------------------------------------------------------
+    def dequeue(self):
+        for q in self.rq:
+            if q:
+                return q.popleft()
+        return None
+
+    def nr_queued(self) -> int:
+        return len(self.rq[RQ_RT]) + len(self.rq[RQ_NORMAL])
+
+    def activate(self, ent: Entity) -> None:
+        """The wake-up lands: enqueue, leave idle, or preempt a SCHED_OTHER burst."""
+        sim = self.sim
+        q = self.rq[ent.rq]
+        if ent.head_enqueue and q:
+            q.appendleft(ent)
+        else:
+            q.append(ent)
+        if self.state == CPU_IDLE:
+            self.state = CPU_WAKING
+            sim.counters["idle_exits"] += 1
+            self.idle_wait.succeed(sim.idle_exit_ns())
+        elif (self.state == CPU_BUSY and ent.rq == RQ_RT and sim.p["preemption"]
+              and self.curr is not None and self.curr.rq == RQ_NORMAL):
+            self.try_preempt()
+
+    def try_preempt(self) -> None:
+        """Preempt now, or when the softirq section in progress ends."""
+        now = self.env.now
+        if now < self.nonpreempt_until:
+            if not self.resched_pending:
+                self.resched_pending = True
+                self.env.timeout(self.nonpreempt_until - now).callbacks.append(self._resched)
+            return
+        ent = self.curr
+        ent.remaining = max(0, self.burst_end + self.stolen - now)
+        self.stolen = 0
+        self.curr = None
+        ent.state = RUNNABLE
+        self.rq[ent.rq].appendleft(ent)
+        self.sim.counters["preemptions"] += 1
+        self.proc.interrupt()
+
+    def _resched(self, _event) -> None:
+        """Leaving the non-preemptible section: a queued SCHED_FIFO entity preempts."""
+        self.resched_pending = False
+        if (self.state == CPU_BUSY and self.rq[RQ_RT]
+                and self.curr is not None and self.curr.rq == RQ_NORMAL):
+            self.try_preempt()
+
+    def steal(self, dur: int) -> None:
+        """Interrupt or softirq time on this CPU: the running burst ends later."""
+        if self.state == CPU_BUSY:
+            self.stolen += dur
+        self.nonpreempt_until = max(self.nonpreempt_until, self.env.now + dur)
+
+    # --- the scheduling-clock tick ------------------------------------------
+    def tick(self):
+        """Periodic tick on jiffy boundaries; stops when the CPU is NO_HZ idle."""
+        env, jiffy = self.env, self.sim.p["jiffy_ns"]
+        yield env.timeout(jiffy - env.now % jiffy)
+        while True:
+            if self.state != CPU_BUSY and self.rdp.cblist.n_cbs() == 0:
+                # rcu_needs_cpu() is false: the idle CPU stops its tick.
+                self.tick_on = False
+                return
+            self.sim.rcu_sched_clock_irq(self)
+            yield env.timeout(jiffy)
+
+    def timer_tick(self) -> None:
+        """A timer expiring here: on a NO_HZ-idle CPU it brings a tick with it."""
+        if not self.tick_on:
+            self.sim.rcu_sched_clock_irq(self)
+
+
+def wake(sim, ent: Entity, from_cpu, t: int) -> None:
+    """try_to_wake_up(): ent becomes runnable at time t (>= now).
+
+    A wake-up sent from another CPU lands ``wakeup_busy_ns`` later.
+    """
+    if ent.state != BLOCKED:
+        return
+    ent.state = RUNNABLE
+    sim.counters["wakeups"] += 1
+    if from_cpu is not ent.cpu:
+        t += sim.p["wakeup_busy_ns"]
+    if t <= sim.env.now:
+        ent.cpu.activate(ent)
+    else:
+        sim.env.timeout(t - sim.env.now).callbacks.append(lambda _ev: ent.cpu.activate(ent))

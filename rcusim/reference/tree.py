@@ -1,0 +1,107 @@
+"""The rcu_node tree: gp_seq helpers, qsmask reporting and the GP-request funnel.
+
+Sequence numbers are plain ints, as in the engine: a run never wraps, so the
+kernel's ULONG_CMP_* are ordinary comparisons.
+
+Lock cost: an rnp->lock is held ``rnp_lock_ns`` per acquisition and is free
+again at ``rnp.lock_free``; a CPU that finds it held waits.  Both the wait
+and the hold are the acting CPU's time, added to the action's cost
+(``sim.acc``), as the engine does.
+"""
+
+from __future__ import annotations
+
+RCU_GP_FLAG_INIT = 0x1   # rcu_state.gp_flags: a grace period is requested
+RCU_GP_FLAG_FQS = 0x2    # ... force a quiescent-state scan (or finish: the root is clear)
+
+
+def rcu_seq_state(s: int) -> int:
+    return s & 3
+
+
+def rcu_seq_snap(s: int) -> int:
+    """The gp_seq value once a full grace period has run after now."""
+    return (s + 7) & ~3
+
+
+def rcu_seq_endval(s: int) -> int:
+    return (s | 3) + 1
+
+
+def rcu_seq_started(cur: int, s: int) -> bool:
+    return ((s - 1) & ~3) < cur
+
+
+def rcu_seq_completed_gp(old: int, new: int) -> bool:
+    return old < (new & ~3)
+
+
+def rcu_seq_new_gp(old: int, new: int) -> bool:
+    return ((old + 3) & ~3) < new
+
+
+class RcuNode:
+    """struct rcu_node: one node of the combining tree."""
+
+    def __init__(self, parent: int, grpmask: int, grplo: int, grphi: int, gp_seq: int):
+        self.parent = parent          # index in rcu_state.node[], -1 at the root
+        self.grpmask = grpmask        # this node's bit in its parent's qsmask
+        self.grplo = grplo            # first CPU covered
+        self.grphi = grphi            # last CPU covered
+        self.qsmask = 0               # children still owing a QS for gp_seq
+        self.qsmaskinit = 0           # children online at GP start
+        self.gp_seq = gp_seq
+        self.gp_seq_needed = gp_seq   # furthest GP requested through this node
+        self.lock_free = 0            # when rnp->lock is next free
+
+
+def raw_spin_lock_rcu_node(sim, rnp: RcuNode) -> None:
+    """One round on rnp->lock (wait if held, then hold), charged to the current action."""
+    t = sim.env.now + sim.acc
+    wait = max(0, rnp.lock_free - t)
+    rnp.lock_free = t + wait + sim.p["rnp_lock_ns"]
+    sim.acc += wait + sim.p["rnp_lock_ns"]
+    sim.counters["rnp_lock_wait_ns"] += wait
+
+
+def rcu_report_qs_rnp(sim, mask: int, rnp: RcuNode, gps: int) -> None:
+    """Clear mask in rnp and climb while nodes empty; at the root, wake the GP kthread."""
+    while True:
+        if not rnp.qsmask & mask or rnp.gp_seq != gps:
+            return  # already reported, or a stale report for an older GP
+        rnp.qsmask &= ~mask
+        if rnp.qsmask:
+            return
+        if rnp.parent < 0:
+            # rcu_report_qs_rsp(): everyone has passed a QS; let the GP kthread clean up.
+            sim.gp_flags |= RCU_GP_FLAG_FQS
+            sim.rcu_gp_kthread_wake()
+            return
+        mask = rnp.grpmask
+        rnp = sim.nodes[rnp.parent]
+        raw_spin_lock_rcu_node(sim, rnp)
+
+
+def rcu_start_this_gp(sim, leaf: RcuNode, gp_seq_req: int) -> bool:
+    """Funnel a request for gp_seq_req from leaf to the root.
+
+    Stops early where the request is already recorded or a GP is under way
+    below the root.  Returns True if the GP kthread must be woken.
+    """
+    rnp = leaf
+    while True:
+        if rnp is not leaf:
+            raw_spin_lock_rcu_node(sim, rnp)
+        if (rnp.gp_seq_needed >= gp_seq_req or rcu_seq_started(rnp.gp_seq, gp_seq_req)
+                or (rnp is not leaf and rcu_seq_state(rnp.gp_seq))):
+            return False
+        rnp.gp_seq_needed = gp_seq_req
+        if rcu_seq_state(rnp.gp_seq):
+            return False  # the GP in progress will see the request at cleanup
+        if rnp.parent < 0:
+            break
+        rnp = sim.nodes[rnp.parent]
+    if rcu_seq_state(sim.gp_seq):
+        return False
+    sim.gp_flags |= RCU_GP_FLAG_INIT
+    return True

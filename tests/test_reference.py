@@ -1,0 +1,219 @@
+"""The SimPy reference model (rcusim.reference) against the compiled engine.
+
+Both run the same scenario variant from the same low-level inputs and the
+same seed.  They implement the same mechanisms but are free to order events
+that fall on the same nanosecond differently, and such a difference can move
+a synchronize_rcu() call to the next grace period; so the contract is
+statistical, with bands set from how far that can move the results:
+
+* Grace periods: counts within 10% (at least 1).  A call moved to the next
+  GP can add one GP at the end of a run, or let two requests share one.
+* Mean latency within 5%.  A call waits one to three GPs, and a GP is a
+  third to a half of the mean latency here: moving a tenth of the calls by
+  one GP moves the mean by about 5%.
+* Latency distributions: two-sample Kolmogorov-Smirnov p >= 0.001
+  (msprime's threshold; over the 8 variants here the family-wise false
+  alarm rate stays under 1%).
+
+The bands catch broken mechanisms: twice the FQS delay in the reference alone
+moves the mean latency by 30-105% on the variants whose GPs end on FQS scans
+(test_checks_reject_a_doubled_fqs_delay).
+
+On these configurations the two models also happen to order every event
+alike and produce identical records; test_records_are_identical holds the
+engine to that, the way msprime holds its C code to its Python twin.  If an
+engine change reorders same-instant events only, that test fails while the
+statistical ones pass: align the reference, or explain the new order.
+
+All configurations keep every CPU's callbacks local (no rcu_nocbs=): NOCB
+is outside the reference's scope.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from rcusim.reference import run_reference, run_reference_spec
+from rcusim.reference.compare import (agreement_table, covered_by_full_gp, first_difference, ks_2samp,
+                                      latencies_ns, run_both, run_engine)
+from rcusim.scenario import load_scenario
+from rcusim.simulate import _ll_params, _ll_topology, _ll_workloads
+
+SEED = 0
+GP_TOL = 0.10
+MEAN_TOL = 0.05
+P_THRESHOLD = 0.001
+
+VARIANTS = """
+variants:
+  default: {}
+  wake_from_gp: {"kernel.bootargs": "rcutree.rcu_normal_wake_from_gp=1"}
+"""
+
+CONFIGS = {
+    # All CPUs busy: GPs end on ticks, callbacks run in RCU_SOFTIRQ.
+    "cpu4_hz1000": """
+name: cpu4_hz1000
+hardware: {profile: x86-64-server-2023, nr_cpus: 4}
+kernel: {release: "6.6", HZ: 1000}
+workloads:
+  - {kind: sync_loop, tasks: 16, loops: 20, think_us: 300, work_after: kfree}
+""",
+    # Half the CPUs idle: GPs end on FQS scans; HZ=250 jiffies.
+    "cpu16_hz250": """
+name: cpu16_hz250
+hardware: {profile: x86-64-server-2023, nr_cpus: 16}
+kernel: {release: "6.6", HZ: 250}
+workloads:
+  - {kind: sync_loop, tasks: 64, loops: 5, think_us: 1500, cpus: "0-7", work_after: kfree}
+""",
+    # 200 callers at once: batches of callbacks, blimit and ksoftirqd.
+    "cpu16_200tasks": """
+name: cpu16_200tasks
+hardware: {profile: x86-64-server-2023, nr_cpus: 16}
+kernel: {release: "6.6", HZ: 1000}
+workloads:
+  - {kind: sync_loop, tasks: 200, loops: 2, think_us: 100, work_after: kfree}
+""",
+    # SCHED_FIFO callers preempting SCHED_OTHER ones, !PREEMPT_RCU quiescent states.
+    "cpu4_rt_nopreempt_rcu": """
+name: cpu4_rt_nopreempt_rcu
+hardware: {profile: x86-64-server-2023, nr_cpus: 4}
+kernel: {release: "6.6", HZ: 250, CONFIG_PREEMPT_RCU: false}
+workloads:
+  - {kind: sync_loop, tasks: 12, loops: 20, think_us: 250, work_after: kfree}
+  - {kind: sync_loop, tasks: 4, loops: 20, think_us: 700, rt: true, start_us: 130}
+""",
+}
+
+
+def load(name: str):
+    return load_scenario(yaml.safe_load(CONFIGS[name] + VARIANTS))
+
+
+KEYS = [(c, v) for c in CONFIGS for v in ("default", "wake_from_gp")]
+
+
+@pytest.fixture(scope="module")
+def runs():
+    out = {}
+    for cfg in CONFIGS:
+        for variant, spec in load(cfg).variants.items():
+            out[cfg, variant] = run_both(spec, SEED)
+    return out
+
+
+def disagreements(core: dict, ref: dict) -> list[str]:
+    """The agreement checks; an empty list when the two models agree."""
+    n_c, n_r = len(core["requests"]["task"]), len(ref["requests"]["task"])
+    if n_c != n_r or not n_c:
+        return [f"completed requests: engine {n_c}, reference {n_r}"]
+    problems = []
+    gps_c, gps_r = len(core["grace_periods"]["gp_seq"]), len(ref["grace_periods"]["gp_seq"])
+    if abs(gps_r - gps_c) > max(1, GP_TOL * gps_c):
+        problems.append(f"grace periods: engine {gps_c}, reference {gps_r}")
+    lat_c, lat_r = latencies_ns(core), latencies_ns(ref)
+    if abs(lat_r.mean() - lat_c.mean()) > MEAN_TOL * lat_c.mean():
+        problems.append(f"mean latency: engine {lat_c.mean() / 1e3:.1f} us, reference {lat_r.mean() / 1e3:.1f} us")
+    p = ks_2samp(lat_c, lat_r)[1]
+    if p < P_THRESHOLD:
+        problems.append(f"latency distributions differ: KS p = {p:.2g}")
+    return problems
+
+
+@pytest.mark.parametrize("key", KEYS, ids=["/".join(k) for k in KEYS])
+def test_reference_agrees_with_engine(runs, key):
+    assert disagreements(*runs[key]) == []
+
+
+@pytest.mark.parametrize("key", KEYS, ids=["/".join(k) for k in KEYS])
+def test_records_are_identical(runs, key):
+    core, ref = runs[key]
+    assert first_difference(core, ref) is None, first_difference(core, ref)
+    for k, v in ref["grace_periods"].items():
+        assert np.array_equal(v, core["grace_periods"][k]), f"grace_periods[{k!r}] differ"
+
+
+@pytest.mark.parametrize("key", KEYS, ids=["/".join(k) for k in KEYS])
+def test_every_call_waits_for_a_full_grace_period(runs, key):
+    # synchronize_rcu() returns only after a whole GP that began after the call.
+    for result in runs[key]:
+        assert result["finished"]
+        assert len(result["requests"]["task"]) > 0
+        assert covered_by_full_gp(result).all()
+
+
+@pytest.mark.parametrize("variant", ["default", "wake_from_gp"])
+def test_checks_reject_a_doubled_fqs_delay(variant):
+    # The checks have power: twice jiffies_till_first/next_fqs in the
+    # reference alone, on the configuration whose GPs end on FQS scans.
+    spec = load("cpu16_hz250").variants[variant]
+    core = run_engine(spec, SEED)
+    p = _ll_params(spec)
+    p["jiffies_till_first_fqs"] *= 2
+    p["jiffies_till_next_fqs"] *= 2
+    tasks, wl = _ll_workloads(spec)
+    ref = run_reference(p, _ll_topology(spec), tasks, wl, SEED, round(spec.run.max_sim_time_s * 1e9))
+    assert disagreements(core, ref)
+
+
+LOST_REQUEST = """
+name: callers_on_the_gp_kthread_cpu
+hardware: {profile: x86-64-server-2023, nr_cpus: 2}
+kernel: {release: "6.6", HZ: 1000}
+workloads:
+  - {kind: sync_loop, tasks: 2, loops: 10, think_us: 500, cpus: "0"}
+run: {max_sim_time_s: 1}
+"""
+
+
+def test_a_gp_requested_during_cleanup_is_not_lost():
+    # Callers only on CPU 0, where the GP kthread runs: their callbacks are
+    # accelerated by __note_gp_changes() inside rcu_gp_cleanup()'s walk, while
+    # rcu_state.gp_seq has not ended, so rcu_start_this_gp() only records the
+    # request in gp_seq_needed; rcu_future_gp_cleanup() on the same node must
+    # see it (kernel/rcu/tree.c, rcu_gp_cleanup()).  Otherwise no GP ever
+    # starts again and the callers hang.
+    ref = run_reference_spec(load_scenario(yaml.safe_load(LOST_REQUEST)).variants["default"], SEED)
+    assert ref["finished"]
+    assert len(ref["requests"]["task"]) == 20
+    assert covered_by_full_gp(ref).all()
+
+
+def test_engine_does_not_lose_a_gp_requested_during_cleanup():
+    core = run_engine(load_scenario(yaml.safe_load(LOST_REQUEST)).variants["default"], SEED)
+    assert core["finished"]
+
+
+def test_records_have_the_engine_layout(runs):
+    core, ref = runs["cpu4_hz1000", "default"]
+    for table in ("requests", "grace_periods"):
+        assert ref[table].keys() <= core[table].keys()
+        for k, v in ref[table].items():
+            assert v.dtype == core[table][k].dtype, (table, k)
+    assert ref["counters"].keys() <= core["counters"].keys()
+
+
+def test_offloaded_cpus_are_out_of_scope():
+    doc = yaml.safe_load(CONFIGS["cpu4_hz1000"])
+    doc["kernel"].update(CONFIG_RCU_NOCB_CPU=True, bootargs="rcu_nocbs=0-1")
+    spec = load_scenario(doc).variants["default"]
+    with pytest.raises(NotImplementedError, match="NOCB"):
+        run_reference_spec(spec, SEED)
+
+
+def test_ks_2samp_matches_scipy():
+    stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=300), rng.normal(0.2, 1.0, size=200)
+    d, p = ks_2samp(a, b)
+    assert d == pytest.approx(stats.ks_2samp(a, b).statistic)
+    assert p == pytest.approx(stats.kstwobign.sf(np.sqrt(300 * 200 / 500) * d), rel=1e-9, abs=1e-12)
+
+
+def test_agreement_table():
+    table = agreement_table([yaml.safe_load(CONFIGS["cpu4_hz1000"] + VARIANTS)])
+    assert list(table["config"]) == ["cpu4_hz1000/default", "cpu4_hz1000/wake_from_gp"]
+    assert isinstance(table, pd.DataFrame)
+    assert (table["ks_pvalue"] >= P_THRESHOLD).all()
