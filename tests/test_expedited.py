@@ -128,3 +128,15 @@ def test_the_checker_catches_a_broken_model(fault, prim, flavour, length):
     sound, _ = build_engine(spec, seed=5, fault=0)
     sound.run(10**12, 10**8)
     assert sound.safety()["violations"] == 0 and sound.safety()["readers_checked"] > 100
+
+
+def test_a_leaf_fanout_the_kernel_refuses_is_one_line_and_exit_2(tmp_path, capsys):
+    from rcusim.cli import main
+
+    out = tmp_path / "r"
+    code = main(["run", str(SCENARIOS / "expedited_storm_4096.yaml"),
+                 "--set", "kernel.CONFIG_RCU_FANOUT_LEAF=65", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and "CONFIG_RCU_FANOUT_LEAF" in err and "2 to 64" in err
+    assert not out.exists()
