@@ -1851,6 +1851,9 @@ cdef class Engine:
                 return
             self.rcu_preempt_ctxt_queue(c, cp.curr)
         cp.cpu_no_qs = 0
+        # rcu_note_context_switch() with rcu_urgent_qs: rcu_momentary_eqs(), which
+        # the next FQS scan sees even if this CPU has not noticed the GP yet.
+        cp.watching += 2
         if cp.exp_need_qs:
             self.rcu_report_exp_rdp(c)
 
@@ -1991,6 +1994,7 @@ cdef class Engine:
             # need_resched was set inside the section: preempt_enable() schedules.
             cp.urgent_qs = 0
             cp.cpu_no_qs = 0
+            cp.watching += 2
 
     cdef void rcu_preempt_ctxt_queue(self, int c, int e) except *:
         """A reader is preempted inside its section: queue it on its leaf's blkd_tasks.
@@ -2320,7 +2324,7 @@ cdef class Engine:
             return self.exp_gp_run(e, self.now)
         if ((self.exp_phase == EXP_FLUSH or self.exp_phase == EXP_WAIT)
                 and self.exp_par_pending == 0 and self.exp_root_done()):
-            return self.exp_gp_run(e, self.now)
+            return self.exp_gp_run(e, self.now + self.acc)  # after the reports just charged
         if self.exp_phase == EXP_FLUSH and self.exp_par_pending == 0:
             self.exp_phase = EXP_WAIT
         return -1

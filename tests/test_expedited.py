@@ -114,7 +114,7 @@ def test_rcu_expedited_and_rcu_normal_switch_the_path():
 
 
 @pytest.mark.parametrize("fault, prim, flavour, length", [
-    (1, "synchronize_rcu_expedited", "expedited", 20),  # IPI handler ignores readers
+    (1, "synchronize_rcu_expedited", "expedited", 200),  # IPI handler ignores readers
     (2, "synchronize_rcu", "normal", 20000),            # the tick ignores readers (GPs take ms)
 ])
 def test_the_checker_catches_a_broken_model(fault, prim, flavour, length):
