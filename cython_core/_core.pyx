@@ -1079,16 +1079,20 @@ cdef class Engine:
     # =======================================================================
     # rcu_node locks and the quiescent-state tree.
     # =======================================================================
-    cdef void rnp_lock(self, int n) noexcept:
-        """Acquire and release rnp->lock: the holder's time goes into acc."""
-        cdef rnp_t *np = &self.nodes[n]
+    cdef void spin_lock(self, i64 *lock_free) noexcept:
+        """Acquire and release a raw spinlock free again at *lock_free: the wait
+        and the hold time go into acc."""
         cdef i64 t = self.now + self.acc
-        cdef i64 wait = np.lock_free - t
+        cdef i64 wait = lock_free[0] - t
         if wait < 0:
             wait = 0
-        np.lock_free = t + wait + self.rnp_lock_ns
+        lock_free[0] = t + wait + self.rnp_lock_ns
         self.acc += wait + self.rnp_lock_ns
         self.n_lock_wait_ns += wait
+
+    cdef inline void rnp_lock(self, int n) noexcept:
+        """rnp->lock."""
+        self.spin_lock(&self.nodes[n].lock_free)
 
     cdef inline bint gp_in_progress(self) noexcept:
         return rcu_seq_state(self.gp_seq) != 0
@@ -2091,16 +2095,9 @@ cdef class Engine:
     # =======================================================================
     # Expedited grace periods (kernel/rcu/tree_exp.h).
     # =======================================================================
-    cdef void exp_lock(self, int n) noexcept:
-        """Acquire and release rnp->exp_lock (same contention model as rnp_lock)."""
-        cdef rnp_t *np = &self.nodes[n]
-        cdef i64 t = self.now + self.acc
-        cdef i64 wait = np.exp_lock_free - t
-        if wait < 0:
-            wait = 0
-        np.exp_lock_free = t + wait + self.rnp_lock_ns
-        self.acc += wait + self.rnp_lock_ns
-        self.n_lock_wait_ns += wait
+    cdef inline void exp_lock(self, int n) noexcept:
+        """rnp->exp_lock."""
+        self.spin_lock(&self.nodes[n].exp_lock_free)
 
     cdef void exp_wq_add(self, int n, i64 s, int e) noexcept:
         """wait_event(rnp->exp_wq[rcu_seq_ctr(s) & 0x3], ...)."""
