@@ -34,11 +34,12 @@ from pydantic.fields import FieldInfo
 from .bootargs import parse_bootargs
 from .cpulist import CPULIST_ALLOWED, parse_cpulist
 from .errors import ScenarioError, show_value
+from .membarrier import MembarrierLoop
 from .profiles import COST_NAMES, PROFILES, load_profile, profile_sources
 
 __all__ = [
     "MAX_CPUS", "Costs", "CostOverrides", "Hardware", "HardwareSpec", "Kernel",
-    "SyncLoop", "Readers", "Workload", "WORKLOAD_KINDS", "Run", "RcuParams", "VariantInput",
+    "SyncLoop", "Readers", "MembarrierLoop", "Workload", "WORKLOAD_KINDS", "Run", "RcuParams", "VariantInput",
     "VariantSpec", "parse_release", "resolve_params", "resolve_variant",
     "build_variant", "scenario_error_from_validation",
 ]
@@ -354,8 +355,9 @@ class Readers(_Model):
     _check_cpus = field_validator("cpus", mode="before")(SyncLoop._check_cpus.__func__)
 
 
-Workload = Annotated[Union[SyncLoop, Readers], Field(discriminator="kind")]
-WORKLOAD_KINDS: dict[str, type[BaseModel]] = {"sync_loop": SyncLoop, "readers": Readers}
+Workload = Annotated[Union[SyncLoop, Readers, MembarrierLoop], Field(discriminator="kind")]
+WORKLOAD_KINDS: dict[str, type[BaseModel]] = {"sync_loop": SyncLoop, "readers": Readers,
+                                              "membarrier_loop": MembarrierLoop}
 """Workload kinds by their ``kind`` value."""
 
 
@@ -710,11 +712,15 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
             "need more than 4 levels and the kernel build fails",
             path=("kernel", "CONFIG_RCU_FANOUT"), allowed=allowed)
     names: dict[str, int] = {}
+    _check_membarrier(variant.workloads)
     for i, work in enumerate(variant.workloads):
-        try:
-            parse_cpulist(work.cpus, nr)
-        except ScenarioError as exc:
-            raise exc.with_context(path=("workloads", i, "cpus")) from None
+        if isinstance(work, MembarrierLoop):
+            work.check_cpus(nr, path=("workloads", i))
+        else:
+            try:
+                parse_cpulist(work.cpus, nr)
+            except ScenarioError as exc:
+                raise exc.with_context(path=("workloads", i, "cpus")) from None
         if work.name is not None:
             if work.name in names:
                 raise ScenarioError(f"duplicate workload name {work.name!r} "
@@ -728,6 +734,16 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
                             cost_sources=hw.cost_sources())
     return VariantSpec(name=name, hardware=hardware, kernel=kernel, params=params,
                        workloads=list(variant.workloads), run=variant.run)
+
+
+def _check_membarrier(workloads) -> None:
+    """sys_membarrier() loops run in their own engine, without RCU workloads beside them."""
+    kinds = [isinstance(w, MembarrierLoop) for w in workloads]
+    if any(kinds) and not all(kinds):
+        i = kinds.index(not kinds[0])
+        raise ScenarioError("membarrier_loop workloads cannot share a variant with RCU workloads",
+                            path=("workloads", i, "kind"),
+                            allowed="only membarrier_loop workloads, or none")
 
 
 def _check_readers(workloads, nr: int, kernel: Kernel) -> None:

@@ -210,3 +210,18 @@ def save_latency_histogram(result, path: str | os.PathLike) -> None:
     ax.set_title(f"{result.scenario_name}: request latency (seed {result.seed})")
     fig.tight_layout()
     fig.savefig(path, format="png", dpi=100)
+
+
+def save_table_plots(result, outdir: str | os.PathLike) -> None:
+    """Write the figure of each mechanism-specific table of *result* into *outdir*.
+
+    ``membarrier`` → ``membarrier.png`` (seconds per call count against T,
+    the seed's tables as markers).
+    """
+    from .plots_membarrier import save_membarrier_plot
+
+    tables = result.tables
+    if "membarrier" in tables:
+        sweep = tables["membarrier"].astype({"variant": str})
+        save_membarrier_plot(sweep, os.path.join(outdir, "membarrier.png"),
+                             title=f"{result.scenario_name}: sys_membarrier() (seed {result.seed})")

@@ -220,6 +220,14 @@ class VariantResult:
     extra_metrics: dict = field(default_factory=dict)
     """Mechanism-specific metrics, added to :attr:`metrics` under their own keys."""
 
+    tables: dict = field(default_factory=dict)
+    """Mechanism-specific tables by name (e.g. ``membarrier``: one row per run),
+    each written to ``<name>.parquet`` with the other variants' rows."""
+
+    rcu: bool = True
+    """The variant ran the RCU engine; False for a model without grace periods
+    (sys_membarrier()), whose metrics are its :attr:`extra_metrics` alone."""
+
     def __post_init__(self):
         _check_columns(self.requests, REQUEST_COLUMNS, f"variant {self.name!r}: requests")
         _check_columns(self.gps, GP_COLUMNS, f"variant {self.name!r}: gps")
@@ -279,6 +287,8 @@ class VariantResult:
         ValueError
             If an extra metric reuses the name of a built-in one.
         """
+        if not self.rcu:
+            return _to_builtin(dict(self.extra_metrics))
         expedited = self.gps["expedited"].to_numpy(dtype=bool)
         metrics = {
             "completion_time_s": _round_or_none(self.completion_time_ns / 1e9, _S_DECIMALS),
@@ -316,6 +326,17 @@ def _stack(frames: dict[str, pd.DataFrame], what: str) -> pd.DataFrame:
     for col in columns:
         data[col] = np.concatenate([frames[name][col].to_numpy() for name in names])
     return pd.DataFrame(data)
+
+
+def _numeric_leaves(metrics: dict, prefix: str = "") -> dict:
+    """Numbers in a nested metrics dict, by dotted key."""
+    out = {}
+    for key, value in metrics.items():
+        if isinstance(value, dict):
+            out.update(_numeric_leaves(value, f"{prefix}{key}."))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[f"{prefix}{key}"] = value
+    return out
 
 
 def _fmt(value) -> str:
@@ -357,6 +378,13 @@ class Result:
     def grace_periods(self) -> pd.DataFrame:
         """All grace periods of all variants, with a categorical ``variant`` column first."""
         return _stack({n: v.gps for n, v in self.variants.items()}, "gps")
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The variants' mechanism-specific tables, stacked by name under a ``variant`` column."""
+        names = dict.fromkeys(t for v in self.variants.values() for t in v.tables)
+        return {t: _stack({n: v.tables[t] for n, v in self.variants.items() if t in v.tables}, t)
+                for t in names}
 
     def summary(self) -> dict:
         """Metrics of every variant, as a JSON-ready dict.
@@ -405,16 +433,26 @@ class Result:
             The table, without a trailing newline.
         """
         names = list(self.variants)
-        rows = [
-            ("completion time (s)", lambda v, m: m["completion_time_s"]),
-            ("latency count", lambda v, m: m["latency_us"]["count"]),
-        ]
-        for key in ["min", "mean"] + [f"p{q}" for q in LATENCY_PERCENTILES] + ["max"]:
-            rows.append((f"latency {key} (µs)", lambda v, m, key=key: m["latency_us"][key]))
+        rows = []
+        if any(v.rcu for v in self.variants.values()):
+            rows += [
+                ("completion time (s)", lambda v, m: m.get("completion_time_s")),
+                ("latency count", lambda v, m: m.get("latency_us", {}).get("count")),
+            ]
+            for key in ["min", "mean"] + [f"p{q}" for q in LATENCY_PERCENTILES] + ["max"]:
+                rows.append((f"latency {key} (µs)", lambda v, m, key=key: m.get("latency_us", {}).get(key)))
+            rows += [
+                ("grace periods", lambda v, m: m.get("grace_periods")),
+                ("expedited grace periods", lambda v, m: m.get("expedited_grace_periods")),
+                ("batching (requests/GP)", lambda v, m: m.get("batching")),
+            ]
+        # Other models show their metrics' numeric leaves, e.g. "membarrier_s.7".
+        leaves = {}
+        for v in self.variants.values():
+            if not v.rcu:
+                leaves.update(dict.fromkeys(_numeric_leaves(v.metrics)))
+        rows += [(key, lambda v, m, key=key: _numeric_leaves(m).get(key)) for key in leaves]
         rows += [
-            ("grace periods", lambda v, m: m["grace_periods"]),
-            ("expedited grace periods", lambda v, m: m["expedited_grace_periods"]),
-            ("batching (requests/GP)", lambda v, m: m["batching"]),
             ("events", lambda v, m: int(v.events)),
             ("wall time (s)", lambda v, m: v.wall_time_s),
             ("events/s", lambda v, m: None if v.events_per_s is None else round(v.events_per_s)),
@@ -460,6 +498,10 @@ class Result:
         for name, v in self.variants.items():
             m = v.metrics
             out += ["", f"==> variant {name}"]
+            if not v.rcu:
+                out += [""] + [f"{key + ':':<26}{value}" for key, value in _numeric_leaves(m).items()]
+                out.append(f"{'events:':<26}{int(v.events)}")
+                continue
             primitive = v.requests["primitive"].to_numpy()
             latency_ns = v.requests["latency_ns"].to_numpy().astype(np.int64)
             if primitive.size == 0:
@@ -565,9 +607,13 @@ class Result:
         try:
             summary = self.summary()
             (tmp / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-            self._write_parquet(tmp / "latencies.parquet", "requests")
-            self._write_parquet(tmp / "gps.parquet", "gps")
-            plots.save_latency_histogram(self, tmp / "latency_hist.png")
+            if any(v.rcu for v in self.variants.values()):
+                self._write_parquet(tmp / "latencies.parquet", "requests")
+                self._write_parquet(tmp / "gps.parquet", "gps")
+                plots.save_latency_histogram(self, tmp / "latency_hist.png")
+            for table, frame in self.tables.items():
+                frame.to_parquet(tmp / f"{table}.parquet", index=False)
+            plots.save_table_plots(self, tmp)
             (tmp / "report.txt").write_text(self.report_text(), encoding="utf-8")
             if outdir.exists():
                 os.replace(outdir, old)
