@@ -220,6 +220,10 @@ class VariantResult:
     extra_metrics: dict = field(default_factory=dict)
     """Mechanism-specific metrics, added to :attr:`metrics` under their own keys."""
 
+    memory: pd.DataFrame | None = None
+    """kfree_rcu() floods: bytes allocated and not yet freed over time (``t_ns``,
+    ``bytes``); None for other workloads."""
+
     def __post_init__(self):
         _check_columns(self.requests, REQUEST_COLUMNS, f"variant {self.name!r}: requests")
         _check_columns(self.gps, GP_COLUMNS, f"variant {self.name!r}: gps")
@@ -488,6 +492,11 @@ class Result:
             ]
             for key in v.extra_metrics:
                 out.append(f"{key + ':':<26}{m[key]}")
+            if v.memory is not None and m.get("total_time_ns") is not None:
+                from .rcuscale import rcuscale_line
+
+                out += ["", rcuscale_line({k: m[k] for k in ("total_time_ns", "loops", "batches",
+                                                              "memory_footprint_mb")})]
         return "\n".join(out) + "\n"
 
     def _write_parquet(self, path: Path, table: str) -> None:
@@ -568,6 +577,12 @@ class Result:
             self._write_parquet(tmp / "latencies.parquet", "requests")
             self._write_parquet(tmp / "gps.parquet", "gps")
             plots.save_latency_histogram(self, tmp / "latency_hist.png")
+            memory = {n: v.memory for n, v in self.variants.items() if v.memory is not None}
+            if memory:
+                from . import plots_kfree
+
+                _stack(memory, "memory").to_csv(tmp / "kvfree_memory.csv", index=False)
+                plots_kfree.save_memory_plot(memory, tmp / "kvfree_memory.png")
             (tmp / "report.txt").write_text(self.report_text(), encoding="utf-8")
             if outdir.exists():
                 os.replace(outdir, old)
