@@ -165,7 +165,7 @@ cdef class Engine:
     cdef i64 tick_ns
     cdef i64 softirq_ns
     cdef i64 rnp_lock_ns
-    cdef i64 cb_cost[3]
+    cdef i64 cb_cost[4]
     cdef i64 call_rcu_ns
     cdef i64 sync_entry_ns
     cdef i64 ttwu_ns
@@ -293,6 +293,16 @@ cdef class Engine:
         self.rwl_len_exp = NULL
         self.rwl_gap_busy = NULL
         self.rwl_preemptible = NULL
+        self.krcs = NULL
+        self.bnodes = NULL
+        self.kt_loop = NULL
+        self.kt_i = NULL
+        self.kt_start = NULL
+        self.kt_mem_begin = NULL
+        self.kt_mem_during = NULL
+        self.kt_plan = NULL
+        self.ms_t = NULL
+        self.ms_bytes = NULL
 
     def __dealloc__(self):
         free(self.heap)
@@ -326,6 +336,7 @@ cdef class Engine:
         free(self.rwl_len_exp)
         free(self.rwl_gap_busy)
         free(self.rwl_preemptible)
+        self.kvfree_dealloc()
 
     def __init__(self, dict p, dict topo, dict tasks, dict wl, bit_generator):
         """Build the engine from low-level values (see rcusim/simulate.py)."""
@@ -364,6 +375,7 @@ cdef class Engine:
         self.cb_cost[CB_WAKEME] = p["cb_wakeme_ns"]
         self.cb_cost[CB_KFREE] = p["cb_kfree_ns"]
         self.cb_cost[CB_GENERIC] = p["cb_generic_ns"]
+        self.cb_cost[CB_RCU_WORK] = p["ttwu_ns"]  # rcu_work_rcufn(): __queue_work() wakes a kworker
         self.call_rcu_ns = p["call_rcu_ns"]
         self.sync_entry_ns = p["sync_entry_ns"]
         self.ttwu_ns = p["ttwu_ns"]
@@ -444,8 +456,10 @@ cdef class Engine:
         self.n_groups = len(group_first) - 1 if len(group_first) > 0 else 0
         rd_cpu = wl["rd_cpu"]
         rd_wl = wl["rd_workload"]
+        kf = wl["kfree"]
         self.n_ents = (self.n_tasks + 2 + self.n_groups + self.nr_cpus + 1
-                       + (self.num_nodes - self.leaf_first) + len(rd_cpu))
+                       + (self.num_nodes - self.leaf_first) + len(rd_cpu)
+                       + len(kf["cpu"]) + (KFREE_N_BATCHES + 1) * int(sum(kf["has_thread"])))
         self.ents = <ent_t *> malloc(self.n_ents * sizeof(ent_t))
         if self.ents == NULL:
             raise MemoryError()
@@ -562,6 +576,8 @@ cdef class Engine:
             self.ents[e].rq = RQ_RT if wl["rd_rt"][rd_wl[i]] else RQ_NORMAL
             self.ents[e].phase = RD_OUT
             e += 1
+        n_rd_end = e
+        e = self.kvfree_init(p, kf, e)
         self.n_ents = e
 
         # Workloads.
@@ -611,9 +627,12 @@ cdef class Engine:
         for e in range(self.n_tasks):
             self.ents[e].state = ST_RUNNABLE
             self.push(task_start[e], PRIO_NORMAL, EV_WAKE, e, 0)
-        for e in range(self.n_ents - len(rd_cpu), self.n_ents):
+        for e in range(n_rd_end - len(rd_cpu), n_rd_end):
             self.ents[e].state = ST_RUNNABLE
             self.push(self.exp_ns(self.rwl_gap_ns[self.ents[e].idx]), PRIO_NORMAL, EV_WAKE, e, 0)
+        for e in range(self.kfree_first, self.kfree_first + self.n_kfree):
+            self.ents[e].state = ST_RUNNABLE
+            self.push(0, PRIO_NORMAL, EV_WAKE, e, 0)
 
     # =======================================================================
     # Event queue: binary heap ordered by (t, prio, seq).
@@ -979,6 +998,10 @@ cdef class Engine:
             return self.exp_gp_run(e, t0)
         if kind == ENT_EXP_PAR:
             return self.exp_par_run(e, t0)
+        if kind == ENT_KFREE:
+            return self.kfree_run(e, t0)
+        if kind == ENT_KWORKER:
+            return self.kworker_run(e, t0)
         return self.rcuc_run(e, t0)
 
     cdef i64 ent_done(self, int e) except -2:
@@ -999,6 +1022,10 @@ cdef class Engine:
             return self.exp_gp_done(e)
         if kind == ENT_EXP_PAR:
             return self.exp_par_done(e)
+        if kind == ENT_KFREE:
+            return self.kfree_done(e)
+        if kind == ENT_KWORKER:
+            return self.kworker_done(e)
         return self.rcuc_done(e)
 
     # --- workload task: loop { synchronize_rcu*(); work after; think } ------
@@ -1497,6 +1524,8 @@ cdef class Engine:
             t += self.cb_cost[kind]
             if kind == CB_WAKEME:
                 self.wake(self.cbs[cb].arg, runner_cpu, t)
+            elif kind == CB_RCU_WORK:
+                self.rcu_work_rcufn(self.cbs[cb].arg, runner_cpu, t)
             self.cbs[cb].next = self.cb_free
             self.cb_free = cb
             count += 1
@@ -2487,6 +2516,569 @@ cdef class Engine:
         return t - t0
 
     # =======================================================================
+    # kvfree_rcu() batching: kfree_rcu_cpu ("krcp"), bulk pages ("bnodes"),
+    # the monitor work, kfree_rcu_work after a grace period, the rcu_head
+    # fallback list (channel 3), the page cache, and the rcuscale kfree
+    # threads that flood it (kernel/rcu/tree.c ~v6.1..v6.3, rcuscale.c).
+    #
+    # Only the slab channel of bulk_head[] is modelled: rcuscale's objects
+    # are kmalloc()ed, so the vmalloc channel stays empty.
+    #
+    # NOTE: for speed a kfree thread's burst covers every kfree_rcu() call
+    # until its current page is full (kv_chunk = 0), instead of one call
+    # (kv_chunk = 1, the per-pointer mode the tests compare against).  The
+    # page's gp_snap and the monitor's timer are computed for the calls that
+    # set them (the newest insert, the first call and the call that reaches
+    # KVFREE_BULK_MAX_ENTR), so aggregation changes event counts, not rules.
+    # =======================================================================
+    cdef krc_t *krcs
+    cdef bnode_t *bnodes
+    cdef int bn_cap
+    cdef int bn_free
+    cdef int n_kfree              # rcuscale kfree threads
+    cdef int kfree_first          # entity index of the first one
+    cdef i64 *kt_loop             # per thread: loops done
+    cdef i64 *kt_i                # ... objects done in the current loop
+    cdef i64 *kt_start            # ... start_time (ns)
+    cdef i64 *kt_mem_begin        # ... mem_begin (pages of si_mem_available())
+    cdef i64 *kt_mem_during       # ... mem_during
+    cdef i64 *kt_plan             # ... planned burst: channel-3 objects, page source, pointers
+    cdef i64 kt_alloc_num         # rcuscale.kfree_alloc_num
+    cdef i64 kt_loops             # rcuscale.kfree_loops
+    cdef int kt_started, kt_ended
+    cdef int kv_last              # the thread that finished last (prints the line)
+    cdef i64 kv_b_start, kv_b_end, kv_end_time
+    cdef int kv_polled            # per-page polled reclaim (seed 001's patch)
+    cdef int kv_chunk             # 1 = one event per kfree_rcu() call
+    cdef int kv_form              # 0 = both kfree_rcu() forms at random, 1 = single-argument, 2 = two-argument
+    cdef i64 kv_max_entr          # KVFREE_BULK_MAX_ENTR: pointers per page
+    cdef i64 kv_drain_jiffies     # KFREE_DRAIN_JIFFIES
+    cdef int kv_min_cached        # rcutree.rcu_min_cached_objs
+    cdef i64 kv_obj_bytes         # slab object size (kmalloc size class)
+    cdef i64 kv_call_ns           # kmalloc() + kvfree_call_rcu() per object
+    cdef i64 kv_page_alloc_ns
+    cdef i64 kv_kfree_bulk_ns
+    cdef i64 kv_kfree_ns
+    cdef i64 kv_objs              # objects allocated and not yet freed
+    cdef i64 kv_pages             # bulk pages allocated (in lists, in hand or cached)
+    cdef i64 kv_sample_ns
+    cdef i64 kv_next_sample
+    cdef i64 *ms_t
+    cdef i64 *ms_bytes
+    cdef i64 ms_n, ms_cap
+    cdef i64 kv_peak_bytes
+    cdef i64 n_kv_pages_filled, n_kv_batches, n_kv_works, n_kv_ready_pages
+    cdef i64 n_kv_sync, n_kv_head_objs, n_kv_page_allocs, n_kv_monitor_runs
+
+    cdef int kvfree_init(self, dict p, dict kf, int e) except -1:
+        """Create the kfree threads and, on their CPUs, the kworkers of each krcp."""
+        cdef int c, k, w, n
+        cdef krc_t *kp
+        kt_cpu = kf["cpu"]
+        self.n_kfree = len(kt_cpu)
+        self.krcs = <krc_t *> malloc((self.nr_cpus + 1) * sizeof(krc_t))
+        n = self.n_kfree + 1
+        self.kt_loop = <i64 *> malloc(n * sizeof(i64))
+        self.kt_i = <i64 *> malloc(n * sizeof(i64))
+        self.kt_start = <i64 *> malloc(n * sizeof(i64))
+        self.kt_mem_begin = <i64 *> malloc(n * sizeof(i64))
+        self.kt_mem_during = <i64 *> malloc(n * sizeof(i64))
+        self.kt_plan = <i64 *> malloc(3 * n * sizeof(i64))
+        self.ms_cap = 1024
+        self.ms_t = <i64 *> malloc(self.ms_cap * sizeof(i64))
+        self.ms_bytes = <i64 *> malloc(self.ms_cap * sizeof(i64))
+        if (self.krcs == NULL or self.kt_loop == NULL or self.kt_i == NULL or self.kt_start == NULL
+                or self.kt_mem_begin == NULL or self.kt_mem_during == NULL or self.kt_plan == NULL
+                or self.ms_t == NULL or self.ms_bytes == NULL):
+            raise MemoryError()
+        memset(self.krcs, 0, (self.nr_cpus + 1) * sizeof(krc_t))
+        memset(self.kt_loop, 0, n * sizeof(i64))
+        memset(self.kt_i, 0, n * sizeof(i64))
+        memset(self.kt_mem_during, 0, n * sizeof(i64))
+        self.bn_cap = 0
+        self.bn_free = -1
+        self.kv_last = -1
+        if self.n_kfree == 0:
+            return e
+        self.grow_bnodes(1024)
+        self.kt_alloc_num = kf["alloc_num"]
+        self.kt_loops = kf["loops"]
+        self.kv_polled = kf["polled"]
+        self.kv_chunk = kf["chunk"]
+        self.kv_form = kf["form"]
+        self.kv_max_entr = kf["max_entr"]
+        self.kv_drain_jiffies = kf["drain_jiffies"]
+        self.kv_min_cached = kf["min_cached"]
+        self.kv_obj_bytes = kf["obj_bytes"]
+        self.kv_call_ns = p["kmalloc_ns"] + p["kvfree_call_rcu_ns"]
+        self.kv_page_alloc_ns = p["page_alloc_ns"]
+        self.kv_kfree_bulk_ns = p["kfree_bulk_ns"]
+        self.kv_kfree_ns = p["kfree_ns"]
+        self.kv_sample_ns = kf["sample_ns"]
+        for c in range(self.nr_cpus):
+            kp = &self.krcs[c]
+            kp.bulk_head = kp.bulk_tail = -1
+            kp.monitor_expires = -1
+            for k in range(KW_N):
+                kp.kworker[k] = -1
+            for k in range(KFREE_N_BATCHES):
+                kp.krw[k].bulk_head = kp.krw[k].bulk_tail = -1
+                kp.krw[k].hand_head = kp.krw[k].hand_tail = -1
+        self.kfree_first = e
+        for k in range(self.n_kfree):
+            self.ents[e].kind = ENT_KFREE
+            self.ents[e].cpu = kt_cpu[k]
+            self.ents[e].idx = k
+            self.ents[e].rq = RQ_NORMAL  # set_user_nice(current, MAX_NICE)
+            e += 1
+        # system_wq is bound per CPU: the monitor, page_cache_work and both
+        # kfree_rcu_work items of a krcp run on kworkers of its CPU.  A work item
+        # that sleeps (synchronize_rcu()) lets another kworker run the others.
+        for c in range(self.nr_cpus):
+            if not kf["has_thread"][c]:
+                continue
+            kp = &self.krcs[c]
+            for w in range(KFREE_N_BATCHES + 1):
+                self.ents[e].kind = ENT_KWORKER
+                self.ents[e].cpu = c
+                self.ents[e].idx = c
+                self.ents[e].rq = RQ_NORMAL
+                if w == 0:
+                    kp.kworker[KW_MONITOR] = kp.kworker[KW_PAGE_CACHE] = e
+                else:
+                    kp.kworker[KW_RECLAIM0 + w - 1] = e
+                e += 1
+        self.tasks_left += self.n_kfree
+        return e
+
+    cdef void kvfree_dealloc(self) noexcept:
+        free(self.krcs)
+        free(self.bnodes)
+        free(self.kt_loop)
+        free(self.kt_i)
+        free(self.kt_start)
+        free(self.kt_mem_begin)
+        free(self.kt_mem_during)
+        free(self.kt_plan)
+        free(self.ms_t)
+        free(self.ms_bytes)
+
+    cdef void grow_bnodes(self, int cap) except *:
+        cdef int i
+        self.bnodes = <bnode_t *> realloc(self.bnodes, cap * sizeof(bnode_t))
+        if self.bnodes == NULL:
+            raise MemoryError()
+        for i in range(self.bn_cap, cap):
+            self.bnodes[i].next = self.bn_free
+            self.bn_free = i
+        self.bn_cap = cap
+
+    cdef int bnode_new(self) except -1:
+        """A bulk page for krcp: taken from its cache or newly allocated."""
+        cdef int b
+        if self.bn_free < 0:
+            self.grow_bnodes(self.bn_cap * 2)
+        b = self.bn_free
+        self.bn_free = self.bnodes[b].next
+        self.bnodes[b].next = -1
+        self.bnodes[b].nr_records = 0
+        return b
+
+    cdef void bnode_put(self, krc_t *kp, int b) noexcept:
+        """put_cached_bnode(), else free_page()."""
+        self.bnodes[b].next = self.bn_free
+        self.bn_free = b
+        if kp.cache < self.kv_min_cached:
+            kp.cache += 1
+        else:
+            self.kv_pages -= 1
+
+    # --- memory accounting ---------------------------------------------------
+    cdef inline i64 kv_bytes(self) noexcept:
+        return self.kv_objs * self.kv_obj_bytes + self.kv_pages * 4096
+
+    cdef void kv_mem_changed(self) except *:
+        """Record bytes allocated and not yet freed, at most once per kv_sample_ns."""
+        cdef i64 b = self.kv_bytes(), cap
+        if b > self.kv_peak_bytes:
+            self.kv_peak_bytes = b
+        if self.now < self.kv_next_sample:
+            return
+        self.kv_next_sample = self.now + self.kv_sample_ns
+        if self.ms_n == self.ms_cap:
+            cap = self.ms_cap * 2
+            self.ms_t = <i64 *> realloc(self.ms_t, cap * sizeof(i64))
+            self.ms_bytes = <i64 *> realloc(self.ms_bytes, cap * sizeof(i64))
+            if self.ms_t == NULL or self.ms_bytes == NULL:
+                raise MemoryError()
+            self.ms_cap = cap
+        self.ms_t[self.ms_n] = self.now
+        self.ms_bytes[self.ms_n] = b
+        self.ms_n += 1
+
+    cdef inline i64 si_mem_available(self) noexcept:
+        """Free pages of a machine whose size cancels out of rcuscale's difference."""
+        return (<i64> 1 << 40) - (self.kv_objs * self.kv_obj_bytes + 4095) // 4096 - self.kv_pages
+
+    # --- rcuscale kfree_scale_thread -----------------------------------------
+    cdef i64 kfree_run(self, int e, i64 t0) except -2:
+        """Plan the next burst: kmalloc() + kfree_rcu() until the current page is full."""
+        cdef int k = self.ents[e].idx
+        cdef krc_t *kp = &self.krcs[self.ents[e].cpu]
+        cdef i64 left, room = 0, h = 0, n, src = 0, avail
+        cdef i64 quarter = self.kt_loops // 4
+        if self.kt_i[k] == 0:
+            if self.kt_loop[k] == 0:
+                self.kt_start[k] = t0
+                self.kt_started += 1
+                if self.kt_started == self.n_kfree:
+                    self.kv_b_start = self.gp_seq  # b_rcu_gp_test_started = cur_ops->get_gp_seq()
+            avail = self.si_mem_available()
+            if self.kt_mem_during[k] == 0:
+                self.kt_mem_begin[k] = avail
+                self.kt_mem_during[k] = avail
+            elif self.kt_loop[k] % quarter == 0:
+                self.kt_mem_during[k] = (self.kt_mem_during[k] + avail) // 2
+        left = self.kt_alloc_num - self.kt_i[k]
+        if kp.bulk_tail >= 0:
+            room = self.kv_max_entr - self.bnodes[kp.bulk_tail].nr_records
+        if room == 0:
+            if kp.cache > 0:
+                src = 1  # get_cached_bnode()
+            else:
+                # No page at hand: a two-argument kfree_rcu() falls back to the
+                # rcu_head list; a single-argument one may sleep in __get_free_page().
+                h = self.kv_leading_double(left)
+                if h >= left:
+                    h = left
+                elif self.kv_form != 2 and not (self.kv_chunk and h > 0):
+                    src = 2
+            if src:
+                room = self.kv_max_entr
+        n = left - h
+        if n > room:
+            n = room
+        if self.kv_chunk and n > 1:
+            n = 1
+        self.kt_plan[3 * k] = h
+        self.kt_plan[3 * k + 1] = src
+        self.kt_plan[3 * k + 2] = n
+        return (h + n) * self.kv_call_ns + (self.kv_page_alloc_ns if src == 2 else 0)
+
+    cdef i64 kv_leading_double(self, i64 left) noexcept:
+        """Two-argument calls before the first single-argument one (rcuscale's
+        torture_random() & 0x800 picks the form of each call)."""
+        cdef double u
+        if self.kv_form == 1:
+            return 0
+        if self.kv_form == 2:
+            return 1 if self.kv_chunk else min(left, self.kv_max_entr)
+        if self.kv_chunk:
+            return 1 if self.rng.next_double(self.rng.state) < 0.5 else 0
+        u = self.rng.next_double(self.rng.state)
+        return <i64> (log(1.0 - u) / log(0.5))
+
+    cdef i64 kfree_done(self, int e) except -2:
+        """The planned calls happened, the last one ending now."""
+        cdef int k = self.ents[e].idx
+        cdef int c = self.ents[e].cpu
+        cdef krc_t *kp = &self.krcs[c]
+        cdef i64 h = self.kt_plan[3 * k], src = self.kt_plan[3 * k + 1], n = self.kt_plan[3 * k + 2]
+        cdef i64 calls = h + n, before = kp.count, t_first
+        cdef int b
+        self.acc = 0
+        if h > 0:
+            kp.head_count += h
+            kp.head_t = self.now
+            self.n_kv_head_objs += h
+            self.run_page_cache_worker(c)
+        if n > 0 and src == 0 and kp.bulk_tail < 0:
+            src = 1  # the monitor detached the page being filled during the burst
+        if src:
+            if src == 1 and kp.cache > 0:
+                kp.cache -= 1
+            else:
+                self.kv_pages += 1
+                self.n_kv_page_allocs += 1
+            b = self.bnode_new()
+            if kp.bulk_tail >= 0:
+                self.bnodes[kp.bulk_tail].next = b
+            else:
+                kp.bulk_head = b
+            kp.bulk_tail = b
+        if n > 0:
+            b = kp.bulk_tail
+            self.bnodes[b].nr_records += n
+            self.bnodes[b].gp_snap = rcu_seq_snap(self.gp_seq)  # get_state_synchronize_rcu()
+            self.bnodes[b].t_last = self.now
+            if self.bnodes[b].nr_records == self.kv_max_entr:
+                self.n_kv_pages_filled += 1
+        self.kv_objs += calls
+        kp.count += calls
+        if calls > 0:
+            # schedule_delayed_monitor_work() after each call: only the first call
+            # and the one reaching KVFREE_BULK_MAX_ENTR can shorten the delay.
+            t_first = self.now - (calls - 1) * self.kv_call_ns
+            self.schedule_monitor(c, t_first, before + 1)
+            if before + 1 < self.kv_max_entr <= kp.count:
+                self.schedule_monitor(c, t_first + (self.kv_max_entr - before - 1) * self.kv_call_ns,
+                                      self.kv_max_entr)
+        self.kv_mem_changed()
+        self.cpus[c].debt += self.acc
+        self.kt_i[k] += calls
+        if self.kt_i[k] == self.kt_alloc_num:
+            self.kt_i[k] = 0
+            self.kt_loop[k] += 1
+            if self.kt_loop[k] == self.kt_loops:
+                self.kt_ended += 1
+                if self.kt_ended == self.n_kfree:
+                    self.kv_end_time = self.now
+                    self.kv_b_end = self.gp_seq
+                    self.kv_last = k
+                self.ents[e].phase = KT_DONE
+                self.tasks_left -= 1
+                return -1
+        return self.kfree_run(e, self.now)
+
+    # --- monitor work ----------------------------------------------------------
+    cdef void schedule_monitor(self, int c, i64 t_call, i64 count) except *:
+        """schedule_delayed_monitor_work() by a call at t_call that left count queued."""
+        cdef krc_t *kp = &self.krcs[c]
+        cdef i64 j = t_call // self.jiffy_ns
+        cdef i64 delay = 1 if count >= self.kv_max_entr else self.kv_drain_jiffies
+        cdef i64 t
+        if kp.monitor_queued:
+            return  # delayed_work_pending(): queued, its timer already expired
+        if kp.monitor_expires >= 0 and delay >= kp.monitor_expires // self.jiffy_ns - j:
+            return
+        t = (j + delay) * self.jiffy_ns  # queue_delayed_work() / mod_delayed_work()
+        if t < self.now:
+            t = self.now
+        kp.monitor_expires = t
+        kp.monitor_gen += 1
+        self.push(t, PRIO_NORMAL, EV_KFREE_MONITOR, c, <i64> kp.monitor_gen)
+
+    cdef void ev_kfree_monitor(self, int c, i64 gen) except *:
+        cdef krc_t *kp = &self.krcs[c]
+        if <u64> gen != kp.monitor_gen or kp.monitor_expires < 0:
+            return
+        kp.monitor_expires = -1
+        kp.monitor_queued = 1
+        self.timer_tick(c)
+        self.acc = 0
+        self.wake(kp.kworker[KW_MONITOR], c, self.now)
+
+    cdef void run_page_cache_worker(self, int c) except *:
+        """run_page_cache_worker(): hrtimer(0) -> page_cache_work on system_highpri_wq."""
+        cdef krc_t *kp = &self.krcs[c]
+        if kp.cache_work:
+            return
+        kp.cache_work = 1
+        self.wake(kp.kworker[KW_PAGE_CACHE], c, self.now + self.acc)
+
+    cdef void kfree_rcu_monitor(self, int c) except *:
+        """Detach the queued pages and channel-3 list into a free krw_arr[] batch."""
+        cdef krc_t *kp = &self.krcs[c]
+        cdef krw_t *w
+        cdef int i
+        self.n_kv_monitor_runs += 1
+        self.spin_lock(&kp.lock_free)  # krcp->lock
+        for i in range(KFREE_N_BATCHES):
+            w = &kp.krw[i]
+            # need_wait_for_krwp_work(): a batch still holding anything is busy.
+            # Without this check (before the 2023 fix "rcu/kvfree: Avoid freeing
+            # new kfree_rcu() memory after old grace period") a channel attached
+            # to a batch whose rcu_work is pending was freed after the old GP;
+            # rcusim's safety checker reports that use-after-free.
+            if w.bulk_head >= 0 or w.head_free > 0:
+                continue
+            if kp.bulk_head < 0 and kp.head_count == 0:
+                continue
+            w.bulk_head = kp.bulk_head
+            w.bulk_tail = kp.bulk_tail
+            kp.bulk_head = kp.bulk_tail = -1
+            w.head_free = kp.head_count
+            w.head_free_t = kp.head_t
+            w.head_free_gp_snap = rcu_seq_snap(self.gp_seq)
+            kp.head_count = 0
+            kp.count = 0
+            self.n_kv_batches += 1
+            w.pending = 1
+            if self.kv_polled:
+                # queue_work(): reclaim starts now and polls each page's gp_snap.
+                w.queued = 1
+                if not w.running:
+                    self.wake(kp.kworker[KW_RECLAIM0 + i], c, self.now + self.acc)
+            else:
+                # queue_rcu_work() -> call_rcu_hurry(rcu_work_rcufn).
+                self.acc += self.call_rcu_ns
+                self.call_rcu(c, CB_RCU_WORK, c * KW_N + KW_RECLAIM0 + i)
+        if kp.bulk_head >= 0 or kp.head_count > 0:
+            self.schedule_monitor(c, self.now + self.acc, kp.count)  # need_offload_krc()
+
+    cdef void rcu_work_rcufn(self, int work, int from_cpu, i64 t) except *:
+        """The GP of queue_rcu_work() ended: queue kfree_rcu_work on its CPU's pool."""
+        cdef krc_t *kp = &self.krcs[work // KW_N]
+        cdef int i = work % KW_N - KW_RECLAIM0
+        kp.krw[i].queued = 1
+        if not kp.krw[i].running:
+            self.wake(kp.kworker[KW_RECLAIM0 + i], from_cpu, t)
+
+    # --- kworkers ---------------------------------------------------------------
+    cdef i64 kworker_run(self, int e, i64 t0) except -2:
+        cdef int c = self.ents[e].idx
+        cdef krc_t *kp = &self.krcs[c]
+        if e == kp.kworker[KW_MONITOR]:
+            if kp.cache_work == 1:  # system_highpri_wq runs before system_wq
+                kp.cache_work = 2
+                self.ents[e].phase = KW_PAGE_CACHE
+                return self.kv_page_alloc_ns * (self.kv_min_cached - kp.cache if kp.cache < self.kv_min_cached else 1)
+            if kp.monitor_queued:
+                kp.monitor_queued = 0
+                self.ents[e].phase = KW_MONITOR
+                return 2 * self.rnp_lock_ns
+            self.ents[e].phase = -1
+            return 0
+        return self.kfree_rcu_work_step(e, c, e == kp.kworker[KW_RECLAIM0 + 1])
+
+    cdef i64 kworker_done(self, int e) except -2:
+        cdef int c = self.ents[e].idx
+        cdef krc_t *kp = &self.krcs[c]
+        self.acc = 0
+        if e != kp.kworker[KW_MONITOR]:
+            return self.kfree_rcu_work_done(e, c, e == kp.kworker[KW_RECLAIM0 + 1])
+        if self.ents[e].phase == KW_PAGE_CACHE:
+            # fill_page_cache_func(): up to rcu_min_cached_objs pages.
+            while kp.cache < self.kv_min_cached:
+                kp.cache += 1
+                self.kv_pages += 1
+                self.n_kv_page_allocs += 1
+            kp.cache_work = 0
+            self.kv_mem_changed()
+        elif self.ents[e].phase == KW_MONITOR:
+            self.kfree_rcu_monitor(c)
+        self.cpus[c].debt += self.acc
+        if kp.cache_work == 1 or kp.monitor_queued:
+            return self.kworker_run(e, self.now)
+        return -1
+
+    # kfree_rcu_work() in steps, one bulk page (kfree_bulk()) per burst.
+    # ent_t.phase holds the step's action.
+    cdef i64 kfree_rcu_work_step(self, int e, int c, int i) except -2:
+        cdef krw_t *w = &self.krcs[c].krw[i]
+        cdef int b
+        if not w.running:
+            if not w.queued:
+                self.ents[e].phase = KWA_END
+                return 0
+            # Take the batch: the krw_arr[] slot is free for the monitor again.
+            w.pending = 0
+            w.queued = 0
+            w.running = 1
+            w.step = 0
+            w.hand_head, w.hand_tail = w.bulk_head, w.bulk_tail
+            w.bulk_head = w.bulk_tail = -1
+            w.hand_objs, w.hand_t, w.hand_gp_snap = w.head_free, w.head_free_t, w.head_free_gp_snap
+            w.head_free = 0
+            self.n_kv_works += 1
+        b = w.hand_head
+        if b >= 0:
+            if self.kv_polled and w.step == 0 and not rcu_seq_done(self.gp_seq, self.bnodes[b].gp_snap):
+                # Not yet ready: one more GP for this page and the newer ones.
+                self.ents[e].phase = KWA_SYNC
+                return self.sync_entry_ns
+            self.ents[e].phase = KWA_PAGE
+            return self.rnp_lock_ns + self.bnodes[b].nr_records * self.kv_kfree_bulk_ns
+        if w.hand_objs > 0:
+            if self.kv_polled and w.step == 0 and not rcu_seq_done(self.gp_seq, w.hand_gp_snap):
+                self.ents[e].phase = KWA_SYNC  # cond_synchronize_rcu()
+                return self.sync_entry_ns
+            self.ents[e].phase = KWA_HEAD
+            return w.hand_objs * self.kv_kfree_ns  # kvfree_rcu_list(): one kvfree() each
+        self.ents[e].phase = KWA_END
+        return 0
+
+    cdef i64 kfree_rcu_work_done(self, int e, int c, int i) except -2:
+        cdef krc_t *kp = &self.krcs[c]
+        cdef krw_t *w = &kp.krw[i]
+        cdef int b, act = self.ents[e].phase
+        if act == KWA_PAGE:
+            b = w.hand_head
+            self.check_kvfree(c, self.bnodes[b].t_last)
+            if self.kv_polled and w.step == 0:
+                self.n_kv_ready_pages += 1
+            w.hand_head = self.bnodes[b].next
+            if w.hand_head < 0:
+                w.hand_tail = -1
+            self.kv_objs -= self.bnodes[b].nr_records
+            self.bnode_put(kp, b)
+            self.kv_mem_changed()
+        elif act == KWA_HEAD:
+            self.check_kvfree(c, w.hand_t)
+            self.kv_objs -= w.hand_objs
+            w.hand_objs = 0
+            self.kv_mem_changed()
+        elif act == KWA_SYNC:
+            w.step = 1
+            self.n_kv_sync += 1
+            if self.wake_from_gp:
+                self.synchronize_rcu_normal_wake(e, c)
+            else:
+                self.call_rcu(c, CB_WAKEME, e)
+            self.cpus[c].debt += self.acc
+            return -1
+        elif act == KWA_END:
+            w.running = 0
+            if not w.queued:
+                return -1
+        self.cpus[c].debt += self.acc
+        return self.kfree_rcu_work_step(e, c, i)
+
+    cdef void check_kvfree(self, int c, i64 t_last) except *:
+        """kvfree_rcu() objects may be freed only after a GP that began after their call."""
+        if self.last_gp_start[0] < t_last:
+            self.violation(
+                f"kvfree_rcu() objects of CPU {c} queued until {t_last} ns freed at {self.now} ns "
+                f"before a grace period started after them (last completed: gp_seq "
+                f"{self.last_gp_seq[0]}, started {self.last_gp_start[0]} ns)")
+
+    # --- read-back -----------------------------------------------------------------
+    def kvfree_results(self):
+        """The rcuscale figures of the last thread to finish, memory over time, counters."""
+        cdef i64 i, k = self.kv_last
+        t = np.empty(self.ms_n, dtype=np.int64)
+        b = np.empty(self.ms_n, dtype=np.int64)
+        for i in range(self.ms_n):
+            t[i] = self.ms_t[i]
+            b[i] = self.ms_bytes[i]
+        out = {
+            "finished": k >= 0,
+            "mem_t_ns": t,
+            "mem_bytes": b,
+            "peak_bytes": self.kv_peak_bytes,
+            "counters": {
+                "kvfree_pages_filled": self.n_kv_pages_filled,
+                "kvfree_batches_detached": self.n_kv_batches,
+                "kvfree_rcu_work_runs": self.n_kv_works,
+                "kvfree_pages_ready_without_wait": self.n_kv_ready_pages,
+                "kvfree_work_synchronize_rcu": self.n_kv_sync,
+                "kvfree_channel3_objects": self.n_kv_head_objs,
+                "kvfree_page_allocs": self.n_kv_page_allocs,
+                "kvfree_monitor_runs": self.n_kv_monitor_runs,
+            },
+        }
+        if k >= 0:
+            out.update({
+                "start_time_ns": self.kt_start[k],
+                "end_time_ns": self.kv_end_time,
+                "gp_seq_started": self.kv_b_start,
+                "gp_seq_finished": self.kv_b_end,
+                "mem_begin_pages": self.kt_mem_begin[k],
+                "mem_during_pages": self.kt_mem_during[k],
+            })
+        return out
+
+    # =======================================================================
     # Main loop.
     # =======================================================================
     def run(self, i64 until_ns, i64 max_events):
@@ -2536,6 +3128,8 @@ cdef class Engine:
                 self.ev_exp_ipi(ev.target)
             elif ev.kind == EV_EXP_DEFERRED:
                 self.ev_exp_deferred(ev.target)
+            elif ev.kind == EV_KFREE_MONITOR:
+                self.ev_kfree_monitor(ev.target, ev.arg)
 
     # =======================================================================
     # Read-back.

@@ -24,6 +24,7 @@ cdef enum:
     EV_IPI = 7           # resched_cpu() IPI reaching CPU target
     EV_EXP_IPI = 8       # rcu_exp_handler() IPI reaching CPU target (arg = expedited_sequence)
     EV_EXP_DEFERRED = 9  # CPU target leaves the preempt/BH-disabled section that deferred its expedited QS
+    EV_KFREE_MONITOR = 10 # krcp of CPU target: the monitor_work timer expires (arg = timer generation)
 
 # Event priorities: urgent events run before normal ones at the same instant.
 cdef enum:
@@ -43,6 +44,8 @@ cdef enum:
     ENT_EXP_GP = 6       # rcu_exp_gp_kthread_worker: drives expedited GPs
     ENT_EXP_PAR = 7      # rcu_exp_par_gp_kthread_worker/N: CPU selection for one leaf
     ENT_READER = 8       # a reader task: rcu_read_lock(); ...; rcu_read_unlock() in a loop
+    ENT_KFREE = 9        # rcuscale kfree_scale_thread: kmalloc() + kfree_rcu() in loops
+    ENT_KWORKER = 10     # system_wq kworker running one kvfree_rcu work item of one CPU
 
 cdef enum:
     ST_BLOCKED = 0
@@ -65,6 +68,7 @@ cdef enum:
     CB_WAKEME = 0        # wakeme_after_rcu: completes a synchronize_rcu() waiter
     CB_KFREE = 1         # a kfree-like callback
     CB_GENERIC = 2       # a mixed kernel callback
+    CB_RCU_WORK = 3      # rcu_work_rcufn: queue_rcu_work()'s callback queues the work (arg = work id)
 
 # Segments of struct rcu_segcblist.
 cdef enum:
@@ -241,3 +245,70 @@ cdef struct cb_t:
     int32_t kind         # CB_*
     int32_t arg          # CB_WAKEME: the waiting task
     i64 t_queued         # call_rcu() time (ns)
+
+
+# ---------------------------------------------------------------------------
+# kvfree_rcu() batching (kfree_rcu_cpu and friends); see kvfree.pxi.
+# ---------------------------------------------------------------------------
+cdef enum:
+    KFREE_N_BATCHES = 2  # krw_arr[]: batches in flight per CPU
+
+# Work items of one krcp, by index (work id = cpu * KW_N + index).
+cdef enum:
+    KW_MONITOR = 0       # kfree_rcu_monitor (delayed work)
+    KW_PAGE_CACHE = 1    # fill_page_cache_func (page_cache_work, system_highpri_wq)
+    KW_RECLAIM0 = 2      # kfree_rcu_work of krw_arr[0]; krw_arr[1] is KW_RECLAIM0 + 1
+    KW_N = 4
+
+# kfree thread phases (ent_t.phase for ENT_KFREE).
+cdef enum:
+    KT_INSERT = 0        # kmalloc() + kvfree_call_rcu() into the current page
+    KT_DONE = 1          # all loops done: the thread ends
+
+# kfree_rcu_work step actions (ent_t.phase for a reclaim ENT_KWORKER).
+cdef enum:
+    KWA_PAGE = 0         # kvfree_rcu_bulk(): kfree_bulk() one page's pointers, recycle the page
+    KWA_HEAD = 1         # kvfree_rcu_list(): free the channel-3 objects
+    KWA_SYNC = 2         # synchronize_rcu() for the pages whose GP has not passed (polled)
+    KWA_END = 3          # nothing left in hand
+
+
+cdef struct bnode_t:
+    int32_t next         # list link, -1 = end (lists run oldest page first)
+    int32_t nr_records   # pointers stored (kvfree_rcu_bulk_data.nr_records)
+    i64 gp_snap          # get_state_synchronize_rcu() at the newest insert (polled reclaim)
+    i64 t_last           # time of the newest insert (ns), for the safety checker
+
+
+cdef struct krw_t:
+    int32_t bulk_head    # bulk_head_free[0]: detached pages waiting (oldest first)
+    int32_t bulk_tail
+    i64 head_free        # objects on the detached channel-3 rcu_head list
+    i64 head_free_gp_snap # its get_state_synchronize_rcu() at detach (polled reclaim)
+    i64 head_free_t      # time of the newest channel-3 object detached (ns)
+    int32_t pending      # queued (queue_rcu_work(): its GP may still run) and not started (WORK_STRUCT_PENDING)
+    int32_t queued       # on its pool's worklist: the kworker may start it
+    int32_t running      # its kworker is executing kfree_rcu_work
+    # The kworker's batch in hand (taken at the start of kfree_rcu_work)
+    int32_t hand_head
+    int32_t hand_tail
+    i64 hand_objs        # channel-3 objects in hand
+    i64 hand_gp_snap
+    i64 hand_t
+    int32_t step         # kfree_rcu_work step: 0 poll-walk, 1 after synchronize_rcu()
+
+
+cdef struct krc_t:
+    int32_t bulk_head    # bulk_head[0]: pages not yet detached (oldest first)
+    int32_t bulk_tail    # the page being filled
+    i64 head_count       # channel 3: objects on krcp->head (no page was available)
+    i64 head_t           # time of the newest channel-3 object (ns)
+    i64 count            # krcp->count: objects queued since the last detach
+    i64 lock_free        # krcp->lock is next free (ns)
+    i64 monitor_expires  # monitor_work timer expiry (ns), -1 if not pending
+    u64 monitor_gen      # timer generation: stale EV_KFREE_MONITOR events are ignored
+    int32_t monitor_queued # the monitor work is queued on its kworker
+    int32_t cache        # nr_bkv_objs: pages in the bkvcache
+    int32_t cache_work   # page_cache_work in progress (work_in_progress)
+    int32_t kworker[KW_N] # entity running each work item (KW_*)
+    krw_t krw[KFREE_N_BATCHES]

@@ -108,6 +108,8 @@ _PARAMS = [
           # 0 would make the kernel divide by zero when it forms the groups.
           exclude=(0,)),
     Param("rcutree.enable_rcu_lazy", "bool", "Let call_rcu() queue lazy callbacks (CONFIG_RCU_LAZY)."),
+    Param("rcutree.rcu_min_cached_objs", "int",
+          "Bulk pages kvfree_rcu() keeps cached per CPU (default 5).", lo=0, hi=1000),
     # --- NOCB and nohz_full (kernel/rcu/tree_nocb.h, kernel/sched/isolation.c) -----
     Param("rcu_nocbs", "optional_cpulist",
           "Offload callbacks of these CPUs; bare: NOCB machinery on with no CPU offloaded."),

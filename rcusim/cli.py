@@ -38,6 +38,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="run only this variant (repeatable)")
     run.add_argument("--check", action="store_true", help="verify the engine's invariants while running")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    from rcusim.kvmcmd import add_kvm_arguments
+
+    add_kvm_arguments(sub.add_parser("rcuscale", help="run a kvm.sh rcuscale command line (kfree test)"))
     return parser
 
 
@@ -64,9 +67,38 @@ def cmd_run(args) -> int:
     return 0
 
 
+def cmd_rcuscale(args) -> int:
+    from rcusim.kvmcmd import scenario_from_kvm
+    from rcusim.rcuscale import rcuscale_line
+    from rcusim.scenario import load_scenario
+    from rcusim.simulate import run_scenario
+
+    if args.seed < 0:
+        raise ScenarioError(f"--seed: {args.seed} is negative; allowed: an integer >= 0")
+    data, notes = scenario_from_kvm(args, profile=args.profile, release=args.release, seed=args.seed)
+    scenario = load_scenario(data)
+    for note in notes:
+        print(f"rcusim: note: {note}", file=sys.stderr)
+    result = run_scenario(scenario, progress=False)
+    for v in result.variants.values():
+        m = v.metrics
+        if m["total_time_ns"] is None:
+            raise ScenarioError("the kfree threads did not finish within run.max_sim_time_s")
+        print(rcuscale_line({k: m[k] for k in ("total_time_ns", "loops", "batches", "memory_footprint_mb")}))
+    if args.out:
+        try:
+            path = result.write(Path(args.out))
+        except OSError as exc:
+            raise ScenarioError(f"--out: cannot write results to {args.out!r}: {exc.strerror or exc}") from None
+        print(f"results written to {path}/", file=sys.stderr)
+    return 0
+
+
 def main(argv=None) -> int:
     try:
         args = _parser().parse_args(argv)
+        if args.command == "rcuscale":
+            return cmd_rcuscale(args)
         return cmd_run(args)
     except ScenarioError as exc:
         print(f"rcusim: error: {exc}", file=sys.stderr)

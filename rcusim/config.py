@@ -39,7 +39,8 @@ from .profiles import COST_NAMES, PROFILES, load_profile, profile_sources
 
 __all__ = [
     "MAX_CPUS", "Costs", "CostOverrides", "Hardware", "HardwareSpec", "Kernel",
-    "SyncLoop", "Readers", "MembarrierLoop", "Workload", "WORKLOAD_KINDS", "Run", "RcuParams", "VariantInput",
+    "SyncLoop", "Readers", "KfreeRcuFlood", "MembarrierLoop", "Workload", "WORKLOAD_KINDS", "Run",
+    "RcuParams", "VariantInput",
     "VariantSpec", "parse_release", "resolve_params", "resolve_variant",
     "build_variant", "scenario_error_from_validation",
 ]
@@ -107,6 +108,14 @@ class Costs(_Model):
     """kfree() of a small object."""
     sync_entry_ns: CostNs
     """synchronize_rcu() bookkeeping on the caller side before it blocks (completion set-up, the call)."""
+    kmalloc_ns: CostNs
+    """kmalloc() of a small object when objects are not recycled soon (a flood)."""
+    kvfree_call_rcu_ns: CostNs
+    """kvfree_call_rcu() fast path: krcp lock with irqs off, store the pointer, snapshot, monitor check."""
+    kfree_bulk_ns: CostNs
+    """kfree_bulk() per object of a full bulk page."""
+    page_alloc_ns: CostNs
+    """Allocating (and later freeing) one order-0 page for kvfree_rcu()'s bulk pages."""
 
 
 if tuple(Costs.model_fields) != COST_NAMES:
@@ -355,8 +364,40 @@ class Readers(_Model):
     _check_cpus = field_validator("cpus", mode="before")(SyncLoop._check_cpus.__func__)
 
 
-Workload = Annotated[Union[SyncLoop, Readers, MembarrierLoop], Field(discriminator="kind")]
+class KfreeRcuFlood(_Model):
+    """rcuscale's kfree test (rcuscale.kfree_rcu_test=1), with rcuscale's parameter names.
+
+    kfree_nthreads kthreads, thread ``i`` pinned to CPU ``i % nr_cpus``, each doing
+    kfree_loops loops of kfree_alloc_num ``kmalloc()`` + ``kfree_rcu()`` calls.
+    """
+
+    kind: Literal["kfree_rcu_flood"]
+    """Workload kind."""
+    name: Optional[str] = None
+    """Name used in results; default: the kind and the workload's index."""
+    kfree_nthreads: Annotated[int, Field(ge=-MAX_CPUS, le=MAX_CPUS)] = -1
+    """Threads: -1 = one per online CPU; -k = online CPUs - k + 1, at least 1 (compute_real())."""
+    kfree_alloc_num: Annotated[int, Field(ge=1, le=10_000_000)] = 8000
+    """Allocations and kfree_rcu() calls per loop."""
+    kfree_loops: Annotated[int, Field(ge=4, le=10_000_000, json_schema_extra={
+        "allowed": "an integer from 4 to 10000000 (below 4, rcuscale's loop % (kfree_loops / 4) "
+                   "divides by zero)"})] = 10
+    """Loops per thread; at least 4, since rcuscale samples memory at loop % (kfree_loops / 4) == 0."""
+    kfree_mult: Annotated[int, Field(ge=1, le=341)] = 1
+    """Object size multiplier: kmalloc(kfree_mult * 24); at most 8 KiB, the largest kmalloc slab."""
+    kfree_rcu_test_single: bool = False
+    """Use the single-argument kfree_rcu(p)."""
+    kfree_rcu_test_double: bool = False
+    """Use the two-argument kfree_rcu(p, rh); if both flags are equal, each call picks one at random."""
+    kfree_by_call_rcu: bool = False
+    """call_rcu() a kfree callback instead; without CONFIG_RCU_LAZY rcuscale falls back to kfree_rcu()."""
+    holdoff: Annotated[int, Field(ge=0, le=86400)] = 10
+    """Seconds the GP-writer test waits before starting; the kfree threads start at once."""
+
+
+Workload = Annotated[Union[SyncLoop, Readers, KfreeRcuFlood, MembarrierLoop], Field(discriminator="kind")]
 WORKLOAD_KINDS: dict[str, type[BaseModel]] = {"sync_loop": SyncLoop, "readers": Readers,
+                                              "kfree_rcu_flood": KfreeRcuFlood,
                                               "membarrier_loop": MembarrierLoop}
 """Workload kinds by their ``kind`` value."""
 
@@ -467,6 +508,8 @@ class RcuParams(_Model):
     """KFREE_DRAIN_JIFFIES: kfree_rcu() monitor delay (5*HZ from v6.1, HZ/50 before)."""
     kvfree_polled: bool
     """Per-page polled-GP reclaim of kvfree_rcu() batches (from v6.3)."""
+    rcu_min_cached_objs: int
+    """rcutree.rcu_min_cached_objs: bulk pages kvfree_rcu() keeps cached per CPU (default 5)."""
     rcuscale: dict[str, Union[bool, int]]
     """rcuscale.* parameters given on the command line, by name without the prefix."""
 
@@ -660,6 +703,7 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
         rcuplugticks=args.get("rcupdate.rcuplugticks", 4),
         kfree_drain_jiffies=5 * hz if release >= (6, 1) else hz // 50,
         kvfree_polled=release >= (6, 3),
+        rcu_min_cached_objs=args.get("rcutree.rcu_min_cached_objs", 5),
         rcuscale={name.split(".", 1)[1]: value for name, value in args.items()
                   if name.startswith("rcuscale.")},
     )
@@ -716,7 +760,7 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
     for i, work in enumerate(variant.workloads):
         if isinstance(work, MembarrierLoop):
             work.check_cpus(nr, path=("workloads", i))
-        else:
+        elif not isinstance(work, KfreeRcuFlood):  # rcuscale pins thread i to CPU i % nr
             try:
                 parse_cpulist(work.cpus, nr)
             except ScenarioError as exc:
@@ -728,6 +772,7 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
                                     path=("workloads", i, "name"), allowed="unique names")
             names[work.name] = i
     _check_readers(variant.workloads, nr, kernel)
+    _check_kfree(variant.workloads, kernel)
     kernel = kernel.model_copy(update={"CONFIG_NR_CPUS": nr_config})
     params = resolve_params(nr, kernel)
     hardware = HardwareSpec(profile=hw.profile, nr_cpus=nr, costs=hw.resolved_costs(),
@@ -744,6 +789,23 @@ def _check_membarrier(workloads) -> None:
         raise ScenarioError("membarrier_loop workloads cannot share a variant with RCU workloads",
                             path=("workloads", i, "kind"),
                             allowed="only membarrier_loop workloads, or none")
+
+
+def _check_kfree(workloads, kernel: Kernel) -> None:
+    """At most one kfree flood; kfree_by_call_rcu's lazy callbacks are not modelled."""
+    floods = [i for i, w in enumerate(workloads) if isinstance(w, KfreeRcuFlood)]
+    if len(floods) > 1:
+        raise ScenarioError("a second kfree_rcu_flood workload (rcuscale runs one kfree test)",
+                            path=("workloads", floods[1], "kind"), allowed="one kfree_rcu_flood")
+    for i in floods:
+        if workloads[i].kfree_nthreads == 0:
+            raise ScenarioError("0 threads: rcuscale would start no kfree thread and never print",
+                                path=("workloads", i, "kfree_nthreads"),
+                                allowed="an integer >= 1, or -k for the online CPUs minus k-1")
+        if workloads[i].kfree_by_call_rcu and kernel.CONFIG_RCU_LAZY:
+            raise ScenarioError("kfree_by_call_rcu with CONFIG_RCU_LAZY=y queues lazy callbacks, "
+                                "which rcusim does not model", path=("workloads", i, "kfree_by_call_rcu"),
+                                allowed="false, or set kernel.CONFIG_RCU_LAZY: false")
 
 
 def _check_readers(workloads, nr: int, kernel: Kernel) -> None:

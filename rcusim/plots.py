@@ -216,11 +216,16 @@ def save_table_plots(result, outdir: str | os.PathLike) -> None:
     """Write the figure of each mechanism-specific table of *result* into *outdir*.
 
     ``membarrier`` → ``membarrier.png`` (seconds per call count against T,
-    the seed's tables as markers).
+    the seed's tables as markers); ``kvfree_memory`` → ``kvfree_memory.png``
+    (memory not yet freed over time, one line per variant).
     """
+    from .plots_kfree import save_memory_plot
     from .plots_membarrier import save_membarrier_plot
 
     tables = result.tables
+    memory = {n: v.tables["kvfree_memory"] for n, v in result.variants.items() if "kvfree_memory" in v.tables}
+    if memory:
+        save_memory_plot(memory, os.path.join(outdir, "kvfree_memory.png"))
     if "membarrier" in tables:
         sweep = tables["membarrier"].astype({"variant": str})
         save_membarrier_plot(sweep, os.path.join(outdir, "membarrier.png"),

@@ -43,6 +43,10 @@ COST_NAMES: tuple[str, ...] = (
     "call_rcu_ns",
     "kfree_ns",
     "sync_entry_ns",
+    "kmalloc_ns",
+    "kvfree_call_rcu_ns",
+    "kfree_bulk_ns",
+    "page_alloc_ns",
 )
 """Names of the platform costs, all integer nanoseconds (see rcusim.config.Costs)."""
 

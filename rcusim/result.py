@@ -221,7 +221,9 @@ class VariantResult:
     """Mechanism-specific metrics, added to :attr:`metrics` under their own keys."""
 
     tables: dict = field(default_factory=dict)
-    """Mechanism-specific tables by name (e.g. ``membarrier``: one row per run),
+    """Mechanism-specific tables by name (``membarrier``: one row per run;
+    ``kvfree_memory``: bytes allocated by kvfree_rcu() floods and not yet freed,
+    ``t_ns`` and ``bytes``),
     each written to ``<name>.parquet`` with the other variants' rows."""
 
     rcu: bool = True
@@ -530,6 +532,11 @@ class Result:
             ]
             for key in v.extra_metrics:
                 out.append(f"{key + ':':<26}{m[key]}")
+            if m.get("total_time_ns") is not None:
+                from .rcuscale import rcuscale_line
+
+                out += ["", rcuscale_line({k: m[k] for k in ("total_time_ns", "loops", "batches",
+                                                              "memory_footprint_mb")})]
         return "\n".join(out) + "\n"
 
     def _write_parquet(self, path: Path, table: str) -> None:

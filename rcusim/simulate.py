@@ -16,9 +16,10 @@ import numpy as np
 import pandas as pd
 
 from rcusim import _core
-from rcusim.config import MembarrierLoop, Readers, SyncLoop
+from rcusim.config import KfreeRcuFlood, MembarrierLoop, Readers, SyncLoop
 from rcusim.cpulist import parse_cpulist
 from rcusim.errors import ScenarioError
+from rcusim.rcuscale import kfree_lowlevel, kfree_metrics, memory_frame
 from rcusim.result import Result, VariantResult, installed_version, make_gps_frame, make_requests_frame
 from rcusim.scenario import Scenario, load_scenario
 from rcusim.topology import nocb_groups, rcu_init_geometry
@@ -104,6 +105,11 @@ def _ll_params(spec) -> dict:
         "cb_generic_ns": costs.cb_generic_ns,
         "call_rcu_ns": costs.call_rcu_ns,
         "sync_entry_ns": costs.sync_entry_ns,
+        "kfree_ns": costs.kfree_ns,
+        "kmalloc_ns": costs.kmalloc_ns,
+        "kvfree_call_rcu_ns": costs.kvfree_call_rcu_ns,
+        "kfree_bulk_ns": costs.kfree_bulk_ns,
+        "page_alloc_ns": costs.page_alloc_ns,
         "ttwu_ns": costs.ttwu_ns,
         "ipi_send_ns": costs.ipi_send_ns,
         "ipi_handler_ns": costs.ipi_handler_ns,
@@ -149,7 +155,11 @@ def _sync_loops(spec) -> list:
     return [wl for wl in spec.workloads if isinstance(wl, SyncLoop)]
 
 
-def _ll_workloads(spec) -> tuple[dict, dict]:
+def _kfree_flood(spec):
+    return next((wl for wl in spec.workloads if isinstance(wl, KfreeRcuFlood)), None)
+
+
+def _ll_workloads(spec, kfree_chunk: int = 0) -> tuple[dict, dict]:
     """Tasks (one row each), reader tasks and per-workload parameters."""
     nr_cpus = spec.hardware.nr_cpus
     costs = spec.hardware.costs
@@ -187,17 +197,21 @@ def _ll_workloads(spec) -> tuple[dict, dict]:
         think.append(round(wl.think_us * 1000))
         after.append(costs.kfree_ns if wl.work_after == "kfree" else 0)
         prim.append(PRIMITIVES[primitive])
+    def column(parts, dtype):
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
     tasks = {
-        "cpu": np.concatenate(cpu),
-        "rt": np.concatenate(rt),
-        "loops": np.concatenate(loops),
-        "start_ns": np.concatenate(start),
-        "workload": np.concatenate(wl_idx),
+        "cpu": column(cpu, np.int32),
+        "rt": column(rt, np.int8),
+        "loops": column(loops, np.int64),
+        "start_ns": column(start, np.int64),
+        "workload": column(wl_idx, np.int32),
     }
     tasks["expected_requests"] = int(tasks["loops"].sum())
     readers["rd_cpu"] = np.asarray(readers["rd_cpu"], dtype=np.int32)
     readers["rd_workload"] = np.asarray(readers["rd_workload"], dtype=np.int32)
-    return tasks, {"think_ns": think, "after_ns": after, "primitive": prim, **readers}
+    return tasks, {"think_ns": think, "after_ns": after, "primitive": prim, **readers,
+                   "kfree": kfree_lowlevel(spec, kfree_chunk)}
 
 
 def estimate_memory_bytes(spec) -> int:
@@ -233,25 +247,26 @@ def _available_memory_bytes() -> int:
     return 16 * 2**30
 
 
-def build_engine(spec, seed: int, fault: int = 0) -> tuple[_core.Engine, dict]:
+def build_engine(spec, seed: int, fault: int = 0, kfree_chunk: int = 0) -> tuple[_core.Engine, dict]:
     """Build the engine for one variant with its own seeded random stream.
 
     `fault` breaks the model on purpose, for tests of the safety checker only:
     1 = the expedited IPI handler ignores readers, 2 = the tick ignores readers.
+    `kfree_chunk` 1 runs the kfree flood with one event per kfree_rcu() call.
     """
     ll_params = _ll_params(spec)
     ll_params["fault"] = fault
     ll_topology = _ll_topology(spec)
-    ll_tasks, ll_workloads = _ll_workloads(spec)
+    ll_tasks, ll_workloads = _ll_workloads(spec, kfree_chunk)
     bitgen = np.random.PCG64(np.random.SeedSequence(seed))
     engine = _core.Engine(ll_params, ll_topology, ll_tasks, ll_workloads, bitgen)
     return engine, {"geometry": ll_topology["geometry"], "expected_requests": ll_tasks["expected_requests"]}
 
 
 def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | None = None,
-                check: bool = False) -> VariantResult:
+                check: bool = False, kfree_chunk: int = 0) -> VariantResult:
     """Simulate one variant to completion (or its time limit)."""
-    engine, info = build_engine(spec, seed)
+    engine, info = build_engine(spec, seed, kfree_chunk=kfree_chunk)
     until_ns = round(spec.run.max_sim_time_s * 1e9)
     t0 = time.perf_counter()
     done_before = 0
@@ -275,12 +290,22 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
     counters = engine.counters()
     safety = engine.safety()
     sim_time_ns, completion_ns = engine.now, engine.completion_ns
+    flood = _kfree_flood(spec)
+    kv = engine.kvfree_results() if flood is not None else None
     del engine  # its C record arrays are no longer needed
     if safety["violations"]:
         raise ModelError(f"variant {name}: the safety checker found {safety['violations']} violation(s); "
                          f"first: {safety['messages'][0]}")
     extra = {"finished": reason == ExitReason.DONE, **time_breakdown(req, gps)}
     extra["safety"] = {k: v for k, v in safety.items() if k != "messages"}
+    tables = {}
+    if kv is not None:
+        extra.update(kfree_metrics(kv, flood.kfree_loops))
+        extra["kvfree_peak_mb"] = round(kv["peak_bytes"] / 2**20, 3)
+        counters.update(kv["counters"])
+        tables["kvfree_memory"] = memory_frame(kv)
+        if kv["finished"]:
+            completion_ns = max(completion_ns, kv["end_time_ns"])
     return VariantResult(
         name=name,
         requests=make_requests_frame(req["task"], req["cpu"], req["primitive"], req["t_start_ns"], req["t_end_ns"]),
@@ -291,6 +316,7 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
         sim_time_ns=sim_time_ns,
         completion_time_ns=completion_ns,
         extra_metrics=extra,
+        tables=tables,
     )
 
 

@@ -1,0 +1,134 @@
+"""kvfree_rcu() batching and rcuscale's kfree test (scenarios/kfree_flood_64cpu.yaml, seed 001)."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import rcusim
+from rcusim.scenario import load_scenario
+from rcusim.simulate import run_variant
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIO = ROOT / "scenarios" / "kfree_flood_64cpu.yaml"
+LINE = re.compile(r"^Total time taken by all kfree'ers: (\d+) ns, loops: (\d+), batches: (\d+), "
+                  r"memory footprint: (-?\d+)MB$", re.M)
+# Seed 001's command line, with fewer loops.
+KVM = ["--memory", "10G", "--torture", "rcuscale", "--allcpus", "--duration", "1",
+       "--kconfig", "CONFIG_NR_CPUS=64", "--kconfig", "CONFIG_RCU_NOCB_CPU=y",
+       "--kconfig", "CONFIG_RCU_NOCB_CPU_DEFAULT_ALL=y", "--kconfig", "CONFIG_RCU_LAZY=n",
+       "--bootargs", "rcuscale.kfree_rcu_test=1 rcuscale.kfree_nthreads=16 rcuscale.holdoff=20 "
+       "rcuscale.kfree_loops=200 torture.disable_onoff_at_boot", "--trust-make"]
+
+
+def _cli(*args):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "rcusim", *args], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def scaled():
+    """Seed 001's run at 400 loops instead of 10,000 (same rates, 4 % of the time)."""
+    return rcusim.run(SCENARIO, overrides=["workloads.0.kfree_loops=400"])
+
+
+def test_scaled_ratios_in_seed_bands(scaled):
+    d, p = (scaled.variants[n].metrics for n in ("default", "polled"))
+    assert 1.2 <= p["batches"] / d["batches"] <= 2.0
+    assert 0.8 <= p["total_time_ns"] / d["total_time_ns"] <= 1.6
+    # The polled reclaim frees pages whose GP passed without waiting; the default never does.
+    assert scaled.variants["polled"].counters["kvfree_pages_ready_without_wait"] > 0
+    assert scaled.variants["default"].counters["kvfree_pages_ready_without_wait"] == 0
+
+
+@pytest.mark.xfail(strict=True, reason="known miss, see the README: the model's default "
+                   "reclaim keeps up with the flood, so its footprint stays within 2x of polled")
+def test_scaled_footprint_ratio(scaled):
+    d, p = (scaled.variants[n].metrics for n in ("default", "polled"))
+    assert d["memory_footprint_mb"] / p["memory_footprint_mb"] >= 20
+
+
+def test_footprint_is_rcuscale_formula(scaled):
+    """The footprint is 7/8 of the usage at the loop-quarter samples, so below the peak."""
+    for v in scaled.variants.values():
+        m = v.metrics
+        assert 0 < m["memory_footprint_mb"] <= m["kvfree_peak_mb"]
+        assert v.tables["kvfree_memory"]["bytes"].max() <= m["kvfree_peak_mb"] * 2**20
+
+
+def test_batches_is_rcu_seq_diff_of_gps(scaled):
+    """rcuscale's batches: GPs completed between the last start and the last end, plus one."""
+    for v in scaled.variants.values():
+        assert abs(v.metrics["batches"] - v.metrics["grace_periods"]) <= 2
+
+
+def _small(polled: bool):
+    data = {
+        "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 8},
+        "kernel": {"release": "6.3" if polled else "6.2", "HZ": 1000, "CONFIG_RCU_NOCB_CPU": True,
+                   "CONFIG_RCU_NOCB_CPU_DEFAULT_ALL": True},
+        "workloads": [{"kind": "kfree_rcu_flood", "kfree_nthreads": 4, "kfree_alloc_num": 4000,
+                       "kfree_loops": 12}],
+    }
+    return load_scenario(data).variants["default"]
+
+
+@pytest.mark.parametrize("polled", [False, True])
+def test_page_events_agree_with_per_pointer_events(polled):
+    spec = _small(polled)
+    page = run_variant("page", spec, 0)
+    ptr = run_variant("ptr", spec, 0, kfree_chunk=1)
+    assert ptr.events > 20 * page.events  # the per-pointer run really is per pointer
+    a, b = page.metrics, ptr.metrics
+    assert abs(a["total_time_ns"] / b["total_time_ns"] - 1) < 0.02
+    assert abs(a["batches"] - b["batches"]) <= max(2, 0.1 * b["batches"])
+    assert abs(a["kvfree_peak_mb"] / b["kvfree_peak_mb"] - 1) < 0.15
+
+
+def test_same_seed_same_result():
+    spec = _small(True)
+    a, b = run_variant("a", spec, 3), run_variant("b", spec, 3)
+    assert a.metrics == b.metrics and a.tables["kvfree_memory"].equals(b.tables["kvfree_memory"])
+
+
+def test_pasted_command_prints_rcuscale_line():
+    proc = _cli("rcuscale", *KVM)
+    assert proc.returncode == 0, proc.stderr
+    (match,) = LINE.findall(proc.stdout)
+    assert match[1] == "200" and int(match[0]) > 0 and int(match[2]) > 1
+    assert "--memory 10G" in proc.stderr and "ignored" in proc.stderr
+
+
+def test_yaml_report_has_rcuscale_line(scaled):
+    assert len(LINE.findall(scaled.report_text())) == 2
+
+
+def test_written_results_have_memory_series(scaled, tmp_path):
+    out = scaled.write(tmp_path / "r")
+    assert (out / "kvfree_memory.png").stat().st_size > 0
+    import pandas as pd
+
+    memory = pd.read_parquet(out / "kvfree_memory.parquet")
+    assert list(memory.columns) == ["variant", "t_ns", "bytes"]
+    assert set(memory["variant"]) == set(scaled.variants) and (memory["bytes"] >= 0).all()
+
+
+@pytest.mark.parametrize("args, key", [
+    (["--bootargs", "rcuscale.kfree_rcu_test=1 rcuscale.kfree_bogus=3"], "kfree_bogus"),
+    (["--bootargs", "rcuscale.kfree_rcu_test=0"], "kfree_rcu_test=1"),
+    (["--bootargs", "rcuscale.kfree_rcu_test=1", "--kconfig", "CONFIG_FOO=y"], "CONFIG_FOO"),
+    (["--bootargs", "rcuscale.kfree_rcu_test=1 rcuscale.kfree_loops=2"], "kfree_loops"),
+    (["--bootargs", "rcuscale.kfree_rcu_test=1", "--torture", "rcu"], "--torture"),
+    (["--bootargs", "rcuscale.kfree_rcu_test=1", "--kconfig", "CONFIG_HZ=123"], "CONFIG_HZ"),
+    (["--bootargs", "rcuscale.kfree_rcu_test=1", "--frobnicate"], "frobnicate"),
+])
+def test_bad_command_lines(args, key):
+    proc = _cli("rcuscale", *args)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rcusim: error:") and key in lines[0]
