@@ -58,6 +58,11 @@ def cmd_run(args) -> int:
     result = run_scenario(scenario, variants=args.variants, progress=False if args.no_progress else None,
                           check=args.check)
     print(result.table())
+    from rcusim.rcuscale import rcuscale_line
+
+    for name, v in result.variants.items():
+        if v.metrics.get("total_time_ns") is not None:  # a kfree_rcu() flood, as rcuscale prints it
+            print(f"{name}: {rcuscale_line(v.metrics)}")
     try:
         path = result.write(out)
     except OSError as exc:
@@ -84,7 +89,7 @@ def cmd_rcuscale(args) -> int:
         m = v.metrics
         if m["total_time_ns"] is None:
             raise ScenarioError("the kfree threads did not finish within run.max_sim_time_s")
-        print(rcuscale_line({k: m[k] for k in ("total_time_ns", "loops", "batches", "memory_footprint_mb")}))
+        print(rcuscale_line(m))
     if args.out:
         try:
             path = result.write(Path(args.out))

@@ -226,6 +226,10 @@ class VariantResult:
     ``t_ns`` and ``bytes``),
     each written to ``<name>.parquet`` with the other variants' rows."""
 
+    table_metrics: tuple = ()
+    """Keys of :attr:`extra_metrics` that :meth:`Result.table` shows, nested
+    values as dotted rows (``membarrier_s.7``)."""
+
     rcu: bool = True
     """The variant ran the RCU engine; False for a model without grace periods
     (sys_membarrier()), whose metrics are its :attr:`extra_metrics` alone."""
@@ -437,22 +441,21 @@ class Result:
         names = list(self.variants)
         rows = []
         if any(v.rcu for v in self.variants.values()):
-            rows += [
-                ("completion time (s)", lambda v, m: m.get("completion_time_s")),
-                ("latency count", lambda v, m: m.get("latency_us", {}).get("count")),
-            ]
+            rows.append(("completion time (s)", lambda v, m: m.get("completion_time_s")))
+        if any(len(v.requests) for v in self.variants.values()):
+            rows.append(("latency count", lambda v, m: m.get("latency_us", {}).get("count")))
             for key in ["min", "mean"] + [f"p{q}" for q in LATENCY_PERCENTILES] + ["max"]:
                 rows.append((f"latency {key} (µs)", lambda v, m, key=key: m.get("latency_us", {}).get(key)))
+        if any(v.rcu for v in self.variants.values()):
             rows += [
                 ("grace periods", lambda v, m: m.get("grace_periods")),
                 ("expedited grace periods", lambda v, m: m.get("expedited_grace_periods")),
                 ("batching (requests/GP)", lambda v, m: m.get("batching")),
             ]
-        # Other models show their metrics' numeric leaves, e.g. "membarrier_s.7".
         leaves = {}
         for v in self.variants.values():
-            if not v.rcu:
-                leaves.update(dict.fromkeys(_numeric_leaves(v.metrics)))
+            shown = {k: v.metrics[k] for k in v.table_metrics if k in v.metrics}
+            leaves.update(dict.fromkeys(_numeric_leaves(shown)))
         rows += [(key, lambda v, m, key=key: _numeric_leaves(m).get(key)) for key in leaves]
         rows += [
             ("events", lambda v, m: int(v.events)),
@@ -535,8 +538,7 @@ class Result:
             if m.get("total_time_ns") is not None:
                 from .rcuscale import rcuscale_line
 
-                out += ["", rcuscale_line({k: m[k] for k in ("total_time_ns", "loops", "batches",
-                                                              "memory_footprint_mb")})]
+                out += ["", rcuscale_line(m)]
         return "\n".join(out) + "\n"
 
     def _write_parquet(self, path: Path, table: str) -> None:

@@ -48,6 +48,10 @@ BYTES_PER_TASK = 160
 BYTES_PER_CPU = 600
 
 
+#: rcuscale's figures, shown in the side-by-side table of kfree_rcu() floods.
+KFREE_TABLE_METRICS = ("total_time_ns", "loops", "batches", "memory_footprint_mb", "kvfree_peak_mb")
+
+
 class ExitReason:
     """Why ``Engine.run`` returned (values from ``rcusim._core``)."""
 
@@ -317,6 +321,7 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
         completion_time_ns=completion_ns,
         extra_metrics=extra,
         tables=tables,
+        table_metrics=KFREE_TABLE_METRICS if kv is not None else (),
     )
 
 
@@ -351,6 +356,7 @@ def run_membarrier_variant(name: str, spec, seed: int) -> VariantResult:
         sim_time_ns=round(float(table.membarrier_s.sum()) * 1e9),
         extra_metrics=only if only is not None else metrics,
         tables={"membarrier": table},
+        table_metrics=tuple(metrics) if only is None else ("membarrier_s",),
         rcu=False,
     )
 
