@@ -851,6 +851,8 @@ cdef class Engine:
         elif cp.state == CPU_BUSY and ep.rq == RQ_RT and self.preemption:
             if self.ents[cp.curr].rq == RQ_NORMAL:
                 self.try_preempt(c)
+        elif cp.state == CPU_BUSY and ep.rq == RQ_RT and self.ents[cp.curr].rq == RQ_NORMAL:
+            cp.need_resched = 1  # !PREEMPTION: resched_curr() waits for a preemption point
 
     cdef void try_preempt(self, int c) except *:
         cdef cpu_t *cp = &self.cpus[c]
@@ -875,6 +877,10 @@ cdef class Engine:
         if self.in_reader(c):
             self.rcu_preempt_ctxt_queue(c, e)
         self.ents[e].remaining = rest
+        if not to_tail:
+            # Preempted by a higher class: its time slice goes on when it runs again
+            # (CFS/EEVDF account the slice in the task's own runtime).
+            self.ents[e].slice_used = self.now - cp.run_start
         cp.gen += 1
         cp.stolen = 0
         cp.curr = -1
@@ -909,8 +915,10 @@ cdef class Engine:
                 self.push((self.jiffies() + 1) * self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
         cp.state = CPU_BUSY
         cp.curr = e
-        cp.run_start = self.now
         ep = &self.ents[e]
+        cp.run_start = self.now - ep.slice_used
+        ep.slice_used = 0
+        cp.need_resched = 0
         ep.state = ST_RUNNING
         ep.kick = 0
         # rcu_note_context_switch(): a context switch is a quiescent state,
@@ -970,8 +978,9 @@ cdef class Engine:
                 cp.resched_reader = 0
                 self.try_preempt(c)
             return
-        # The entity blocks (or exits); schedule the next one.
-        self.ents[e].state = ST_BLOCKED
+        # The entity blocks (or exits, or yielded in cond_resched()); schedule the next one.
+        if self.ents[e].state == ST_RUNNING:
+            self.ents[e].state = ST_BLOCKED
         cp.curr = -1
         self.cpu_pick(c)
 
@@ -1666,6 +1675,7 @@ cdef class Engine:
                 or self.now - cp.run_start < self.jiffy_ns):
             return
         if not (self.preemption or cp.user_from <= self.now < cp.user_to):
+            cp.need_resched = 1  # kernel mode, !PREEMPTION: switch at the next preemption point
             return
         if self.now < cp.nonpreempt_until or self.in_reader(c) and not self.rwl_preemptible[self.ents[cp.curr].idx]:
             return
@@ -1874,10 +1884,17 @@ cdef class Engine:
     cdef void rcu_need_resched(self, int c) except *:
         """need_resched on busy CPU c: schedule() at the next preemption point is a QS.
 
-        Inside a non-preemptible reader that point is its rcu_read_unlock(); a
-        preemptible reader is preempted in place and joins its leaf's blkd_tasks.
+        With CONFIG_PREEMPTION, inside a non-preemptible reader that point is its
+        rcu_read_unlock(); a preemptible reader is preempted in place and joins its
+        leaf's blkd_tasks; elsewhere it is the irq exit. Without it, kernel code is
+        switched out only where it calls schedule() or cond_resched().
         """
         cdef cpu_t *cp = &self.cpus[c]
+        if not self.preemption and not (cp.user_from <= self.now < cp.user_to):
+            # No preemption in kernel mode: the QS waits for the next schedule()
+            # (a block, or cond_resched() in a busy loop).
+            cp.need_resched = 1
+            return
         if self.in_reader(c):
             if not self.rwl_preemptible[self.ents[cp.curr].idx]:
                 cp.urgent_qs = 1
@@ -1989,6 +2006,8 @@ cdef class Engine:
         cdef int w = ep.idx
         cdef i64 gap
         if ep.phase == RD_OUT:
+            if self.cond_resched(ep.cpu):
+                return -1
             return self.reader_run(e, self.now)
         self.acc = 0
         self.rcu_read_unlock(e)
@@ -1996,9 +2015,34 @@ cdef class Engine:
         ep.phase = RD_OUT
         gap = self.exp_ns(self.rwl_gap_ns[w])
         if self.rwl_gap_busy[w]:
-            return gap if gap > 0 else self.reader_run(e, self.now)
+            if gap > 0:
+                return gap
+            if self.cond_resched(ep.cpu):
+                return -1
+            return self.reader_run(e, self.now)
         self.push(self.now + gap, PRIO_NORMAL, EV_WAKE, e, 0)  # sleeps through the gap
         return -1
+
+    cdef bint cond_resched(self, int c) except *:
+        """cond_resched() at the end of a busy reader's gap, before its next rcu_read_lock().
+
+        Without CONFIG_PREEMPTION this is where kernel code yields: schedule() if
+        need_resched is set (the reader stays runnable, at the tail of its class;
+        the context switch is a QS), else rcu_all_qs(), a QS if rcu_urgent_qs is
+        set. With CONFIG_PREEMPTION it does nothing. Returns True if it yielded.
+        """
+        cdef cpu_t *cp = &self.cpus[c]
+        if self.preemption:
+            return False
+        if cp.need_resched:
+            self.enqueue(cp.curr)
+            return True
+        if cp.urgent_qs:
+            # rcu_all_qs(): rcu_momentary_eqs() and rcu_qs().
+            cp.urgent_qs = 0
+            cp.cpu_no_qs = 0
+            cp.watching += 2
+        return False
 
     cdef void rcu_read_unlock(self, int e) except *:
         """The outermost rcu_read_unlock(): check the section, then rcu_read_unlock_special()."""

@@ -134,6 +134,7 @@ cdef struct ent_t:
     int32_t idx          # kind-specific index: workload, group or CPU
     i64 remaining        # rest of a preempted burst (ns), -1 if none
     int32_t kick         # a wake-up arrived while it was running: do not sleep
+    i64 slice_used       # SCHED_OTHER: CPU time of its time slice used before a SCHED_FIFO preemption (ns)
     # ENT_TASK only
     int32_t loops_left   # synchronize_rcu() calls still to make
     int32_t link         # srs_* list link (wake_from_gp path)
@@ -204,6 +205,8 @@ cdef struct cpu_t:
     i64 byp_first        # jiffy of the first bypass enqueue
     i64 nobypass_last    # nocb_nobypass_last (jiffy)
     i64 nobypass_count   # nocb_nobypass_count
+    # !CONFIG_PREEMPTION: a reschedule that must wait for a preemption point
+    int32_t need_resched # TIF_NEED_RESCHED on the running entity, honoured at its next schedule() or cond_resched()
 
 
 cdef struct rnp_t:

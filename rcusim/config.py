@@ -355,7 +355,8 @@ class Readers(_Model):
     rate_per_s: Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]
     """Sections started per second on each CPU."""
     between: Literal["sleep", "busy"] = "sleep"
-    """What the reader does between sections: sleep (the CPU may go idle) or keep running in the kernel."""
+    """What the reader does between sections: sleep (the CPU may go idle) or keep running in the kernel,
+    calling cond_resched() once per loop, before the next section (where a CONFIG_PREEMPTION=n kernel yields)."""
     preemptible: Optional[bool] = None
     """Sections can be preempted (PREEMPT_RCU readers); default: CONFIG_PREEMPT_RCU."""
     rt: bool = False

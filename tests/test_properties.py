@@ -18,7 +18,6 @@ RCUSIM_HYPOTHESIS_EXAMPLES sets the number of examples per property.
 import os
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
@@ -146,17 +145,10 @@ def test_safety_checker_stays_silent(d, seed):
     assert safety["violations"] == 0, (d, seed, safety["messages"][:3])
 
 
-def hits_busy_reader_stall(d):
-    """The known engine stall below: readers under rcu_sched (CONFIG_PREEMPT_RCU=n), 2+ CPUs.
-
-    Seen with CONFIG_PREEMPTION=n and busy readers, and with CONFIG_PREEMPTION=y,
-    NOCB and rcu_normal_wake_from_gp=1; the exact trigger is not yet narrowed down."""
-    return (d["hardware"]["nr_cpus"] >= 2 and not d["kernel"]["CONFIG_PREEMPT_RCU"]
-            and any(w["kind"] == "readers" for w in d["workloads"]))
-
-
-#: Minimal reproducer of the busy-reader stall (seed 0): a single synchronize_rcu()
-#: never returns; engine.run() stops at the time limit with requests_done == 0.
+#: A busy rcu_sched reader on each of 2 CPUs of a CONFIG_PREEMPTION=n kernel: the
+#: GP kthread shares CPU 0 with one of them. Before cond_resched() was modelled in
+#: the readers' loop, the reader never yielded CPU 0, the GP kthread never ran its
+#: FQS scans and this single synchronize_rcu() never returned.
 STALL_REPRO = {
     "name": "stall", "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 2},
     "kernel": {"release": "6.17", "HZ": 100, "CONFIG_PREEMPT_RCU": False, "CONFIG_PREEMPTION": False},
@@ -167,17 +159,35 @@ STALL_REPRO = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: with CONFIG_PREEMPTION=n, CPUs running 'busy' "
-                   "readers never report a quiescent state, so normal GPs never end")
 def test_busy_readers_on_a_non_preemptible_kernel_do_not_stall_gps():
     engine, reason, _ = drive(STALL_REPRO, 0)
     assert reason == ExitReason.DONE and engine.requests_done == 1
 
 
+#: CONFIG_PREEMPTION=y: the SCHED_FIFO GP kthread preempts the busy SCHED_OTHER reader
+#: on CPU 0 every jiffy or so. Before a preempted task's time slice was carried across
+#: the preemption, the reader never ran a whole jiffy, never yielded at the tick, and
+#: the SCHED_OTHER caller and the wake-from-GP kworker on CPU 0 never ran.
+STARVATION_REPRO = {
+    "name": "starvation", "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 6},
+    "kernel": {"release": "6.17", "HZ": 100, "CONFIG_RCU_FANOUT": 2, "CONFIG_RCU_FANOUT_LEAF": 3,
+               "bootargs": "rcutree.use_softirq=0 rcutree.rcu_normal_wake_from_gp=1 rcutree.kthread_prio=1"},
+    "workloads": [{"kind": "sync_loop", "tasks": 4, "loops": 4, "rt": True, "think_us": 0, "work_after": "none"},
+                  {"kind": "sync_loop", "tasks": 2, "loops": 1, "think_us": 0, "work_after": "none"},
+                  {"kind": "readers", "length_us": 1, "rate_per_s": 100, "between": "busy",
+                   "preemptible": False}],
+    "run": {"max_sim_time_s": MAX_SIM_S},
+}
+
+
+def test_sched_other_tasks_get_the_cpu_of_a_busy_reader_preempted_by_rt_kthreads():
+    engine, reason, _ = drive(STARVATION_REPRO, 0)
+    assert reason == ExitReason.DONE and engine.requests_done == 18
+
+
 @SETTINGS
 @given(scenarios(), seeds)
 def test_every_request_completes(d, seed):
-    assume(not hits_busy_reader_stall(d))  # covered by the xfail reproducer above
     engine, reason, _ = drive(d, seed)
     assert reason == ExitReason.DONE, (d, seed, reason, engine.requests_done, engine.now)
     assert engine.requests_done == expected_requests(d)

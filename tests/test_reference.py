@@ -6,8 +6,10 @@ that fall on the same nanosecond differently, and such a difference can move
 a synchronize_rcu() call to the next grace period; so the contract is
 statistical, with bands set from how far that can move the results:
 
-* Grace periods: counts within 10% (at least 1).  A call moved to the next
-  GP can add one GP at the end of a run, or let two requests share one.
+* Grace periods: counts of each flavour (normal, expedited) within 10% (at
+  least 1).  A call moved to the next GP can add one GP at the end of a run,
+  or let two requests share one.  Expedited IPIs, callbacks invoked and
+  rcu_core() passes: within 10% too, for the same reason.
 * Mean latency within 5%.  A call waits one to three GPs, and a GP is a
   third to a half of the mean latency here: moving a tenth of the calls by
   one GP moves the mean by about 5%.
@@ -25,8 +27,14 @@ engine to that, the way msprime holds its C code to its Python twin.  If an
 engine change reorders same-instant events only, that test fails while the
 statistical ones pass: align the reference, or explain the new order.
 
+The expedited configurations (EXP_CONFIGS) cover synchronize_rcu_expedited()
+on v6.x kernels: the exp_wq funnel, exp_mutex, per-leaf workers, IPIs to busy
+CPUs, alone and next to synchronize_rcu() callers.  A snapshot that waits only
+for the GP in progress, instead of a full GP after the call, is caught
+(test_checks_reject_a_partial_expedited_gp_snapshot).
+
 All configurations keep every CPU's callbacks local (no rcu_nocbs=): NOCB
-is outside the reference's scope.
+is outside the reference's scope, and so are readers.
 """
 
 import numpy as np
@@ -88,17 +96,56 @@ workloads:
 }
 
 
+EXP_VARIANTS = """
+variants:
+  default: {}
+  rt_kthreads: {"kernel.bootargs": "rcutree.kthread_prio=1"}
+"""
+
+EXP_CONFIGS = {
+    # One leaf: the kworker selects every CPU itself; callers busy in user mode get IPIs.
+    "exp_cpu4": """
+name: exp_cpu4
+hardware: {profile: x86-64-server-2023, nr_cpus: 4}
+kernel: {release: "6.17", HZ: 1000}
+workloads:
+  - {kind: sync_loop, tasks: 16, loops: 20, think_us: 300, primitive: synchronize_rcu_expedited, work_after: kfree}
+""",
+    # Four leaves: three per-leaf workers select in parallel; normal GPs alongside.
+    "exp_cpu16_leaf4": """
+name: exp_cpu16_leaf4
+hardware: {profile: x86-64-server-2023, nr_cpus: 16}
+kernel: {release: "6.17", HZ: 250, CONFIG_RCU_FANOUT_LEAF: 4}
+workloads:
+  - {kind: sync_loop, tasks: 24, loops: 10, think_us: 200, primitive: synchronize_rcu_expedited, cpus: "0-11", work_after: kfree}
+  - {kind: sync_loop, tasks: 8, loops: 10, think_us: 1000, cpus: "4-15", work_after: kfree}
+""",
+    # A three-level tree (fanout 2, leaf 2): the funnel climbs; SCHED_FIFO synchronize_rcu() callers.
+    "exp_cpu8_deep": """
+name: exp_cpu8_deep
+hardware: {profile: x86-64-server-2023, nr_cpus: 8}
+kernel: {release: "6.6", HZ: 1000, CONFIG_RCU_FANOUT: 2, CONFIG_RCU_FANOUT_LEAF: 2}
+workloads:
+  - {kind: sync_loop, tasks: 32, loops: 10, think_us: 50, primitive: synchronize_rcu_expedited, work_after: none}
+  - {kind: sync_loop, tasks: 8, loops: 10, think_us: 500, rt: true, work_after: kfree}
+""",
+}
+
+
 def load(name: str):
+    if name in EXP_CONFIGS:
+        return load_scenario(yaml.safe_load(EXP_CONFIGS[name] + EXP_VARIANTS))
     return load_scenario(yaml.safe_load(CONFIGS[name] + VARIANTS))
 
 
-KEYS = [(c, v) for c in CONFIGS for v in ("default", "wake_from_gp")]
+KEYS = ([(c, v) for c in CONFIGS for v in ("default", "wake_from_gp")]
+        + [(c, v) for c in EXP_CONFIGS for v in ("default", "rt_kthreads")])
 
 
 @pytest.fixture(scope="module")
 def runs():
     out = {}
-    for cfg in CONFIGS:
+    for cfg in [*CONFIGS, *EXP_CONFIGS]:
         for variant, spec in load(cfg).variants.items():
             out[cfg, variant] = run_both(spec, SEED)
     return out
@@ -110,9 +157,15 @@ def disagreements(core: dict, ref: dict) -> list[str]:
     if n_c != n_r or not n_c:
         return [f"completed requests: engine {n_c}, reference {n_r}"]
     problems = []
-    gps_c, gps_r = len(core["grace_periods"]["gp_seq"]), len(ref["grace_periods"]["gp_seq"])
-    if abs(gps_r - gps_c) > max(1, GP_TOL * gps_c):
-        problems.append(f"grace periods: engine {gps_c}, reference {gps_r}")
+    for flavour in ("normal", "expedited"):
+        gps_c = int((core["grace_periods"]["expedited"] == (flavour == "expedited")).sum())
+        gps_r = int((ref["grace_periods"]["expedited"] == (flavour == "expedited")).sum())
+        if abs(gps_r - gps_c) > max(1, GP_TOL * gps_c):
+            problems.append(f"{flavour} grace periods: engine {gps_c}, reference {gps_r}")
+    for counter in ("exp_ipis", "callbacks_invoked", "rcu_core_passes"):
+        n_c, n_r = core["counters"][counter], ref["counters"][counter]
+        if abs(n_r - n_c) > max(1, GP_TOL * n_c):
+            problems.append(f"{counter}: engine {n_c}, reference {n_r}")
     lat_c, lat_r = latencies_ns(core), latencies_ns(ref)
     if abs(lat_r.mean() - lat_c.mean()) > MEAN_TOL * lat_c.mean():
         problems.append(f"mean latency: engine {lat_c.mean() / 1e3:.1f} us, reference {lat_r.mean() / 1e3:.1f} us")
@@ -156,6 +209,36 @@ def test_checks_reject_a_doubled_fqs_delay(variant):
     tasks, wl = _ll_workloads(spec)
     ref = run_reference(p, _ll_topology(spec), tasks, wl, SEED, round(spec.run.max_sim_time_s * 1e9))
     assert disagreements(core, ref)
+
+
+@pytest.mark.parametrize("cfg", list(EXP_CONFIGS))
+def test_checks_reject_a_partial_expedited_gp_snapshot(cfg, monkeypatch):
+    # The checks have power on the expedited path: a snapshot of
+    # expedited_sequence that only waits for the GP in progress to end
+    # ((s + 4) & ~3 instead of rcu_seq_snap()'s (s + 7) & ~3) lets callers
+    # return before a full GP that began after the call.
+    spec = load(cfg).variants["default"]
+    core = run_engine(spec, SEED)
+    monkeypatch.setattr("rcusim.reference.exp.rcu_seq_snap", lambda s: (s + 4) & ~3)
+    ref = run_reference_spec(spec, SEED)
+    assert disagreements(core, ref)
+    assert not covered_by_full_gp(ref).all()
+
+
+def test_expedited_configs_exercise_the_machinery(runs):
+    # The funnel's wait queues, exp_mutex waits, IPIs and per-leaf workers all run.
+    counters = {k: sum(runs[c, "default"][1]["counters"][k] for c in EXP_CONFIGS)
+                for k in ("exp_funnel_waits", "exp_mutex_waits", "exp_ipis")}
+    assert all(v > 0 for v in counters.values()), counters
+    gps = runs["exp_cpu16_leaf4", "default"][1]["grace_periods"]
+    assert gps["expedited"].any() and not gps["expedited"].all()
+
+
+def test_old_expedited_machinery_is_out_of_scope():
+    doc = yaml.safe_load(EXP_CONFIGS["exp_cpu4"])
+    doc["kernel"]["release"] = "4.8"
+    with pytest.raises(NotImplementedError, match="v4.17"):
+        run_reference_spec(load_scenario(doc).variants["default"], SEED)
 
 
 LOST_REQUEST = """

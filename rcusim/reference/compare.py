@@ -93,8 +93,8 @@ def agreement_table(configs, seed: int = 0) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per scenario variant: grace periods, mean and p99
-        synchronize_rcu() latency (µs) of each model, the two-sample KS
+        One row per scenario variant: grace periods (all, and expedited),
+        expedited IPIs, mean and p99 synchronize_rcu*() latency (µs) of each model, the two-sample KS
         p-value of the latencies, whether the request records are identical,
         and each model's wall time.
     """
@@ -111,6 +111,10 @@ def agreement_table(configs, seed: int = 0) -> pd.DataFrame:
                 "requests": len(lat_c),
                 "gps_core": len(core["grace_periods"]["gp_seq"]),
                 "gps_ref": len(ref["grace_periods"]["gp_seq"]),
+                "exp_gps_core": int(core["grace_periods"]["expedited"].sum()),
+                "exp_gps_ref": int(ref["grace_periods"]["expedited"].sum()),
+                "exp_ipis_core": core["counters"]["exp_ipis"],
+                "exp_ipis_ref": ref["counters"]["exp_ipis"],
                 "mean_us_core": lat_c.mean(),
                 "mean_us_ref": lat_r.mean(),
                 "p99_us_core": np.percentile(lat_c, 99),

@@ -32,6 +32,8 @@ class RcuData:
         self.watching_snap = 0          # rcu_watching at the first FQS pass
         self.blimit = blimit
         self.qlen_last_fqs_check = 0
+        self.exp_need_qs = False        # cpu_no_qs.b.exp: the expedited IPI must be answered later
+        self.exp_deferred_pending = False  # a report waits for the softirq section's end
         self.cblist = RcuSegCbList()
         self.ksoftirqd = None
 
@@ -193,6 +195,24 @@ def ksoftirqd(sim, cpu):
             t0 = yield SLEEP
 
 
+def rcu_need_resched(sim, cpu) -> None:
+    """need_resched on a busy CPU: schedule() at the next preemption point is a QS.
+
+    With CONFIG_PREEMPTION that point is the irq exit.  Without it, kernel
+    code is switched out only where it calls schedule() (tasks and kthreads
+    here block at the end of their step), so the QS waits for that.
+    """
+    rdp = cpu.rdp
+    if not sim.p["preemption"] and not cpu.user_from <= sim.env.now < cpu.user_to:
+        return  # the QS comes with the next context switch
+    rdp.cpu_no_qs = False
+    # rcu_note_context_switch() with rcu_urgent_qs: rcu_momentary_eqs(),
+    # which the next FQS scan sees even if this CPU has not noticed the GP.
+    cpu.watching += 2
+    if rdp.exp_need_qs:
+        sim.rcu_report_exp_rdp(cpu)
+
+
 def rcu_sched_clock_irq(sim, cpu) -> None:
     """The scheduling-clock interrupt's RCU work, and RCU_SOFTIRQ if rcu_pending()."""
     rdp = cpu.rdp
@@ -207,7 +227,9 @@ def rcu_sched_clock_irq(sim, cpu) -> None:
     if rdp.urgent_qs and not idle:
         # rcu_urgent_qs: set need_resched; the context switch is a QS.
         rdp.urgent_qs = False
-        rdp.cpu_no_qs = False
+        sim.acc = 0
+        rcu_need_resched(sim, cpu)
+        cost += sim.acc
     if rcu_pending(sim, rdp):
         cost += rcu_softirq(sim, cpu)
     cpu.steal(cost)

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections import deque
 
-from .core import note_gp_changes
-from .sched import BLOCKED, CPU_BUSY, CPU_IDLE, SLEEP, wake
+from .core import note_gp_changes, rcu_need_resched
+from .sched import BLOCKED, CPU_BUSY, CPU_IDLE, SLEEP, urgent_at, wake
 from .tree import (RCU_GP_FLAG_FQS, RCU_GP_FLAG_INIT, raw_spin_lock_rcu_node, rcu_report_qs_rnp,
                    rcu_seq_endval, rcu_seq_snap, rcu_start_this_gp)
 
@@ -151,14 +151,16 @@ def force_qs_rnp(sim, first: bool) -> None:
 
 
 def resched_cpu(sim, cpu) -> None:
-    """An IPI forcing a context switch, which is a quiescent state."""
+    """An IPI setting need_resched: the context switch it forces is a quiescent state."""
     sim.counters["resched_ipis"] += 1
 
     def ipi(_ev):
         if cpu.state == CPU_BUSY:
-            cpu.rdp.cpu_no_qs = False
+            sim.acc = 0
+            rcu_need_resched(sim, cpu)
+            cpu.steal(sim.acc)
 
-    sim.env.timeout(sim.p["ipi_latency_ns"]).callbacks.append(ipi)
+    urgent_at(sim, sim.env.now + sim.p["ipi_latency_ns"], ipi)
 
 
 def rcu_gp_cleanup(sim) -> None:
@@ -178,7 +180,7 @@ def rcu_gp_cleanup(sim) -> None:
             needgp = True
         else:
             rnp.gp_seq_needed = new
-    sim.record_gp(sim.gp_seq, sim.gp_start, sim.env.now)
+    sim.record_gp(sim.gp_seq, sim.gp_start, sim.gp_qs_t, sim.env.now)
     sim.gp_seq = new  # rcu_seq_end()
     rcu_sr_normal_gp_cleanup(sim)
     if needgp:

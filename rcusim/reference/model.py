@@ -24,14 +24,15 @@ from contextlib import contextmanager
 import numpy as np
 import simpy
 
-from . import core, gp
+from . import core, exp, gp
 from .core import RcuData, ksoftirqd
 from .sched import RUNNABLE, Cpu, Entity
 from .tree import RcuNode
 from .workload import sync_loop
 
 COUNTERS = ("context_switches", "callbacks_invoked", "wakeups", "idle_exits", "rcu_core_passes",
-            "ticks", "fqs_scans", "rnp_lock_wait_ns", "resched_ipis", "preemptions", "gp_kthread_wakeups")
+            "ticks", "fqs_scans", "rnp_lock_wait_ns", "resched_ipis", "preemptions", "gp_kthread_wakeups",
+            "exp_ipis", "exp_ipis_deferred", "exp_funnel_waits", "exp_mutex_waits", "exp_mutex_steals")
 
 
 class CountingEnvironment(simpy.Environment):
@@ -52,6 +53,7 @@ class Model:
     # Hooks the scheduler and the tree call back into.
     rcu_sched_clock_irq = core.rcu_sched_clock_irq
     rcu_gp_kthread_wake = gp.rcu_gp_kthread_wake
+    rcu_report_exp_rdp = exp.rcu_report_exp_rdp
 
     def __init__(self, p: dict, topo: dict, tasks: dict, wl: dict, seed: int):
         _check_scope(p, topo, wl)
@@ -68,11 +70,20 @@ class Model:
         self.gp_flags = 0
         self.gp_state = gp.RCU_GP_IDLE
         self.gp_start = 0
+        self.gp_qs_t = 0           # when the root's qsmask emptied
         self.fqs_deadline = 0
         self.gp_timer_gen = 0
         self.srs_next, self.srs_wait, self.srs_done = deque(), deque(), deque()
         self.srs_heads_inuse = 0
         self.srs_done_heads = 0
+        # expedited GPs: rcu_state.expedited_sequence and the kworker's state
+        self.exp_seq = 0
+        self.exp_mutex = exp.SleepingMutex(bool(p["exp_mutex_rt"]))
+        self.exp_phase = exp.EXP_IDLE
+        self.exp_work_queued = False
+        self.exp_par_pending = 0     # per-leaf selections not yet flushed
+        self.exp_gp_start = self.exp_gp_qs = 0
+        self.exp_gp_ipis = 0
 
         # The rcu_node tree, breadth first; every CPU online from the start.
         self.nodes = [RcuNode(int(par), int(m), int(lo), int(hi), self.gp_seq)
@@ -82,11 +93,13 @@ class Model:
         for rnp in self.nodes:
             if rnp.parent >= 0:
                 self.nodes[rnp.parent].qsmaskinit |= rnp.grpmask
+                self.nodes[rnp.parent].expmaskinit |= rnp.grpmask
         self.cpus = []
         for c, (leaf, grpnum) in enumerate(zip(topo["cpu_leaf"], topo["cpu_grpnum"])):
             cpu = Cpu(self, c)
             cpu.rdp = RcuData(self.nodes[int(leaf)], 1 << int(grpnum), self.gp_seq, p["blimit"])
             cpu.rdp.mynode.qsmaskinit |= cpu.rdp.grpmask
+            cpu.rdp.mynode.expmaskinit |= cpu.rdp.grpmask
             self.cpus.append(cpu)
 
         # Tasks first (their index is the request's task id), then kthreads.
@@ -112,9 +125,16 @@ class Model:
         for cpu in self.cpus:
             cpu.rdp.ksoftirqd = Entity(self, cpu.index, False, f"ksoftirqd/{cpu.index}")
             cpu.rdp.ksoftirqd.start(ksoftirqd(self, cpu))
+        # Expedited GPs: the kworker on the housekeeping CPU, one worker per leaf on its first CPU.
+        exp_rt = bool(p["exp_kthread_rt"])
+        self.exp_kworker = Entity(self, p["gp_cpu"], exp_rt, "rcu_exp_gp_kthread_worker")
+        self.exp_kworker.start(exp.rcu_exp_gp_kworker(self, self.exp_kworker))
+        for rnp in self.leaves:
+            rnp.exp_par_worker = Entity(self, rnp.grplo, exp_rt, f"rcu_exp_par_gp_kthread_worker/{rnp.grplo}")
+            rnp.exp_par_worker.start(exp.rcu_exp_par_gp_kworker(self, rnp.exp_par_worker, rnp))
 
         self.req = {k: [] for k in ("task", "cpu", "primitive", "t_start_ns", "t_end_ns")}
-        self.gprec = {k: [] for k in ("gp_seq", "t_start_ns", "t_end_ns")}
+        self.gprec = {k: [] for k in ("gp_seq", "t_start_ns", "t_qs_ns", "t_end_ns", "ipis", "expedited")}
         self.completion_ns = 0
 
     # --- draws, actions, records -------------------------------------------
@@ -146,10 +166,11 @@ class Model:
                            ("t_start_ns", task.t_call), ("t_end_ns", t_end)):
             self.req[key].append(value)
 
-    def record_gp(self, gp_seq: int, t0: int, t1: int) -> None:
-        self.gprec["gp_seq"].append(gp_seq)
-        self.gprec["t_start_ns"].append(t0)
-        self.gprec["t_end_ns"].append(t1)
+    def record_gp(self, gp_seq: int, t0: int, t_qs: int, t1: int, ipis: int = 0, expedited: bool = False) -> None:
+        """A GP (normal, or expedited) ended at t1; all its QS were reported at t_qs."""
+        for key, value in (("gp_seq", gp_seq), ("t_start_ns", t0), ("t_qs_ns", t_qs), ("t_end_ns", t1),
+                           ("ipis", ipis), ("expedited", expedited)):
+            self.gprec[key].append(value)
 
     def task_exited(self) -> None:
         self.tasks_left -= 1
@@ -164,7 +185,8 @@ class Model:
                      "t_start_ns": np.int64, "t_end_ns": np.int64}
         return {
             "requests": {k: np.array(v, dtype=req_types[k]) for k, v in self.req.items()},
-            "grace_periods": {k: np.array(v, dtype=np.int64) for k, v in self.gprec.items()},
+            "grace_periods": {k: np.array(v, dtype=bool if k == "expedited" else np.int64)
+                              for k, v in self.gprec.items()},
             "counters": dict(self.counters),
             "finished": not self.tasks_left,
             "now": self.env.now,
@@ -174,6 +196,8 @@ class Model:
 
 
 def _check_scope(p: dict, topo: dict, wl: dict) -> None:
+    if len(wl["rd_cpu"]):
+        raise NotImplementedError("the reference model has no readers workload; readers are out of its scope")
     if np.any(topo["offloaded"]):
         raise NotImplementedError(
             "the reference model does not model NOCB: offloaded CPUs (rcu_nocbs=) are out of its "
@@ -182,8 +206,11 @@ def _check_scope(p: dict, topo: dict, wl: dict) -> None:
         raise NotImplementedError(
             "the reference model runs rcu_core() as RCU_SOFTIRQ only; rcutree.use_softirq=0 "
             "(rcuc kthreads) is out of its scope")
-    if any(prim != 0 for prim in wl["primitive"]):
-        raise NotImplementedError("the reference model runs synchronize_rcu() workloads only")
+    if any(prim != 0 for prim in wl["primitive"]) and (
+            p["exp_funnel_mutexes"] or p["exp_driver_task"] or not p["exp_par"]):
+        raise NotImplementedError(
+            "the reference model has the expedited machinery of v4.17 and later (per-leaf "
+            "workers, exp_wq funnel); earlier releases are out of its scope")
 
 
 def run_reference(p: dict, topo: dict, tasks: dict, wl: dict, seed: int, until_ns: int) -> dict:
@@ -210,8 +237,8 @@ def run_reference(p: dict, topo: dict, tasks: dict, wl: dict, seed: int, until_n
     Raises
     ------
     NotImplementedError
-        If a CPU is offloaded (NOCB), use_softirq is 0 or a workload uses
-        another primitive than synchronize_rcu().
+        If a CPU is offloaded (NOCB), use_softirq is 0, a readers workload is
+        given, or synchronize_rcu_expedited() is called on a release before v4.17.
     """
     return Model(p, topo, tasks, wl, seed).run(until_ns)
 

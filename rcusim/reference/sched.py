@@ -124,8 +124,13 @@ class Cpu:
             self.state = CPU_BUSY
             self.curr = ent
             ent.state = RUNNING
-            # rcu_note_context_switch(): a context switch is a quiescent state.
+            # rcu_note_context_switch(): a context switch is a quiescent state,
+            # for an expedited GP too if its IPI is waiting for one.
             self.rdp.cpu_no_qs = False
+            if self.rdp.exp_need_qs:
+                sim.acc = 0
+                sim.rcu_report_exp_rdp(self)
+                self.debt += sim.acc
             sim.counters["context_switches"] += 1
             self.user_from = self.user_to = 0
             if ent.remaining is not None:
@@ -253,3 +258,12 @@ def wake(sim, ent: Entity, from_cpu, t: int) -> None:
         ent.cpu.activate(ent)
     else:
         sim.env.timeout(t - sim.env.now).callbacks.append(lambda _ev: ent.cpu.activate(ent))
+
+
+def urgent_at(sim, t: int, callback) -> None:
+    """Run callback at t before the other events of that instant, as the engine
+    orders interrupt deliveries (Event.succeed() with SimPy's URGENT priority)."""
+    ev = sim.env.event()
+    ev.callbacks.append(callback)
+    ev._ok, ev._value = True, None
+    sim.env.schedule(ev, simpy.events.URGENT, t - sim.env.now)

@@ -11,6 +11,8 @@ and the hold are the acting CPU's time, added to the action's cost
 
 from __future__ import annotations
 
+from collections import deque
+
 RCU_GP_FLAG_INIT = 0x1   # rcu_state.gp_flags: a grace period is requested
 RCU_GP_FLAG_FQS = 0x2    # ... force a quiescent-state scan (or finish: the root is clear)
 
@@ -53,6 +55,14 @@ class RcuNode:
         self.gp_seq = gp_seq
         self.gp_seq_needed = gp_seq   # furthest GP requested through this node
         self.lock_free = 0            # when rnp->lock is next free
+        # expedited GPs (exp.py)
+        self.expmask = 0              # children still owing an expedited QS
+        self.expmaskinit = 0          # children online
+        self.exp_sel_qs = 0           # leaf: CPUs found quiescent by the running selection
+        self.exp_seq_rq = 0           # furthest expedited GP requested through this node
+        self.exp_lock_free = 0        # when rnp->exp_lock is next free
+        self.exp_wq = [deque() for _ in range(4)]  # tasks waiting, by rcu_seq_ctr(s) & 3
+        self.exp_par_worker = None    # leaf: its rcu_exp_par_gp_kthread_worker
 
 
 def raw_spin_lock_rcu_node(sim, rnp: RcuNode) -> None:
@@ -73,13 +83,18 @@ def rcu_report_qs_rnp(sim, mask: int, rnp: RcuNode, gps: int) -> None:
         if rnp.qsmask:
             return
         if rnp.parent < 0:
-            # rcu_report_qs_rsp(): everyone has passed a QS; let the GP kthread clean up.
-            sim.gp_flags |= RCU_GP_FLAG_FQS
-            sim.rcu_gp_kthread_wake()
+            rcu_report_qs_rsp(sim)
             return
         mask = rnp.grpmask
         rnp = sim.nodes[rnp.parent]
         raw_spin_lock_rcu_node(sim, rnp)
+
+
+def rcu_report_qs_rsp(sim) -> None:
+    """Everyone has passed a QS: let the GP kthread clean up."""
+    sim.gp_qs_t = sim.env.now + sim.acc
+    sim.gp_flags |= RCU_GP_FLAG_FQS
+    sim.rcu_gp_kthread_wake()
 
 
 def rcu_start_this_gp(sim, leaf: RcuNode, gp_seq_req: int) -> bool:

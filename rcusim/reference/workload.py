@@ -1,14 +1,15 @@
-"""The sync_loop workload: tasks calling synchronize_rcu() in a loop."""
+"""The sync_loop workload: tasks calling synchronize_rcu() or synchronize_rcu_expedited() in a loop."""
 
 from __future__ import annotations
 
 from .core import call_rcu
+from .exp import synchronize_rcu_expedited
 from .gp import synchronize_rcu_normal
 from .sched import SLEEP
 
 
 def sync_loop(sim, task, think_ns: int, after_ns: int):
-    """Body of one task: think in user mode, synchronize_rcu(), work after, repeat.
+    """Body of one task: think in user mode, synchronize_rcu*(), work after, repeat.
 
     One step covers the work after the previous call, the think time and the
     entry path; the call itself happens at the end of that step.  The request
@@ -16,7 +17,10 @@ def sync_loop(sim, task, think_ns: int, after_ns: int):
     """
     p = sim.p
     cpu = task.cpu
-    entry_ns = p["sync_entry_ns"] if p["wake_from_gp"] else p["sync_entry_ns"] + p["call_rcu_ns"]
+    expedited = task.primitive == 1
+    entry_ns = p["sync_entry_ns"]
+    if not expedited and not p["wake_from_gp"]:
+        entry_ns += p["call_rcu_ns"]
     work = 0
     t0 = yield SLEEP  # woken at its start time
     while True:
@@ -25,13 +29,16 @@ def sync_loop(sim, task, think_ns: int, after_ns: int):
         t = yield work + think_ns + entry_ns
         task.loops_left -= 1
         task.t_call = t - entry_ns
-        with sim.action(cpu):
-            if p["wake_from_gp"]:
-                synchronize_rcu_normal(sim, task, cpu)
-            else:
-                # wait_rcu_gp(call_rcu_hurry): wakeme_after_rcu behind other callbacks.
-                call_rcu(sim, cpu, task)
-        t0 = yield SLEEP  # wait_for_completion()
+        if expedited:
+            t0 = yield from synchronize_rcu_expedited(sim, task)
+        else:
+            with sim.action(cpu):
+                if p["wake_from_gp"]:
+                    synchronize_rcu_normal(sim, task, cpu)
+                else:
+                    # wait_rcu_gp(call_rcu_hurry): wakeme_after_rcu behind other callbacks.
+                    call_rcu(sim, cpu, task)
+            t0 = yield SLEEP  # wait_for_completion()
         sim.record_request(task, t0)
         work = after_ns
         if not task.loops_left:
