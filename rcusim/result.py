@@ -183,6 +183,32 @@ def latency_stats_us(latency_ns) -> dict:
     return {k: (v if k == "count" else _round_or_none(v, _US_DECIMALS)) for k, v in stats.items()}
 
 
+def sched_latency_stats_us(latency_ns) -> dict:
+    """Scheduling latency of an rt_latency_probe, wake-up to running, in microseconds.
+
+    Parameters
+    ----------
+    latency_ns : array_like of int
+        One latency per activation of the probe, in nanoseconds.
+
+    Returns
+    -------
+    dict
+        ``{"max", "p99", "mean", "samples"}``: floats in µs rounded to the
+        nanosecond (p99 by linear interpolation), None without samples;
+        ``samples`` is an int.
+    """
+    lat_us = np.asarray(latency_ns, dtype=np.int64) / 1e3
+    if lat_us.size == 0:
+        return {"max": None, "p99": None, "mean": None, "samples": 0}
+    return {
+        "max": _round_or_none(lat_us.max(), _US_DECIMALS),
+        "p99": _round_or_none(np.percentile(lat_us, 99, method="linear"), _US_DECIMALS),
+        "mean": _round_or_none(lat_us.mean(), _US_DECIMALS),
+        "samples": int(lat_us.size),
+    }
+
+
 @dataclass(eq=False)
 class VariantResult:
     """Outcome of one variant of a scenario.
@@ -411,6 +437,10 @@ class Result:
         ]
         for key in ["min", "mean"] + [f"p{q}" for q in LATENCY_PERCENTILES] + ["max"]:
             rows.append((f"latency {key} (µs)", lambda v, m, key=key: m["latency_us"][key]))
+        if any("sched_latency_us" in self.variants[n].extra_metrics for n in names):
+            for key in ("mean", "p99", "max"):
+                rows.append((f"sched latency {key} (µs)",
+                             lambda v, m, key=key: m.get("sched_latency_us", {}).get(key)))
         rows += [
             ("grace periods", lambda v, m: m["grace_periods"]),
             ("expedited grace periods", lambda v, m: m["expedited_grace_periods"]),
