@@ -261,6 +261,31 @@ cdef class Engine:
     cdef i64 n_exp_ipis, n_exp_deferred, n_exp_funnel_wait, n_exp_mutex_wait, n_exp_mutex_steal
     cdef i64 n_reader_blocked
 
+    # --- real-time latency: rt_latency_probe, call_rcu_load, 2004 callback patches
+    cdef int classic             # kernel.release < 2.6.29: classic RCU's rcu_do_batch()
+    cdef int softirq_restart_only # __do_softirq() before v3.9: a restart count, no time or need_resched check
+    cdef int rcumaxbatch         # throttle-rcu: callbacks per tasklet pass, 0 = no limit
+    cdef int rcuplugticks        # throttle-rcu: ticks the done list waits after a full pass
+    cdef int krcud_bhlimit       # rcu-low-lat: callbacks in softirq before krcud/N takes over, 0 = no krcud
+    cdef int irq_exit_softirq    # before v4.10 every irq exit runs pending softirqs, ksoftirqd awake or not
+    cdef i64[::1] probe_period_ns  # per rt_latency_probe workload
+    cdef i64[::1] probe_run_ns
+    cdef i64[::1] bg_work_ns     # per call_rcu_load workload: mean preemptible work per operation
+    cdef double[::1] bg_groups_per_op # call_rcu() groups queued per operation (mean)
+    cdef int[::1] bg_burst       # call_rcu() calls per group
+    cdef int[::1] bg_cb_kind     # CB_* of its callbacks
+    cdef int[::1] bg_sec_first   # its rows of the section table: [first, first + count)
+    cdef int[::1] bg_sec_count
+    cdef i64[::1] bg_sec_ns      # section table: length of each non-preemptible section class
+    cdef double[::1] bg_sec_cum  # ... and the cumulative probability per operation
+    cdef i64 *lat_rec            # probe scheduling latencies, wake-up to running (ns)
+    cdef i64 lat_n
+    cdef i64 lat_cap
+    cdef i64 n_krcud_handoff, n_softirqd_wake, n_tasklet_reraise
+    cdef i64 cl_curbatch         # classic RCU: rcu_ctrlblk.curbatch
+    cdef i64 cl_maxbatch         # rcu_ctrlblk.maxbatch
+    cdef int cl_mask_n           # CPUs left in rcu_ctrlblk.rcu_cpu_mask
+
     def __cinit__(self):
         self.heap = NULL
         self.ents = NULL
@@ -303,6 +328,7 @@ cdef class Engine:
         self.kt_plan = NULL
         self.ms_t = NULL
         self.ms_bytes = NULL
+        self.lat_rec = NULL
 
     def __dealloc__(self):
         free(self.heap)
@@ -337,6 +363,7 @@ cdef class Engine:
         free(self.rwl_gap_busy)
         free(self.rwl_preemptible)
         self.kvfree_dealloc()
+        free(self.lat_rec)
 
     def __init__(self, dict p, dict topo, dict tasks, dict wl, bit_generator):
         """Build the engine from low-level values (see rcusim/simulate.py)."""
@@ -459,7 +486,9 @@ cdef class Engine:
         kf = wl["kfree"]
         self.n_ents = (self.n_tasks + 2 + self.n_groups + self.nr_cpus + 1
                        + (self.num_nodes - self.leaf_first) + len(rd_cpu)
-                       + len(kf["cpu"]) + (KFREE_N_BATCHES + 1) * int(sum(kf["has_thread"])))
+                       + len(kf["cpu"]) + (KFREE_N_BATCHES + 1) * int(sum(kf["has_thread"]))
+                       + len(wl["probe_cpu"]) + len(wl["bg_cpu"])
+                       + (self.nr_cpus if p["krcud_bhlimit"] else 0))
         self.ents = <ent_t *> malloc(self.n_ents * sizeof(ent_t))
         if self.ents == NULL:
             raise MemoryError()
@@ -633,6 +662,64 @@ cdef class Engine:
         for e in range(self.kfree_first, self.kfree_first + self.n_kfree):
             self.ents[e].state = ST_RUNNABLE
             self.push(0, PRIO_NORMAL, EV_WAKE, e, 0)
+        self.init_rt_latency(p, wl)
+
+    cdef void init_rt_latency(self, dict p, dict wl) except *:
+        """Probe tasks, call_rcu_load tasks and krcud/N kthreads, after every other entity."""
+        cdef int e = self.n_ents, i, c
+        self.classic = p["classic_rcu"]
+        self.softirq_restart_only = p["softirq_restart_only"]
+        self.rcumaxbatch = p["rcumaxbatch"]
+        self.rcuplugticks = p["rcuplugticks"]
+        self.krcud_bhlimit = p["krcud_bhlimit"]
+        self.irq_exit_softirq = p["irq_exit_softirq"]
+        self.cl_curbatch = self.cl_maxbatch = self.gp_seq >> 2
+        self.probe_period_ns = np.ascontiguousarray(wl["probe_period_ns"], dtype=np.int64)
+        self.probe_run_ns = np.ascontiguousarray(wl["probe_run_ns"], dtype=np.int64)
+        self.bg_work_ns = np.ascontiguousarray(wl["bg_work_ns"], dtype=np.int64)
+        self.bg_groups_per_op = np.ascontiguousarray(wl["bg_groups_per_op"], dtype=np.float64)
+        self.bg_burst = np.ascontiguousarray(wl["bg_burst"], dtype=np.intc)
+        self.bg_cb_kind = np.ascontiguousarray(wl["bg_cb_kind"], dtype=np.intc)
+        self.bg_sec_first = np.ascontiguousarray(wl["bg_sec_first"], dtype=np.intc)
+        self.bg_sec_count = np.ascontiguousarray(wl["bg_sec_count"], dtype=np.intc)
+        self.bg_sec_ns = np.ascontiguousarray(wl["bg_sec_ns"], dtype=np.int64)
+        self.bg_sec_cum = np.ascontiguousarray(wl["bg_sec_cum"], dtype=np.float64)
+        for c in range(self.nr_cpus):
+            self.cpus[c].krcud = -1
+            self.cpus[c].rcud_head = self.cpus[c].rcud_tail = -1
+            self.cpus[c].probe_next = (<i64> 1) << 62
+            self.cpus[c].probe_runnable_at = (<i64> 1) << 62
+        for i in range(len(wl["probe_cpu"])):
+            # amlat: a SCHED_FIFO task sleeping until the next RTC interrupt.
+            self.ents[e].kind = ENT_RT_PROBE
+            self.ents[e].cpu = wl["probe_cpu"][i]
+            self.ents[e].idx = wl["probe_workload"][i]
+            self.ents[e].rq = RQ_RT
+            self.ents[e].loops_left = wl["probe_samples"][self.ents[e].idx]
+            self.tasks_left += 1
+            self.push(self.probe_period_ns[self.ents[e].idx], PRIO_NORMAL, EV_PROBE_TIMER, e, 0)
+            self.note_probe_timer(self.ents[e].cpu, self.probe_period_ns[self.ents[e].idx])
+            e += 1
+        for i in range(len(wl["bg_cpu"])):
+            self.ents[e].kind = ENT_BG
+            self.ents[e].cpu = wl["bg_cpu"][i]
+            self.ents[e].idx = wl["bg_workload"][i]
+            self.ents[e].rq = RQ_NORMAL
+            self.ents[e].phase = BG_WORK
+            self.ents[e].state = ST_RUNNABLE
+            self.push(0, PRIO_NORMAL, EV_WAKE, e, 0)
+            e += 1
+        if self.krcud_bhlimit:
+            for c in range(self.nr_cpus):
+                # krcud() runs at nice -19: woken, it goes ahead of nice-0 tasks.
+                self.cpus[c].krcud = e
+                self.ents[e].kind = ENT_KRCUD
+                self.ents[e].cpu = c
+                self.ents[e].idx = c
+                self.ents[e].rq = RQ_NORMAL
+                self.ents[e].head_enqueue = 1
+                e += 1
+        self.n_ents = e
 
     # =======================================================================
     # Event queue: binary heap ordered by (t, prio, seq).
@@ -854,10 +941,15 @@ cdef class Engine:
         elif cp.state == CPU_BUSY and ep.rq == RQ_RT and self.ents[cp.curr].rq == RQ_NORMAL:
             cp.need_resched = 1  # !PREEMPTION: resched_curr() waits for a preemption point
 
-    cdef void try_preempt(self, int c) except *:
+    cdef void try_preempt(self, int c, bint at_boundary=False) except *:
+        """Preempt the running entity for a woken RT one, or arrange it for the end of a
+        non-preemptible stretch; `at_boundary`: the running burst has only just begun."""
         cdef cpu_t *cp = &self.cpus[c]
         if self.in_reader(c) and not self.rwl_preemptible[self.ents[cp.curr].idx]:
             cp.resched_reader = 1  # preempt_enable() in rcu_read_unlock() reschedules
+            return
+        if not at_boundary and self.burst_nopreempt(c):
+            cp.resched_reader = 1  # preempt_enable() at the end of the section reschedules
             return
         if self.now < cp.nonpreempt_until:
             if not cp.resched_pending:
@@ -976,12 +1068,13 @@ cdef class Engine:
             self.start_burst(c, nxt)
             if cp.resched_reader and not self.in_reader(c):
                 cp.resched_reader = 0
-                self.try_preempt(c)
+                self.try_preempt(c, True)
             return
         # The entity blocks (or exits, or yielded in cond_resched()); schedule the next one.
         if self.ents[e].state == ST_RUNNING:
             self.ents[e].state = ST_BLOCKED
         cp.curr = -1
+        cp.resched_reader = 0  # schedule() runs now anyway
         self.cpu_pick(c)
 
     # =======================================================================
@@ -1011,6 +1104,12 @@ cdef class Engine:
             return self.kfree_run(e, t0)
         if kind == ENT_KWORKER:
             return self.kworker_run(e, t0)
+        if kind == ENT_RT_PROBE:
+            return self.probe_run(e, t0)
+        if kind == ENT_BG:
+            return self.bg_run(e, t0)
+        if kind == ENT_KRCUD:
+            return self.krcud_run(e, t0)
         return self.rcuc_run(e, t0)
 
     cdef i64 ent_done(self, int e) except -2:
@@ -1035,6 +1134,12 @@ cdef class Engine:
             return self.kfree_done(e)
         if kind == ENT_KWORKER:
             return self.kworker_done(e)
+        if kind == ENT_RT_PROBE:
+            return self.probe_done(e)
+        if kind == ENT_BG:
+            return self.bg_done(e)
+        if kind == ENT_KRCUD:
+            return self.krcud_done(e)
         return self.rcuc_done(e)
 
     # --- workload task: loop { synchronize_rcu*(); work after; think } ------
@@ -1304,6 +1409,8 @@ cdef class Engine:
             self.call_rcu_nocb(c, cb)
             return
         self.cblist_enqueue(cp, cb)
+        if self.classic:
+            return  # 2.6.0's call_rcu() only queues on nxtlist
         # call_rcu_core(): a callback flood forces the GP machinery along.
         n = self.n_cbs(cp)
         if n > cp.qlen_last_fqs_check + self.qhimark:
@@ -1509,13 +1616,38 @@ cdef class Engine:
     # ctx: 0 = softirq, 1 = rcuc kthread, 2 = rcuop kthread.
     # Returns the time spent.
     # =======================================================================
+    cdef i64 invoke_cb(self, cpu_t *cp, int r, i64 t, int runner_cpu) except -2:
+        """Invoke the first DONE callback of CPU r at t; return when it is done."""
+        cdef int cb = cp.cb_head
+        cp.cb_head = self.cbs[cb].next
+        if cp.cb_head < 0:
+            cp.cb_tail = -1
+        cp.seg_len[RCU_DONE_TAIL] -= 1
+        return self.invoke_one(cb, r, t, runner_cpu)
+
+    cdef i64 invoke_one(self, int cb, int r, i64 t, int runner_cpu) except -2:
+        """Invoke callback cb, queued on CPU r, at t; return when it is done."""
+        cdef int kind = self.cbs[cb].kind
+        self.check_callback(cb, r)
+        t += self.cb_cost[kind]
+        if kind == CB_WAKEME:
+            self.wake(self.cbs[cb].arg, runner_cpu, t)
+        elif kind == CB_RCU_WORK:
+            self.rcu_work_rcufn(self.cbs[cb].arg, runner_cpu, t)
+        self.cbs[cb].next = self.cb_free
+        self.cb_free = cb
+        self.n_cbs_invoked += 1
+        return t
+
     cdef i64 rcu_do_batch(self, int r, i64 t0, int ctx) except -2:
         cdef cpu_t *cp = &self.cpus[r]
         cdef i64 pending = cp.seg_len[RCU_DONE_TAIL]
         cdef i64 bl, count = 0, t = t0, tlimit = 0
-        cdef int cb, kind, runner_cpu
+        cdef int runner_cpu
         if pending == 0:
             return 0
+        if self.classic:
+            return self.rcu_do_batch_classic(r, t0, ctx)
         bl = pending >> self.rcu_divisor
         if bl < cp.blimit:
             bl = cp.blimit
@@ -1523,22 +1655,8 @@ cdef class Engine:
             tlimit = t0 + self.rcu_resched_ns
         runner_cpu = r if ctx != 2 else self.ents[cp.rcuop].cpu
         while cp.seg_len[RCU_DONE_TAIL] > 0:
-            cb = cp.cb_head
-            cp.cb_head = self.cbs[cb].next
-            if cp.cb_head < 0:
-                cp.cb_tail = -1
-            cp.seg_len[RCU_DONE_TAIL] -= 1
-            kind = self.cbs[cb].kind
-            self.check_callback(cb, r)
-            t += self.cb_cost[kind]
-            if kind == CB_WAKEME:
-                self.wake(self.cbs[cb].arg, runner_cpu, t)
-            elif kind == CB_RCU_WORK:
-                self.rcu_work_rcufn(self.cbs[cb].arg, runner_cpu, t)
-            self.cbs[cb].next = self.cb_free
-            self.cb_free = cb
+            t = self.invoke_cb(cp, r, t, runner_cpu)
             count += 1
-            self.n_cbs_invoked += 1
             if ctx == 0:
                 # Softirq: stop at the batch limit when something else wants the CPU.
                 if count >= bl and (cp.nr_queued > 0 or cp.state == CPU_BUSY):
@@ -1592,10 +1710,12 @@ cdef class Engine:
 
     cdef bint rcu_pending(self, int c) noexcept:
         cdef cpu_t *cp = &self.cpus[c]
+        if self.classic:
+            return self.rcu_pending_classic(c)
         if cp.core_needs_qs and not cp.cpu_no_qs:
             return True
         if not cp.offloaded:
-            if cp.seg_len[RCU_DONE_TAIL] > 0:
+            if self.cbs_ready(cp):
                 return True
             if (not self.gp_in_progress()
                     and cp.seg_len[RCU_NEXT_READY_TAIL] + cp.seg_len[RCU_NEXT_TAIL] > 0):
@@ -1609,6 +1729,8 @@ cdef class Engine:
         cdef cpu_t *cp = &self.cpus[c]
         cdef bint needwake
         cdef i64 dur
+        if self.classic:
+            return self.rcu_process_callbacks(c, t0, ctx)
         self.acc = self.softirq_ns
         self.n_softirq += 1
         if cp.gp_seq != self.nodes[cp.leaf].gp_seq:
@@ -1623,33 +1745,47 @@ cdef class Engine:
             if needwake:
                 self.gp_kthread_wake()
         dur = self.acc
-        if not cp.offloaded and cp.seg_len[RCU_DONE_TAIL] > 0:
+        if not cp.offloaded and self.cbs_ready(cp):
             dur += self.rcu_do_batch(c, t0 + dur, ctx)
         return dur
 
     cdef i64 rcu_softirq(self, int c) except -2:
-        """RCU_SOFTIRQ at irq exit, with __do_softirq()'s restart limits."""
+        """RCU_SOFTIRQ at irq exit."""
+        return self.do_softirq(c, self.now, False)
+
+    cdef i64 do_softirq(self, int c, i64 t0, bint in_ksoftirqd) except -2:
+        """__do_softirq() from t0 with its restart limits: RCU work is re-raised while ready
+        callbacks remain (or, before 2.6.29, while rcu_do_batch() re-raised the tasklet)."""
         cdef cpu_t *cp = &self.cpus[c]
         cdef i64 total = 0
         cdef int restarts = 0
         while True:
-            total += self.rcu_core(c, self.now + total, 0)
-            if cp.offloaded or cp.seg_len[RCU_DONE_TAIL] == 0:
+            cp.tasklet_raised = 0
+            cp.softirq_pending = 0
+            total += self.rcu_core(c, t0 + total, 0)
+            if cp.offloaded or not (cp.tasklet_raised if self.classic else self.cbs_ready(cp)):
                 break
             restarts += 1
-            if restarts >= MAX_SOFTIRQ_RESTART or total >= MAX_SOFTIRQ_TIME_NS or cp.nr_queued > 0:
-                # Leftovers go to ksoftirqd/N (or rcuc/N).
-                self.wake(cp.rcuc, c, self.now + total)
+            if restarts >= MAX_SOFTIRQ_RESTART or (not self.softirq_restart_only and (
+                    total >= MAX_SOFTIRQ_TIME_NS or cp.nr_queued > 0)):
+                # Leftovers go to ksoftirqd/N (or rcuc/N); ksoftirqd itself just loops.
+                cp.softirq_pending = 1
+                if not in_ksoftirqd:
+                    self.n_softirqd_wake += 1
+                    self.wake(cp.rcuc, c, t0 + total)
                 break
         return total
 
     cdef i64 rcuc_run(self, int e, i64 t0) except -2:
+        if self.ents[e].phase == 0 and self.softirq_restart_only:
+            # ksoftirqd() before v3.9: do_softirq() with preemption off, restarts and all.
+            return self.do_softirq(self.ents[e].idx, t0, True)
         return self.rcu_core(self.ents[e].idx, t0, self.ents[e].phase)
 
     cdef i64 rcuc_done(self, int e) except -2:
         cdef int c = self.ents[e].idx
         cdef cpu_t *cp = &self.cpus[c]
-        if cp.seg_len[RCU_DONE_TAIL] > 0 or (self.ents[e].phase == 1 and self.rcu_pending(c)):
+        if self.cbs_ready(cp) or (self.ents[e].phase == 1 and self.rcu_pending(c)):
             return self.rcuc_run(e, self.now)
         return -1
 
@@ -1679,6 +1815,8 @@ cdef class Engine:
             return
         if self.now < cp.nonpreempt_until or self.in_reader(c) and not self.rwl_preemptible[self.ents[cp.curr].idx]:
             return
+        if self.burst_nopreempt(c) or self.ents[cp.curr].kind == ENT_KRCUD:
+            return  # krcud/N at nice -19 keeps the CPU against nice-0 tasks
         self.preempt(c, True)
 
     cdef void timer_tick(self, int c) except *:
@@ -1713,6 +1851,8 @@ cdef class Engine:
                 cost += self.rcu_softirq(c)
             else:
                 self.wake(cp.rcuc, c, self.now + cost)
+        if cp.plugticks > 0:
+            cp.plugticks -= 1  # throttle-rcu: scheduler_tick() counts the plug down
         self.steal(c, cost)
 
     # =======================================================================
@@ -3123,6 +3263,251 @@ cdef class Engine:
         return out
 
     # =======================================================================
+    # Real-time scheduling latency (seed 003): the 2004 callback patches for
+    # classic RCU, the rt_latency_probe task and the call_rcu_load tasks.
+    # =======================================================================
+    cdef inline bint cbs_ready(self, cpu_t *cp) noexcept:
+        """Done callbacks that rcu_core() may invoke now: not plugged by throttle-rcu,
+        not handed to krcud/N by rcu-low-lat."""
+        return cp.seg_len[RCU_DONE_TAIL] > 0 and cp.plugticks == 0
+
+    cdef inline bint burst_nopreempt(self, int c) noexcept:
+        """The running burst cannot be preempted: ksoftirqd inside do_softirq(), or a
+        call_rcu_load task inside a non-preemptible section."""
+        cdef ent_t *ep = &self.ents[self.cpus[c].curr]
+        return (ep.kind == ENT_RCUC and ep.phase == 0) or (ep.kind == ENT_BG and ep.phase == BG_LOCKED)
+
+    cdef i64 rcu_do_batch_classic(self, int r, i64 t0, int ctx) except -2:
+        """Classic RCU's rcu_do_batch() (2.6.0) with the two patches of March 2004.
+
+        Without a patch the whole done list runs in one go. throttle-rcu
+        (rcupdate.rcumaxbatch, rcuplugticks) stops each softirq pass after
+        rcumaxbatch callbacks and re-raises the tasklet, or plugs the list for
+        rcuplugticks ticks. rcu-low-lat (rcupdate.bhlimit) hands the rest of the
+        list to krcud/N once more than bhlimit callbacks ran in softirq while an
+        RT task is waiting for this CPU.
+        """
+        cdef cpu_t *cp = &self.cpus[r]
+        cdef i64 count = 0, t = t0
+        while cp.seg_len[RCU_DONE_TAIL] > 0:
+            t = self.invoke_cb(cp, r, t, r)
+            count += 1
+            if ctx != 0:
+                continue
+            if self.rcumaxbatch and count >= self.rcumaxbatch:
+                cp.plugticks = self.rcuplugticks
+                if cp.plugticks == 0 and cp.seg_len[RCU_DONE_TAIL] > 0:
+                    cp.tasklet_raised = 1  # tasklet_hi_schedule()
+                    self.n_tasklet_reraise += 1
+                break
+            if (self.krcud_bhlimit and count > self.krcud_bhlimit and cp.seg_len[RCU_DONE_TAIL] > 0
+                    and (cp.rq_head[RQ_RT] >= 0 or self.probe_waiting(cp, t))):
+                # rq_has_rt_task(): splice the rest to rcudlist and wake krcud/N.
+                self.splice_to_rcudlist(cp)
+                self.n_krcud_handoff += 1
+                self.wake(cp.krcud, r, t)
+                break
+        return t - t0
+
+    cdef void splice_to_rcudlist(self, cpu_t *cp) noexcept:
+        """list_splice(list, &RCU_rcudlist(cpu)): the DONE segment moves to krcud's list."""
+        cdef int n = cp.seg_len[RCU_DONE_TAIL], first = cp.cb_head, last = cp.cb_head, k
+        for k in range(n - 1):
+            last = self.cbs[last].next
+        cp.cb_head = self.cbs[last].next
+        if cp.cb_head < 0:
+            cp.cb_tail = -1
+        cp.seg_len[RCU_DONE_TAIL] = 0
+        self.cbs[last].next = cp.rcud_head
+        if cp.rcud_head < 0:
+            cp.rcud_tail = last
+        cp.rcud_head = first
+        cp.rcud_len += n
+
+    cdef i64 krcud_run(self, int e, i64 t0) except -2:
+        """krcud(): rcu_do_batch() on rcudlist in process context, preemptible throughout."""
+        cdef int r = self.ents[e].idx, cb
+        cdef cpu_t *cp = &self.cpus[r]
+        cdef i64 t = t0
+        while cp.rcud_len > 0:
+            cb = cp.rcud_head
+            cp.rcud_head = self.cbs[cb].next
+            cp.rcud_len -= 1
+            t = self.invoke_one(cb, r, t, r)
+        cp.rcud_tail = -1
+        return t - t0
+
+    cdef i64 krcud_done(self, int e) except -2:
+        """krcud(): cond_resched() between rounds until rcudlist is empty."""
+        if self.cpus[self.ents[e].idx].rcud_len > 0:
+            return self.krcud_run(e, self.now)
+        return -1
+
+    # --- classic RCU (kernel/rcupdate.c before v2.6.29): rcu_ctrlblk ---------------
+    cdef bint rcu_pending_classic(self, int c) noexcept:
+        """rcu_pending() of 2.6.0, with throttle-rcu's unplugged donelist."""
+        cdef cpu_t *cp = &self.cpus[c]
+        if cp.seg_len[RCU_WAIT_TAIL] > 0 and cp.seg_gp[RCU_WAIT_TAIL] < self.cl_curbatch:
+            return True
+        if cp.seg_len[RCU_WAIT_TAIL] == 0 and cp.seg_len[RCU_NEXT_TAIL] > 0:
+            return True
+        return cp.core_needs_qs or self.cbs_ready(cp)
+
+    cdef i64 rcu_process_callbacks(self, int c, i64 t0, int ctx) except -2:
+        """The RCU tasklet of 2.6.0: curlist to the done list once its batch completed,
+        nxtlist to curlist and a new batch, rcu_check_quiescent_state(), rcu_do_batch()."""
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef i64 dur
+        self.acc = self.softirq_ns
+        self.n_softirq += 1
+        if cp.seg_len[RCU_WAIT_TAIL] > 0 and self.cl_curbatch > cp.seg_gp[RCU_WAIT_TAIL]:
+            cp.seg_len[RCU_DONE_TAIL] += cp.seg_len[RCU_WAIT_TAIL]
+            cp.seg_len[RCU_WAIT_TAIL] = 0
+        if cp.seg_len[RCU_NEXT_TAIL] > 0 and cp.seg_len[RCU_WAIT_TAIL] == 0:
+            cp.seg_len[RCU_WAIT_TAIL] = cp.seg_len[RCU_NEXT_TAIL]
+            cp.seg_len[RCU_NEXT_TAIL] = 0
+            cp.seg_gp[RCU_WAIT_TAIL] = self.cl_curbatch + 1  # RCU_batch(cpu)
+            self.acc += self.rnp_lock_ns  # rcu_ctrlblk.mutex
+            self.rcu_start_batch(self.cl_curbatch + 1)
+        self.rcu_check_quiescent_state(c)
+        dur = self.acc
+        if self.cbs_ready(cp):
+            dur += self.rcu_do_batch(c, t0 + dur, ctx)
+        return dur
+
+    cdef void rcu_start_batch(self, i64 newbatch) noexcept:
+        """Register newbatch; start it if no batch is running (rcu_cpu_mask = online CPUs)."""
+        cdef int c
+        if self.cl_maxbatch < newbatch:
+            self.cl_maxbatch = newbatch
+        if self.cl_maxbatch < self.cl_curbatch or self.cl_mask_n > 0:
+            return
+        for c in range(self.nr_cpus):
+            self.cpus[c].core_needs_qs = 1
+            self.cpus[c].cl_snap = 0
+        self.cl_mask_n = self.nr_cpus
+        self.gp_start = self.now + self.acc
+        self.gp_seq = (self.cl_curbatch << 2) + 1
+
+    cdef void rcu_check_quiescent_state(self, int c) except *:
+        """A QS counts if RCU_qsctr moved (context switch, user-mode or idle tick) since the
+        snapshot an earlier tasklet pass took; the last CPU out completes the batch."""
+        cdef cpu_t *cp = &self.cpus[c]
+        if not cp.core_needs_qs:
+            return
+        if not cp.cl_snap:
+            cp.cl_snap = 1
+            cp.cpu_no_qs = 1
+            return
+        if cp.cpu_no_qs:
+            return
+        self.acc += self.rnp_lock_ns  # rcu_ctrlblk.mutex
+        cp.core_needs_qs = 0
+        cp.cl_snap = 0
+        self.cl_mask_n -= 1
+        if self.cl_mask_n > 0:
+            return
+        self.gp_qs_t = self.now + self.acc
+        self.record_gp(0, self.gp_seq, self.gp_start, self.gp_qs_t, self.gp_qs_t, 0)
+        self.cl_curbatch += 1
+        self.gp_seq = self.cl_curbatch << 2
+        self.rcu_start_batch(self.cl_maxbatch)
+
+    # --- rt_latency_probe: amlat, a SCHED_FIFO task woken by a timer interrupt ----
+    cdef inline bint probe_waiting(self, cpu_t *cp, i64 t) noexcept:
+        """A probe on this CPU is runnable at t: woken already, or by its next interrupt.
+
+        NOTE: callback invocation is computed whole when it starts, so the
+        rcu-low-lat check "an RT task is waiting" (rq_has_rt_task()) reads the
+        probe's wake-up and periodic timer instead of waiting for their events.
+        """
+        return cp.probe_runnable_at <= t or cp.probe_next + self.tick_ns <= t
+
+    cdef void note_probe_timer(self, int c, i64 t) noexcept:
+        """Remember the earliest coming probe interrupt on CPU c."""
+        cdef cpu_t *cp = &self.cpus[c]
+        if cp.probe_next <= self.now or t < cp.probe_next:
+            cp.probe_next = t
+
+    cdef void ev_probe_timer(self, int e) except *:
+        """The probe's timer interrupt (the RTC irq): the handler wakes the probe, whose
+        scheduling latency runs from this instant until it runs."""
+        cdef ent_t *ep = &self.ents[e]
+        cdef int c = ep.cpu
+        cdef cpu_t *cp = &self.cpus[c]
+        cdef i64 cost = self.tick_ns  # the RTC interrupt costs a timer interrupt
+        if ep.loops_left <= 0:
+            return
+        self.push(self.now + self.probe_period_ns[ep.idx], PRIO_NORMAL, EV_PROBE_TIMER, e, 0)
+        self.note_probe_timer(c, self.now + self.probe_period_ns[ep.idx])
+        # invoke_softirq() at irq exit: softirq work left for ksoftirqd runs here, unless
+        # the interrupt came in softirq context (a softirq or ksoftirqd's do_softirq()).
+        if (self.irq_exit_softirq and cp.softirq_pending and self.now >= cp.nonpreempt_until
+                and not (cp.state == CPU_BUSY and self.ents[cp.curr].kind == ENT_RCUC)):
+            cost += self.do_softirq(c, self.now + cost, False)
+        self.steal(c, cost)
+        if ep.state == ST_BLOCKED:
+            ep.t_wake = self.now
+            cp.probe_runnable_at = self.now + cost
+            self.wake(e, c, self.now + cost)
+
+    cdef i64 probe_run(self, int e, i64 t0) except -2:
+        """The probe runs at t0 (after the context switch): record its latency."""
+        cdef ent_t *ep = &self.ents[e]
+        cdef i64 cap
+        if self.lat_n == self.lat_cap:
+            cap = max(1024, 2 * self.lat_cap)
+            self.lat_rec = <i64 *> realloc(self.lat_rec, cap * sizeof(i64))
+            if self.lat_rec == NULL:
+                raise MemoryError()
+            self.lat_cap = cap
+        self.lat_rec[self.lat_n] = t0 - ep.t_wake
+        self.lat_n += 1
+        self.cpus[ep.cpu].probe_runnable_at = (<i64> 1) << 62
+        ep.loops_left -= 1
+        return self.probe_run_ns[ep.idx]
+
+    cdef i64 probe_done(self, int e) except -2:
+        if self.ents[e].loops_left == 0:
+            self.tasks_left -= 1
+            self.ents[e].loops_left = -1
+        return -1
+
+    # --- call_rcu_load: operations of kernel work, sections, call_rcu() -------
+    cdef i64 bg_run(self, int e, i64 t0) except -2:
+        cdef ent_t *ep = &self.ents[e]
+        if ep.phase == BG_LOCKED:
+            return ep.sec_ns
+        return self.exp_ns(self.bg_work_ns[ep.idx])
+
+    cdef i64 bg_done(self, int e) except -2:
+        """An operation's work ends: queue its callbacks, then maybe a non-preemptible
+        section (one row of the section table, by its probability per operation)."""
+        cdef ent_t *ep = &self.ents[e]
+        cdef int w = ep.idx, c = ep.cpu, k, n
+        cdef double mean, u
+        if ep.phase == BG_LOCKED:
+            ep.phase = BG_WORK  # preempt_enable(): a waiting RT task runs now
+            return self.exp_ns(self.bg_work_ns[w])
+        # call_rcu() groups: the integer part always, the fraction as a probability.
+        mean = self.bg_groups_per_op[w]
+        n = <int> mean
+        if self.rng.next_double(self.rng.state) < mean - n:
+            n += 1
+        n *= self.bg_burst[w]
+        self.acc = 0
+        for k in range(n):
+            self.call_rcu(c, self.bg_cb_kind[w], -1)
+        self.cpus[c].debt += self.acc + n * self.call_rcu_ns
+        u = self.rng.next_double(self.rng.state)
+        for k in range(self.bg_sec_first[w], self.bg_sec_first[w] + self.bg_sec_count[w]):
+            if u < self.bg_sec_cum[k]:
+                ep.phase = BG_LOCKED
+                ep.sec_ns = self.bg_sec_ns[k]
+                return ep.sec_ns
+        return self.exp_ns(self.bg_work_ns[w])
+
+    # =======================================================================
     # Main loop.
     # =======================================================================
     def run(self, i64 until_ns, i64 max_events):
@@ -3174,6 +3559,8 @@ cdef class Engine:
                 self.ev_exp_deferred(ev.target)
             elif ev.kind == EV_KFREE_MONITOR:
                 self.ev_kfree_monitor(ev.target, ev.arg)
+            elif ev.kind == EV_PROBE_TIMER:
+                self.ev_probe_timer(ev.target)
 
     # =======================================================================
     # Read-back.
@@ -3262,7 +3649,19 @@ cdef class Engine:
             "exp_mutex_waits": self.n_exp_mutex_wait,
             "exp_mutex_steals": self.n_exp_mutex_steal,
             "readers_preempted": self.n_reader_blocked,
+            "ksoftirqd_wakeups": self.n_softirqd_wake,
+            "tasklet_reraises": self.n_tasklet_reraise,
+            "krcud_handoffs": self.n_krcud_handoff,
         }
+
+    def probe_latencies(self):
+        """Scheduling latencies of the rt_latency_probe tasks, in ns (a copy)."""
+        cdef i64 i
+        out = np.empty(self.lat_n, dtype=np.int64)
+        cdef i64[::1] v = out
+        for i in range(self.lat_n):
+            v[i] = self.lat_rec[i]
+        return out
 
     @property
     def requests_done(self):
@@ -3285,6 +3684,7 @@ cdef class Engine:
                       self.cpus[c].byp_len, self.cpus[c].gp_seq) for c in range(self.nr_cpus)],
             "nodes": [(self.nodes[c].qsmask, self.nodes[c].gp_seq, self.nodes[c].gp_seq_needed, self.nodes[c].nocb_wait)
                       for c in range(self.num_nodes)],
+            "rcudlist": [self.cpus[c].rcud_len for c in range(self.nr_cpus)],
         }
 
     def verify(self):

@@ -25,6 +25,7 @@ cdef enum:
     EV_EXP_IPI = 8       # rcu_exp_handler() IPI reaching CPU target (arg = expedited_sequence)
     EV_EXP_DEFERRED = 9  # CPU target leaves the preempt/BH-disabled section that deferred its expedited QS
     EV_KFREE_MONITOR = 10 # krcp of CPU target: the monitor_work timer expires (arg = timer generation)
+    EV_PROBE_TIMER = 11  # timer interrupt of rt_latency_probe entity target (the RTC irq amlat sleeps on)
 
 # Event priorities: urgent events run before normal ones at the same instant.
 cdef enum:
@@ -46,6 +47,9 @@ cdef enum:
     ENT_READER = 8       # a reader task: rcu_read_lock(); ...; rcu_read_unlock() in a loop
     ENT_KFREE = 9        # rcuscale kfree_scale_thread: kmalloc() + kfree_rcu() in loops
     ENT_KWORKER = 10     # system_wq kworker running one kvfree_rcu work item of one CPU
+    ENT_RT_PROBE = 11    # rt_latency_probe: a SCHED_FIFO task woken by a periodic timer interrupt
+    ENT_BG = 12          # call_rcu_load task: kernel work, non-preemptible sections, call_rcu()
+    ENT_KRCUD = 13       # krcud/N: the 2004 rcu-low-lat patch's callback kthread (nice -19)
 
 cdef enum:
     ST_BLOCKED = 0
@@ -104,6 +108,11 @@ cdef enum:
     RD_IN = 0            # inside a read-side critical section
     RD_OUT = 1           # between sections, still running (kernel mode)
 
+# call_rcu_load task phases (ent_t.phase for ENT_BG).
+cdef enum:
+    BG_WORK = 0          # preemptible kernel work of one operation
+    BG_LOCKED = 1        # a non-preemptible section (spinlock held, preemption off)
+
 # Expedited GP kworker phases (rcu_exp_sel_wait_wake()).
 cdef enum:
     EXP_IDLE = 0         # no work queued
@@ -149,6 +158,10 @@ cdef struct ent_t:
     int32_t rd_blocked   # preempted inside the section: counted in its leaf's blkd_n
     int32_t rd_blocks_gp # ... and blocks the current normal GP (rnp->gp_tasks)
     int32_t rd_blocks_exp # ... and the current expedited GP (rnp->exp_tasks)
+    # ENT_RT_PROBE only (loops_left counts the samples still to take)
+    i64 t_wake           # when its timer interrupt fired (ns)
+    # ENT_BG only
+    i64 sec_ns           # length of the non-preemptible section it runs next (ns)
     # ENT_RCUOG only
     int32_t on_waitq     # sleeping on its leaf's rnp->nocb_gp_wq
     i64 wait_gp_seq      # nocb_gp_seq: the GP it sleeps for
@@ -193,6 +206,17 @@ cdef struct cpu_t:
     int32_t reader       # the reader entity on this CPU, -1 if none
     int32_t resched_reader # a preemption waits for the running reader's rcu_read_unlock()
     i64 run_start        # when the running entity was last switched in
+    # classic RCU of the 2004 patches (kernel.release < 2.6.29)
+    int32_t tasklet_raised # rcu_do_batch() re-raised the RCU tasklet (tasklet_hi_schedule)
+    int32_t plugticks    # RCU_plugticks(cpu): ticks before the done list may run again
+    int32_t krcud        # krcud/N entity, -1 if none
+    int32_t rcud_head    # RCU_rcudlist(cpu): callbacks handed to krcud/N (a FIFO), -1 if none
+    int32_t rcud_tail
+    int32_t rcud_len
+    int32_t cl_snap      # classic RCU: RCU_last_qsctr(cpu) is valid (snapshot taken)
+    int32_t softirq_pending # RCU softirq work was left for ksoftirqd: the next irq exit runs it
+    i64 probe_next       # next timer interrupt of an rt_latency_probe on this CPU (ns)
+    i64 probe_runnable_at # a probe woken on this CPU is runnable from here until it runs (ns)
     # rcu_segcblist: callbacks in one FIFO; segments are consecutive runs of it
     int32_t cb_head      # first callback (DONE side), -1 if none
     int32_t cb_tail      # last callback

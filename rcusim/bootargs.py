@@ -123,6 +123,9 @@ _PARAMS = [
     Param("rcupdate.rcumaxbatch", "int", "2004 patch: callbacks per softirq pass.", lo=1),
     Param("rcupdate.rcuplugticks", "int",
           "2004 patch: ticks to hold callbacks back after a full batch (default 4).", lo=0),
+    # rcu-low-lat (LKML, "[PATCH] RCU for low latency (experimental)", 23 March 2004).
+    Param("rcupdate.bhlimit", "int",
+          "2004 rcu-low-lat patch: callbacks in softirq before krcud takes over (0: no krcud).", lo=0),
     # --- torture (kernel/torture.c) ----------------------------------------------
     Param("torture.disable_onoff_at_boot", "bool", "Accepted for compatibility; no effect in rcusim."),
 ]

@@ -39,8 +39,8 @@ from .profiles import COST_NAMES, PROFILES, load_profile, profile_sources
 
 __all__ = [
     "MAX_CPUS", "Costs", "CostOverrides", "Hardware", "HardwareSpec", "Kernel",
-    "SyncLoop", "Readers", "KfreeRcuFlood", "MembarrierLoop", "Workload", "WORKLOAD_KINDS", "Run",
-    "RcuParams", "VariantInput",
+    "SyncLoop", "Readers", "KfreeRcuFlood", "MembarrierLoop", "RtLatencyProbe", "CallRcuLoad",
+    "NonpreemptSection", "Workload", "WORKLOAD_KINDS", "Run", "RcuParams", "VariantInput",
     "VariantSpec", "parse_release", "resolve_params", "resolve_variant",
     "build_variant", "scenario_error_from_validation",
 ]
@@ -396,11 +396,98 @@ class KfreeRcuFlood(_Model):
     """Seconds the GP-writer test waits before starting; the kfree threads start at once."""
 
 
-Workload = Annotated[Union[SyncLoop, Readers, KfreeRcuFlood, MembarrierLoop], Field(discriminator="kind")]
+class RtLatencyProbe(_Model):
+    """A real-time task measuring its scheduling latency, like amlat.
+
+    One SCHED_FIFO task per CPU of `cpus` sleeps until a periodic timer
+    interrupt (amlat's RTC interrupt) wakes it; its scheduling latency runs
+    from the interrupt until it runs. The run ends when every probe has taken
+    `samples` samples.
+    """
+
+    kind: Literal["rt_latency_probe"]
+    """Workload kind."""
+    name: Optional[str] = None
+    """Name used in results; default: the kind and the workload's index."""
+    cpus: Annotated[str, Field(json_schema_extra={"allowed": CPULIST_ALLOWED})] = "0"
+    """CPUs that get a probe task."""
+    period_us: Annotated[float, Field(ge=10, le=1e6, allow_inf_nan=False)] = 1e6 / 1024
+    """Period of the timer interrupt, in microseconds (default: an RTC at 1024 Hz)."""
+    run_us: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] = 2.0
+    """CPU time the probe runs after each wake-up (reading the clock, recording), in microseconds."""
+    samples: Annotated[int, Field(ge=1, le=100_000_000)]
+    """Wake-ups measured per probe task."""
+
+    _check_cpus = field_validator("cpus", mode="before")(SyncLoop._check_cpus.__func__)
+
+    @model_validator(mode="after")
+    def _check_run(self) -> "RtLatencyProbe":
+        if self.run_us >= self.period_us:
+            raise ScenarioError(f"{self.run_us:g} us of running does not fit in a period of "
+                                f"{self.period_us:g} us", key="run_us",
+                                allowed=f"less than period_us ({self.period_us:g})")
+        return self
+
+
+class NonpreemptSection(_Model):
+    """One class of non-preemptible kernel section (spinlock held, preemption off)."""
+
+    us: Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
+    """Length of the section, in microseconds."""
+    per_op: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+    """Probability that an operation ends with a section of this class."""
+
+
+class CallRcuLoad(_Model):
+    """Kernel-heavy SCHED_NORMAL tasks that free objects through call_rcu().
+
+    Each task loops over operations: preemptible kernel work (exponential,
+    mean `work_us`), then `call_rcu_per_op` call_rcu() calls on average, in
+    groups of `burst` (objects freed together), then, with the probabilities
+    of the `nonpreempt` table, one non-preemptible section. The tasks never
+    finish: another workload must end the run.
+    """
+
+    kind: Literal["call_rcu_load"]
+    """Workload kind."""
+    name: Optional[str] = None
+    """Name used in results; default: the kind and the workload's index."""
+    cpus: Annotated[str, Field(json_schema_extra={"allowed": CPULIST_ALLOWED})] = "all"
+    """CPUs that get tasks."""
+    tasks_per_cpu: Annotated[int, Field(ge=1, le=10_000)] = 1
+    """Tasks on each CPU of `cpus`."""
+    work_us: Annotated[float, Field(gt=0, le=MAX_TIME_US, allow_inf_nan=False)]
+    """Mean preemptible kernel work per operation, in microseconds."""
+    call_rcu_per_op: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] = 0.0
+    """Mean call_rcu() calls per operation."""
+    burst: Annotated[int, Field(ge=1, le=1_000_000)] = 1
+    """call_rcu() calls made together (objects freed in one loop)."""
+    callback: Literal["kfree", "generic"] = "kfree"
+    """What the callbacks cost: the profile's cb_kfree_ns or cb_generic_ns."""
+    nonpreempt: list[NonpreemptSection] = []
+    """Non-preemptible section classes; their per_op probabilities add up to at most 1."""
+
+    _check_cpus = field_validator("cpus", mode="before")(SyncLoop._check_cpus.__func__)
+
+    @model_validator(mode="after")
+    def _check_sections(self) -> "CallRcuLoad":
+        total = sum(row.per_op for row in self.nonpreempt)
+        if total > 1 + 1e-9:
+            raise ScenarioError(f"the per_op probabilities add up to {total:g}", key="nonpreempt",
+                                allowed="probabilities adding up to at most 1")
+        return self
+
+
+Workload = Annotated[Union[SyncLoop, Readers, KfreeRcuFlood, MembarrierLoop, RtLatencyProbe, CallRcuLoad],
+                     Field(discriminator="kind")]
 WORKLOAD_KINDS: dict[str, type[BaseModel]] = {"sync_loop": SyncLoop, "readers": Readers,
                                               "kfree_rcu_flood": KfreeRcuFlood,
-                                              "membarrier_loop": MembarrierLoop}
+                                              "membarrier_loop": MembarrierLoop,
+                                              "rt_latency_probe": RtLatencyProbe,
+                                              "call_rcu_load": CallRcuLoad}
 """Workload kinds by their ``kind`` value."""
+FINITE_WORKLOADS = (SyncLoop, KfreeRcuFlood, MembarrierLoop, RtLatencyProbe)
+"""Workloads that end; readers and call_rcu_load run until these are done."""
 
 
 class Run(_Model):
@@ -505,6 +592,8 @@ class RcuParams(_Model):
     """2004 throttling patch: callbacks per softirq pass (None: no limit)."""
     rcuplugticks: int
     """2004 throttling patch: ticks to hold callbacks back after a full batch."""
+    krcud_bhlimit: int
+    """2004 rcu-low-lat patch (rcupdate.bhlimit): callbacks in softirq before krcud/N takes over; 0: no krcud."""
     kfree_drain_jiffies: int
     """KFREE_DRAIN_JIFFIES: kfree_rcu() monitor delay (5*HZ from v6.1, HZ/50 before)."""
     kvfree_polled: bool
@@ -538,6 +627,7 @@ class VariantSpec(_Model):
 
 _NOCB_PARAMS = ("rcu_nocbs", "nohz_full", "rcu_nocb_poll", "rcutree.rcu_nocb_gp_stride")
 _BOOTARGS_PATH = ("kernel", "bootargs")
+_CLASSIC_PARAMS = ("rcupdate.rcumaxbatch", "rcupdate.rcuplugticks", "rcupdate.bhlimit")
 
 
 def _token_for(bootargs: str, name: str) -> str | None:
@@ -586,6 +676,16 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
                                     token=_token_for(kernel.bootargs, name))
 
     needs(_NOCB_PARAMS, "CONFIG_RCU_NOCB_CPU")
+    for name in _CLASSIC_PARAMS:
+        # The 2004 patches were for classic RCU; Tree RCU (v2.6.29) has no such knob.
+        if name in args and release >= (2, 6, 29):
+            raise ScenarioError(f"{name} belongs to a 2004 patch for classic RCU", path=_BOOTARGS_PATH,
+                                allowed='drop it, or set kernel.release below "2.6.29"',
+                                token=_token_for(kernel.bootargs, name))
+    if args.get("rcupdate.rcumaxbatch") and args.get("rcupdate.bhlimit"):
+        raise ScenarioError("rcupdate.rcumaxbatch (throttle-rcu) and rcupdate.bhlimit (rcu-low-lat) "
+                            "come from two different patches", path=_BOOTARGS_PATH,
+                            allowed="one of them", token=_token_for(kernel.bootargs, "rcupdate.bhlimit"))
     needs(("rcutree.enable_rcu_lazy",), "CONFIG_RCU_LAZY")
 
     # rcu_init_geometry(): the boot-time leaf fanout must be 2..64 and must fit
@@ -702,6 +802,7 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
                         or args.get("rcupdate.rcu_normal_after_boot", 0)),
         rcumaxbatch=args.get("rcupdate.rcumaxbatch"),
         rcuplugticks=args.get("rcupdate.rcuplugticks", 4),
+        krcud_bhlimit=args.get("rcupdate.bhlimit", 0),
         kfree_drain_jiffies=5 * hz if release >= (6, 1) else hz // 50,
         kvfree_polled=release >= (6, 3),
         rcu_min_cached_objs=args.get("rcutree.rcu_min_cached_objs", 5),
@@ -812,9 +913,10 @@ def _check_kfree(workloads, kernel: Kernel) -> None:
 def _check_readers(workloads, nr: int, kernel: Kernel) -> None:
     """Readers need callers to run against, fit in a second, one task per CPU."""
     owner: dict[int, int] = {}
-    if all(isinstance(w, Readers) for w in workloads):
-        raise ScenarioError("only readers workloads: nothing would end the run",
-                            path=("workloads",), allowed="add a sync_loop workload")
+    if not any(isinstance(w, FINITE_WORKLOADS) for w in workloads):
+        raise ScenarioError("only workloads that never finish: nothing would end the run",
+                            path=("workloads",),
+                            allowed="add a sync_loop, kfree_rcu_flood or rt_latency_probe workload")
     for i, work in enumerate(workloads):
         if not isinstance(work, Readers):
             continue

@@ -183,6 +183,32 @@ def latency_stats_us(latency_ns) -> dict:
     return {k: (v if k == "count" else _round_or_none(v, _US_DECIMALS)) for k, v in stats.items()}
 
 
+def sched_latency_stats_us(latency_ns) -> dict:
+    """Scheduling latency of an rt_latency_probe, wake-up to running, in microseconds.
+
+    Parameters
+    ----------
+    latency_ns : array_like of int
+        One latency per activation of the probe, in nanoseconds.
+
+    Returns
+    -------
+    dict
+        ``{"max", "p99", "mean", "samples"}``: floats in µs rounded to the
+        nanosecond (p99 by linear interpolation), None without samples;
+        ``samples`` is an int.
+    """
+    lat_us = np.asarray(latency_ns, dtype=np.int64) / 1e3
+    if lat_us.size == 0:
+        return {"max": None, "p99": None, "mean": None, "samples": 0}
+    return {
+        "max": _round_or_none(lat_us.max(), _US_DECIMALS),
+        "p99": _round_or_none(np.percentile(lat_us, 99, method="linear"), _US_DECIMALS),
+        "mean": _round_or_none(lat_us.mean(), _US_DECIMALS),
+        "samples": int(lat_us.size),
+    }
+
+
 @dataclass(eq=False)
 class VariantResult:
     """Outcome of one variant of a scenario.
@@ -457,6 +483,10 @@ class Result:
             shown = {k: v.metrics[k] for k in v.table_metrics if k in v.metrics}
             leaves.update(dict.fromkeys(_numeric_leaves(shown)))
         rows += [(key, lambda v, m, key=key: _numeric_leaves(m).get(key)) for key in leaves]
+        if any("sched_latency_us" in v.extra_metrics for v in self.variants.values()):
+            for key in ("mean", "p99", "max"):
+                rows.append((f"sched latency {key} (µs)",
+                             lambda v, m, key=key: m.get("sched_latency_us", {}).get(key)))
         rows += [
             ("events", lambda v, m: int(v.events)),
             ("wall time (s)", lambda v, m: v.wall_time_s),

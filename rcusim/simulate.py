@@ -16,11 +16,12 @@ import numpy as np
 import pandas as pd
 
 from rcusim import _core
-from rcusim.config import KfreeRcuFlood, MembarrierLoop, Readers, SyncLoop
+from rcusim.config import CallRcuLoad, KfreeRcuFlood, MembarrierLoop, Readers, RtLatencyProbe, SyncLoop
 from rcusim.cpulist import parse_cpulist
 from rcusim.errors import ScenarioError
 from rcusim.rcuscale import kfree_lowlevel, kfree_metrics, memory_frame
-from rcusim.result import Result, VariantResult, installed_version, make_gps_frame, make_requests_frame
+from rcusim.result import (Result, VariantResult, installed_version, make_gps_frame, make_requests_frame,
+                           sched_latency_stats_us)
 from rcusim.scenario import Scenario, load_scenario
 from rcusim.topology import nocb_groups, rcu_init_geometry
 
@@ -37,6 +38,9 @@ Z_P99 = 2.3263478740408408
 EVENT_CHUNK = 2_000_000
 
 PRIMITIVES = {"synchronize_rcu": 0, "synchronize_rcu_expedited": 1}
+
+#: The engine's callback kinds (CB_KFREE, CB_GENERIC) for call_rcu_load's ``callback``.
+CALLBACK_KINDS = {"kfree": 1, "generic": 2}
 
 #: Largest values of the engine's C int and int64 fields.
 C_INT_MAX = 2**31 - 1
@@ -91,7 +95,9 @@ def _ll_params(spec) -> dict:
         "wake_from_gp": int(p.rcu_normal_wake_from_gp),
         # The GP kthread, its kworkers and rcuog leaders live on CPU 0 (housekeeping).
         "gp_cpu": 0,
-        "gp_kthread_rt": int(p.kthread_prio > 0),
+        # Before v3.7 no kthread drove grace periods: the work ran in softirq, which no
+        # task can delay. rcusim keeps its GP kthread and lets no task delay it either.
+        "gp_kthread_rt": int(p.kthread_prio > 0 or p.release < (3, 7)),
         "nocb_cb_rt": int(p.nocb_cb_boost and p.kthread_prio > 0),
         # Up to v6.9 the wake-from-GP cleanup work ran on system_highpri_wq (nice -20);
         # later kernels use sync_wq, an ordinary workqueue.
@@ -127,6 +133,16 @@ def _ll_params(spec) -> dict:
         "exp_funnel_mutexes": int(p.release < (4, 6)),
         "exp_driver_task": int(p.release < (4, 9)),
         "exp_par": int(p.release >= (4, 17)),
+        # Callback invocation of classic RCU (before Tree RCU, v2.6.29) and the
+        # 2004 patches; __do_softirq() bounded only by MAX_SOFTIRQ_RESTART before v3.9.
+        "classic_rcu": int(p.release < (2, 6, 29)),
+        "softirq_restart_only": int(p.release < (3, 9)),
+        "rcumaxbatch": p.rcumaxbatch or 0,
+        "rcuplugticks": p.rcuplugticks,
+        "krcud_bhlimit": p.krcud_bhlimit,
+        # Irq exit ran pending softirqs even with ksoftirqd awake until v4.10
+        # ("softirq: Let ksoftirqd do its job").
+        "irq_exit_softirq": int(p.release < (4, 10)),
     }
 
 
@@ -215,7 +231,42 @@ def _ll_workloads(spec, kfree_chunk: int = 0) -> tuple[dict, dict]:
     readers["rd_cpu"] = np.asarray(readers["rd_cpu"], dtype=np.int32)
     readers["rd_workload"] = np.asarray(readers["rd_workload"], dtype=np.int32)
     return tasks, {"think_ns": think, "after_ns": after, "primitive": prim, **readers,
-                   "kfree": kfree_lowlevel(spec, kfree_chunk)}
+                   "kfree": kfree_lowlevel(spec, kfree_chunk), **_ll_rt_latency(spec)}
+
+
+def _ll_rt_latency(spec) -> dict:
+    """rt_latency_probe and call_rcu_load workloads as the engine's arrays."""
+    nr_cpus = spec.hardware.nr_cpus
+    out = {k: [] for k in ("probe_cpu", "probe_workload", "probe_period_ns", "probe_run_ns",
+                           "probe_samples", "bg_cpu", "bg_workload", "bg_work_ns",
+                           "bg_groups_per_op", "bg_burst", "bg_cb_kind", "bg_sec_first",
+                           "bg_sec_count", "bg_sec_ns", "bg_sec_cum")}
+    for wl in spec.workloads:
+        if isinstance(wl, RtLatencyProbe):
+            k = len(out["probe_period_ns"])
+            cpus = parse_cpulist(wl.cpus, nr_cpus)
+            out["probe_cpu"] += cpus
+            out["probe_workload"] += [k] * len(cpus)
+            out["probe_period_ns"].append(round(wl.period_us * 1000))
+            out["probe_run_ns"].append(round(wl.run_us * 1000))
+            out["probe_samples"].append(wl.samples)
+        elif isinstance(wl, CallRcuLoad):
+            k = len(out["bg_work_ns"])
+            for c in parse_cpulist(wl.cpus, nr_cpus):
+                out["bg_cpu"] += [c] * wl.tasks_per_cpu
+                out["bg_workload"] += [k] * wl.tasks_per_cpu
+            out["bg_work_ns"].append(round(wl.work_us * 1000))
+            out["bg_groups_per_op"].append(wl.call_rcu_per_op / wl.burst)
+            out["bg_burst"].append(wl.burst)
+            out["bg_cb_kind"].append(CALLBACK_KINDS[wl.callback])
+            out["bg_sec_first"].append(len(out["bg_sec_ns"]))
+            out["bg_sec_count"].append(len(wl.nonpreempt))
+            cum = 0.0
+            for row in wl.nonpreempt:
+                cum += row.per_op
+                out["bg_sec_ns"].append(round(row.us * 1000))
+                out["bg_sec_cum"].append(cum)
+    return out
 
 
 def estimate_memory_bytes(spec) -> int:
@@ -293,6 +344,7 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
     gps = engine.grace_periods()
     counters = engine.counters()
     safety = engine.safety()
+    probe_ns = engine.probe_latencies()
     sim_time_ns, completion_ns = engine.now, engine.completion_ns
     flood = _kfree_flood(spec)
     kv = engine.kvfree_results() if flood is not None else None
@@ -301,6 +353,8 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
         raise ModelError(f"variant {name}: the safety checker found {safety['violations']} violation(s); "
                          f"first: {safety['messages'][0]}")
     extra = {"finished": reason == ExitReason.DONE, **time_breakdown(req, gps)}
+    if any(isinstance(wl, RtLatencyProbe) for wl in spec.workloads):
+        extra["sched_latency_us"] = sched_latency_stats_us(probe_ns)
     extra["safety"] = {k: v for k, v in safety.items() if k != "messages"}
     tables = {}
     if kv is not None:
