@@ -248,9 +248,15 @@ def build_engine(spec, seed: int, fault: int = 0) -> tuple[_core.Engine, dict]:
 
 
 def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | None = None,
-                check: bool = False) -> VariantResult:
-    """Simulate one variant to completion (or its time limit)."""
+                check: bool = False, trace_limit: int | None = None) -> VariantResult:
+    """Simulate one variant to completion (or its time limit).
+
+    With `trace_limit`, the engine records up to that many trace events
+    (see rcusim.trace); a run that would record more is refused.
+    """
     engine, info = build_engine(spec, seed)
+    if trace_limit:
+        engine.trace_enable(trace_limit)
     until_ns = round(spec.run.max_sim_time_s * 1e9)
     t0 = time.perf_counter()
     done_before = 0
@@ -264,6 +270,10 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
             done = engine.requests_done
             progress(done - done_before)
             done_before = done
+        if trace_limit and engine.trace_overflow:
+            from rcusim.trace import trace_too_large
+
+            raise trace_too_large(name, trace_limit)
         if reason != ExitReason.MAX_EVENTS:
             break
     wall = time.perf_counter() - t0
@@ -274,6 +284,11 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
     counters = engine.counters()
     safety = engine.safety()
     sim_time_ns, completion_ns = engine.now, engine.completion_ns
+    trace = None
+    if trace_limit:
+        trace = {"records": engine.trace_records(), "entities": engine.entity_kinds(),
+                 "rcu_name": "rcu_preempt" if spec.params.preempt_rcu else "rcu_sched",
+                 "use_softirq": bool(spec.params.use_softirq), "nr_cpus": spec.hardware.nr_cpus}
     del engine  # its C record arrays are no longer needed
     if safety["violations"]:
         raise ModelError(f"variant {name}: the safety checker found {safety['violations']} violation(s); "
@@ -290,6 +305,7 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
         sim_time_ns=sim_time_ns,
         completion_time_ns=completion_ns,
         extra_metrics=extra,
+        trace=trace,
     )
 
 
@@ -359,7 +375,7 @@ def run(source, overrides: Sequence[str] | Mapping | None = None, seed: int | No
 
 
 def run_scenario(scenario: Scenario, variants: Sequence[str] | None = None, progress: bool | None = None,
-                 check: bool = False) -> Result:
+                 check: bool = False, trace_limit: int | None = None) -> Result:
     names = list(scenario.variants) if variants is None else list(variants)
     for n in names:
         if n not in scenario.variants:
@@ -375,9 +391,9 @@ def run_scenario(scenario: Scenario, variants: Sequence[str] | None = None, prog
             from tqdm import tqdm
 
             with tqdm(total=total, desc=name, unit="req", file=sys.stderr, delay=1.0, leave=False) as bar:
-                results[name] = run_variant(name, spec, scenario.seed, bar.update, check)
+                results[name] = run_variant(name, spec, scenario.seed, bar.update, check, trace_limit)
         else:
-            results[name] = run_variant(name, spec, scenario.seed, None, check)
+            results[name] = run_variant(name, spec, scenario.seed, None, check, trace_limit)
     return Result(
         scenario_name=scenario.name,
         seed=scenario.seed,
