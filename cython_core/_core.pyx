@@ -48,6 +48,21 @@ EXIT_MAX_EVENTS = 1
 EXIT_TIME_LIMIT = 2
 EXIT_STALLED = 3
 
+# The trace record as a NumPy dtype, derived from the struct (one edit adds a column).
+cdef trace_rec_t _trace_rec_dummy
+TRACE_DTYPE = np.asarray(<trace_rec_t[:1]> (&_trace_rec_dummy)).dtype
+TRACE_KINDS = {
+    "switch": TR_SWITCH, "wake": TR_WAKE, "gp_start": TR_GP_START, "gp_fqs_start": TR_GP_FQS_START,
+    "gp_fqs_end": TR_GP_FQS_END, "gp_end": TR_GP_END, "qs": TR_QS, "ipi_send": TR_IPI_SEND,
+    "ipi_handler": TR_IPI_HANDLER, "cb_batch_start": TR_CB_BATCH_START, "cb_invoke": TR_CB_INVOKE,
+    "cb_batch_end": TR_CB_BATCH_END, "task_wait": TR_TASK_WAIT, "task_return": TR_TASK_RETURN,
+    "exp_start": TR_EXP_START, "exp_end": TR_EXP_END,
+}
+ENTITY_KINDS = {
+    "task": ENT_TASK, "gp": ENT_GP, "rcuog": ENT_RCUOG, "rcuop": ENT_RCUOP, "sr_worker": ENT_SR_WORKER,
+    "rcuc": ENT_RCUC, "exp_gp": ENT_EXP_GP, "exp_par": ENT_EXP_PAR, "reader": ENT_READER,
+}
+
 
 cdef inline bint seq_lt(i64 a, i64 b) noexcept:
     """ULONG_CMP_LT: no wrap within an int64 run."""
@@ -260,6 +275,13 @@ cdef class Engine:
     cdef i64 n_ipis, n_preempt, n_rcuog_wake, n_gp_wake
     cdef i64 n_exp_ipis, n_exp_deferred, n_exp_funnel_wait, n_exp_mutex_wait, n_exp_mutex_steal
     cdef i64 n_reader_blocked
+    # Optional trace buffer (trace_enable()); every hook tests trace_on first.
+    cdef bint trace_on
+    cdef trace_rec_t *trace_buf
+    cdef i64 trace_n
+    cdef i64 trace_cap
+    cdef readonly bint trace_overflow
+    cdef i64 trace_max
 
     # --- real-time latency: rt_latency_probe, call_rcu_load, 2004 callback patches
     cdef int classic             # kernel.release < 2.6.29: classic RCU's rcu_do_batch()
@@ -329,6 +351,7 @@ cdef class Engine:
         self.ms_t = NULL
         self.ms_bytes = NULL
         self.lat_rec = NULL
+        self.trace_buf = NULL
 
     def __dealloc__(self):
         free(self.heap)
@@ -364,6 +387,7 @@ cdef class Engine:
         free(self.rwl_preemptible)
         self.kvfree_dealloc()
         free(self.lat_rec)
+        free(self.trace_buf)
 
     def __init__(self, dict p, dict topo, dict tasks, dict wl, bit_generator):
         """Build the engine from low-level values (see rcusim/simulate.py)."""
@@ -831,6 +855,9 @@ cdef class Engine:
         self.req_end[self.req_n] = t_end
         self.req_seq[self.req_n] = self.ents[e].req_s
         self.req_n += 1
+        if self.trace_on:
+            self.trace(t_end, TR_TASK_RETURN, self.ents[e].cpu, e, self.ents[e].req_s,
+                       self.wl_prim[self.task_wl[e]], 0)
         self.check_request(e, t_end)
 
     cdef void record_gp(self, int exp, i64 seq, i64 t0, i64 t_qs, i64 t1, i64 ipis) except *:
@@ -918,6 +945,8 @@ cdef class Engine:
         self.n_wakeups += 1
         if from_cpu != ep.cpu:
             t += self.wakeup_busy_ns
+        if self.trace_on:
+            self.trace(t, TR_WAKE, ep.cpu, e, 0, from_cpu, 0)
         if t <= self.now:
             self.ev_wake(e)
         else:
@@ -1007,6 +1036,8 @@ cdef class Engine:
                 self.push((self.jiffies() + 1) * self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
         cp.state = CPU_BUSY
         cp.curr = e
+        if self.trace_on:
+            self.trace(self.now, TR_SWITCH, c, e, 0, 0, 0)
         ep = &self.ents[e]
         cp.run_start = self.now - ep.slice_used
         ep.slice_used = 0
@@ -1037,6 +1068,8 @@ cdef class Engine:
         cp.curr = -1
         cp.watching += 1  # rcu_idle_enter(): extended quiescent state
         cp.cpu_no_qs = 0
+        if self.trace_on:
+            self.trace(self.now, TR_SWITCH, c, -1, 0, 0, 0)
         cp.user_from = 0
         cp.user_to = 0
 
@@ -1214,6 +1247,8 @@ cdef class Engine:
                     ep.t_call -= self.call_rcu_ns
                     # wait_rcu_gp(call_rcu_hurry): wakeme_after_rcu behind other callbacks.
                     self.call_rcu(c, CB_WAKEME, e)
+            if self.trace_on:
+                self.trace(ep.t_call, TR_TASK_WAIT, c, e, ep.req_s, self.wl_prim[self.task_wl[e]], 0)
         self.cpus[c].debt += self.acc
         return nxt
 
@@ -1616,19 +1651,22 @@ cdef class Engine:
     # ctx: 0 = softirq, 1 = rcuc kthread, 2 = rcuop kthread.
     # Returns the time spent.
     # =======================================================================
-    cdef i64 invoke_cb(self, cpu_t *cp, int r, i64 t, int runner_cpu) except -2:
+    cdef i64 invoke_cb(self, cpu_t *cp, int r, i64 t, int runner_cpu, int runner) except -2:
         """Invoke the first DONE callback of CPU r at t; return when it is done."""
         cdef int cb = cp.cb_head
         cp.cb_head = self.cbs[cb].next
         if cp.cb_head < 0:
             cp.cb_tail = -1
         cp.seg_len[RCU_DONE_TAIL] -= 1
-        return self.invoke_one(cb, r, t, runner_cpu)
+        return self.invoke_one(cb, r, t, runner_cpu, runner)
 
-    cdef i64 invoke_one(self, int cb, int r, i64 t, int runner_cpu) except -2:
-        """Invoke callback cb, queued on CPU r, at t; return when it is done."""
+    cdef i64 invoke_one(self, int cb, int r, i64 t, int runner_cpu, int runner) except -2:
+        """Invoke callback cb, queued on CPU r, at t, by entity runner (-1: softirq);
+        return when it is done."""
         cdef int kind = self.cbs[cb].kind
         self.check_callback(cb, r)
+        if self.trace_on:
+            self.trace(t, TR_CB_INVOKE, r, runner, self.cpus[r].gp_seq, kind, cb)
         t += self.cb_cost[kind]
         if kind == CB_WAKEME:
             self.wake(self.cbs[cb].arg, runner_cpu, t)
@@ -1643,7 +1681,7 @@ cdef class Engine:
         cdef cpu_t *cp = &self.cpus[r]
         cdef i64 pending = cp.seg_len[RCU_DONE_TAIL]
         cdef i64 bl, count = 0, t = t0, tlimit = 0
-        cdef int runner_cpu
+        cdef int runner_cpu, runner
         if pending == 0:
             return 0
         if self.classic:
@@ -1654,8 +1692,11 @@ cdef class Engine:
         if ctx != 2 and bl > 100:
             tlimit = t0 + self.rcu_resched_ns
         runner_cpu = r if ctx != 2 else self.ents[cp.rcuop].cpu
+        runner = -1 if ctx == 0 else (cp.rcuc if ctx == 1 else cp.rcuop)
+        if self.trace_on:
+            self.trace(t0, TR_CB_BATCH_START, r, runner, cp.gp_seq, pending, bl)
         while cp.seg_len[RCU_DONE_TAIL] > 0:
-            t = self.invoke_cb(cp, r, t, runner_cpu)
+            t = self.invoke_cb(cp, r, t, runner_cpu, runner)
             count += 1
             if ctx == 0:
                 # Softirq: stop at the batch limit when something else wants the CPU.
@@ -1665,6 +1706,8 @@ cdef class Engine:
                 break
         if cp.blimit == DEFAULT_MAX_RCU_BLIMIT and self.n_cbs(cp) <= self.qlowmark:
             cp.blimit = self.blimit_default
+        if self.trace_on:
+            self.trace(t, TR_CB_BATCH_END, r, runner, cp.gp_seq, count, cp.seg_len[RCU_DONE_TAIL])
         return t - t0
 
     # =======================================================================
@@ -1704,6 +1747,8 @@ cdef class Engine:
             return
         if not cp.offloaded:
             needwake = self.accelerate_cbs(c)
+        if self.trace_on:
+            self.trace(self.now + self.acc, TR_QS, c, cp.curr, np.gp_seq, 0, 0)
         self.report_qs_rnp(cp.grpmask, cp.leaf, np.gp_seq)
         if needwake:
             self.gp_kthread_wake()
@@ -1877,6 +1922,8 @@ cdef class Engine:
             for n in range(self.leaf_first, self.num_nodes):
                 ncpus += popcount64(self.nodes[n].qsmask)
             self.gp_pending_phase = RCU_GP_DOING_FQS
+            if self.trace_on:
+                self.trace(t0, TR_GP_FQS_START, self.ents[e].cpu, e, self.gp_seq, 0, 0)
             return (nleaves + ncpus) * self.rnp_lock_ns
         self.gp_pending_phase = RCU_GP_WAIT_FQS
         return 0
@@ -1929,6 +1976,8 @@ cdef class Engine:
         self.gp_start = self.now  # the GP begins at rcu_seq_start() below
         self.sr_normal_gp_init()
         self.gp_seq += 1  # rcu_seq_start()
+        if self.trace_on:
+            self.trace(self.now, TR_GP_START, self.gp_cpu, self.gp_ent, self.gp_seq, 0, 0)
         for n in range(self.num_nodes):
             self.nodes[n].qsmask = self.nodes[n].qsmaskinit
             self.nodes[n].gp_seq = self.gp_seq
@@ -1946,6 +1995,7 @@ cdef class Engine:
         cdef cpu_t *cp
         cdef i64 age = (self.now - self.gp_start) // self.jiffy_ns
         cdef bint first = self.fqs_first
+        cdef i64 nrep = 0
         self.fqs_first = 0
         self.n_fqs += 1
         for n in range(self.leaf_first, self.num_nodes):
@@ -1973,8 +2023,14 @@ cdef class Engine:
                         # resched_cpu(): an IPI forces a context switch.
                         self.n_ipis += 1
                         self.push(self.now + self.ipi_latency_ns, PRIO_URGENT, EV_IPI, c, 0)
+                        if self.trace_on:
+                            self.trace(self.now, TR_IPI_SEND, c, -1, self.gp_seq, 0, 0)
             if mask:
+                if self.trace_on:
+                    nrep += self.trace_qs_mask(n, mask, self.nodes[n].gp_seq, 1)
                 self.report_qs_rnp(mask, n, self.nodes[n].gp_seq)
+        if self.trace_on:
+            self.trace(self.now, TR_GP_FQS_END, self.gp_cpu, self.gp_ent, self.gp_seq, nrep, 0)
 
     cdef void gp_cleanup(self) except *:
         """rcu_gp_cleanup(): end gp_seq node by node, wake rcuog waiters."""
@@ -2010,12 +2066,16 @@ cdef class Engine:
             needgp = True
         self.record_gp(0, self.gp_seq, self.gp_start, self.gp_qs_t, self.now, 0)
         self.gp_seq = new  # rcu_seq_end()
+        if self.trace_on:
+            self.trace(self.now, TR_GP_END, self.gp_cpu, self.gp_ent, new, 0, 0)
         self.sr_normal_gp_cleanup()
         if needgp:
             self.gp_flags |= RCU_GP_FLAG_INIT
 
     cdef void ev_ipi(self, int c) except *:
         """resched_cpu(): need_resched forces a context switch."""
+        if self.trace_on:
+            self.trace(self.now, TR_IPI_HANDLER, c, self.cpus[c].curr, self.gp_seq, 0, 0)
         if self.cpus[c].state == CPU_BUSY:
             self.acc = 0
             self.rcu_need_resched(c)
@@ -2477,6 +2537,8 @@ cdef class Engine:
             return self.task_return(e, self.now + self.acc)
         self.exp_seq += 1  # rcu_exp_gp_seq_start()
         self.exp_gp_start = self.now + self.acc
+        if self.trace_on:
+            self.trace(self.exp_gp_start, TR_EXP_START, c, e, self.exp_seq, 0, 0)
         self.exp_gp_qs = self.exp_gp_start
         self.exp_gp_ipis = 0
         self.exp_work_queued = 1
@@ -2602,6 +2664,8 @@ cdef class Engine:
                 continue
             t += self.ipi_send_ns
             self.push(t + self.ipi_latency_ns, PRIO_URGENT, EV_EXP_IPI, c, self.exp_seq)
+            if self.trace_on:
+                self.trace(t, TR_IPI_SEND, c, -1, self.exp_seq, 1, 0)
             self.n_exp_ipis += 1
             self.exp_gp_ipis += 1
             t += self.ipi_latency_ns
@@ -2612,6 +2676,8 @@ cdef class Engine:
         """rcu_exp_handler(): report now, or when the reader / non-preemptible section ends."""
         cdef cpu_t *cp = &self.cpus[c]
         cdef rnp_t *np = &self.nodes[cp.leaf]
+        if self.trace_on:
+            self.trace(self.now, TR_IPI_HANDLER, c, cp.curr, self.exp_seq, 1, 0)
         self.acc = 0
         if (np.expmask & cp.grpmask) and not cp.exp_need_qs:
             if cp.state != CPU_BUSY:
@@ -2650,6 +2716,8 @@ cdef class Engine:
         self.rnp_lock(n)
         if (self.nodes[n].expmask & mask) == 0:
             return
+        if self.trace_on:
+            self.trace_qs_mask(n, self.nodes[n].expmask & mask, self.exp_seq, 2)
         self.nodes[n].expmask &= ~mask
         self.rcu_report_exp_rnp(n, wake)
 
@@ -2683,6 +2751,8 @@ cdef class Engine:
         cdef i64 s
         self.record_gp(1, self.exp_seq, self.exp_gp_start, self.exp_gp_qs, t, self.exp_gp_ipis)
         self.exp_seq = rcu_seq_endval(self.exp_seq)
+        if self.trace_on:
+            self.trace(t, TR_EXP_END, c, self.exp_driver, self.exp_seq, self.exp_gp_ipis, 0)
         s = self.exp_seq
         k = (s >> 2) & 3
         for n in range(self.num_nodes):
@@ -3290,7 +3360,7 @@ cdef class Engine:
         cdef cpu_t *cp = &self.cpus[r]
         cdef i64 count = 0, t = t0
         while cp.seg_len[RCU_DONE_TAIL] > 0:
-            t = self.invoke_cb(cp, r, t, r)
+            t = self.invoke_cb(cp, r, t, r, -1 if ctx == 0 else cp.rcuc)
             count += 1
             if ctx != 0:
                 continue
@@ -3333,7 +3403,7 @@ cdef class Engine:
             cb = cp.rcud_head
             cp.rcud_head = self.cbs[cb].next
             cp.rcud_len -= 1
-            t = self.invoke_one(cb, r, t, r)
+            t = self.invoke_one(cb, r, t, r, e)
         cp.rcud_tail = -1
         return t - t0
 
@@ -3506,6 +3576,72 @@ cdef class Engine:
                 ep.sec_ns = self.bg_sec_ns[k]
                 return ep.sec_ns
         return self.exp_ns(self.bg_work_ns[w])
+
+    # =======================================================================
+    # Optional trace buffer (off by default): a typed record per traced
+    # event, turned into Chrome trace-event JSON and ftrace text by
+    # rcusim/trace.py.  Hooks elsewhere are `if self.trace_on: self.trace(...)`.
+    # =======================================================================
+    def trace_enable(self, i64 max_records):
+        """Record trace events from now on, at most `max_records`; past that,
+        recording stops and ``trace_overflow`` is set."""
+        if max_records < 1:
+            raise ValueError("max_records must be >= 1")
+        self.trace_max = max_records
+        self.trace_on = 1
+
+    cdef void trace(self, i64 t, int kind, int cpu, int ent, i64 gp_seq, i64 arg, i64 arg2) noexcept:
+        cdef trace_rec_t *rec
+        cdef i64 cap
+        if self.trace_n == self.trace_cap:
+            cap = min(max(4096, 2 * self.trace_cap), self.trace_max)
+            rec = NULL if cap <= self.trace_cap else <trace_rec_t *> realloc(self.trace_buf, cap * sizeof(trace_rec_t))
+            if rec == NULL:
+                self.trace_overflow = 1
+                self.trace_on = 0
+                return
+            self.trace_buf = rec
+            self.trace_cap = cap
+        rec = &self.trace_buf[self.trace_n]
+        rec.t = t
+        rec.cpu = cpu
+        rec.ent = ent
+        rec.kind = kind
+        rec.pad = 0
+        rec.gp_seq = gp_seq
+        rec.arg = arg
+        rec.arg2 = arg2
+        self.trace_n += 1
+
+    cdef i64 trace_qs_mask(self, int n, u64 mask, i64 seq, int how) noexcept:
+        """TR_QS (arg = how) for each CPU of leaf n in mask."""
+        cdef i64 count = 0
+        cdef int bit
+        while mask:
+            bit = ctz64(mask)
+            mask &= mask - 1
+            self.trace(self.now + self.acc, TR_QS, self.nodes[n].grplo + bit, -1, seq, how, 0)
+            count += 1
+        return count
+
+    def trace_records(self):
+        """The trace records so far, as a NumPy structured array (a copy), in
+        recording order; see trace_rec_t in defs.pxd for the fields."""
+        if self.trace_n == 0:
+            return np.zeros(0, dtype=TRACE_DTYPE)
+        return np.asarray(<trace_rec_t[:self.trace_n]> self.trace_buf).copy()
+
+    def entity_kinds(self):
+        """(ENT_* kind, CPU, kind-specific index) of every entity, for naming trace tracks."""
+        cdef int e
+        kind = np.empty(self.n_ents, dtype=np.int32)
+        cpu = np.empty(self.n_ents, dtype=np.int32)
+        idx = np.empty(self.n_ents, dtype=np.int32)
+        for e in range(self.n_ents):
+            kind[e] = self.ents[e].kind
+            cpu[e] = self.ents[e].cpu
+            idx[e] = self.ents[e].idx
+        return {"kind": kind, "cpu": cpu, "idx": idx}
 
     # =======================================================================
     # Main loop.

@@ -275,7 +275,7 @@ cdef struct cb_t:
 
 
 # ---------------------------------------------------------------------------
-# kvfree_rcu() batching (kfree_rcu_cpu and friends); see kvfree.pxi.
+# kvfree_rcu() batching (kfree_rcu_cpu and friends); see the kvfree_rcu() block of _core.pyx.
 # ---------------------------------------------------------------------------
 cdef enum:
     KFREE_N_BATCHES = 2  # krw_arr[]: batches in flight per CPU
@@ -339,3 +339,38 @@ cdef struct krc_t:
     int32_t cache_work   # page_cache_work in progress (work_in_progress)
     int32_t kworker[KW_N] # entity running each work item (KW_*)
     krw_t krw[KFREE_N_BATCHES]
+
+
+# ---------------------------------------------------------------------------
+# Optional trace buffer (Engine.trace_enable()): one record per traced event.
+# Off by default; each hook in _core.pyx is a single test of Engine.trace_on.
+# ---------------------------------------------------------------------------
+cdef enum:
+    TR_SWITCH = 0        # CPU cpu switches to entity ent (-1: enters idle)
+    TR_WAKE = 1          # try_to_wake_up() of ent on cpu; arg = waking CPU (-1: none)
+    TR_GP_START = 2      # rcu_gp_init(): rcu_seq_start(); gp_seq = the new value
+    TR_GP_FQS_START = 3  # the GP kthread starts a force-quiescent-state scan
+    TR_GP_FQS_END = 4    # ... and ends it; arg = CPUs it reported
+    TR_GP_END = 5        # rcu_gp_cleanup(): rcu_seq_end(); gp_seq = the ended GP
+    TR_QS = 6            # cpu's QS reported to its leaf; arg = 0 by the CPU, 1 by an FQS scan
+                         # (dyntick-idle), 2 expedited (gp_seq = expedited_sequence)
+    TR_IPI_SEND = 7      # IPI sent to cpu; arg = 0 resched_cpu(), 1 rcu_exp_handler()
+    TR_IPI_HANDLER = 8   # ... and its handler runs on cpu; arg as for TR_IPI_SEND
+    TR_CB_BATCH_START = 9  # rcu_do_batch() for cpu's callbacks by ent (-1: softirq); arg = ready CBs, arg2 = bl
+    TR_CB_INVOKE = 10    # one callback invoked; arg = CB_* kind, arg2 = callback id
+    TR_CB_BATCH_END = 11 # rcu_do_batch() returns; arg = CBs invoked, arg2 = ready CBs left
+    TR_TASK_WAIT = 12    # task ent enters synchronize_rcu*(); arg = primitive; gp_seq = its snapshot
+    TR_TASK_RETURN = 13  # task ent returns from it; arg = primitive
+    TR_EXP_START = 14    # rcu_exp_gp_seq_start(); gp_seq = expedited_sequence after it
+    TR_EXP_END = 15      # rcu_exp_gp_seq_end(); gp_seq = the ended expedited GP; arg = IPIs sent
+
+
+cdef struct trace_rec_t:
+    i64 t                # when (ns)
+    int32_t cpu          # the CPU the event concerns, -1 if none
+    int32_t ent          # the entity, -1 if none
+    int32_t kind         # TR_*
+    int32_t pad          # keeps the record 8-byte aligned
+    i64 gp_seq           # gp_seq (or expedited_sequence) at the event, by kind
+    i64 arg              # payload, by kind
+    i64 arg2             # second payload, by kind

@@ -1,4 +1,6 @@
-"""Command line: ``python -m rcusim run SCENARIO.yaml [--out DIR] [--seed N] [--set key=value ...]``.
+"""Command line: ``python -m rcusim run SCENARIO.yaml [--out DIR] [--seed N] [--set key=value ...]``,
+and ``compare``, ``sweep`` and ``bench`` (one module each: rcusim/compare.py,
+rcusim/sweep.py, rcusim/bench.py).
 
 Bad input ends with one line on stderr naming the key and what is allowed, and
 exit status 2; results are written to a temporary directory and renamed into
@@ -38,8 +40,15 @@ def _parser() -> argparse.ArgumentParser:
                      help="run only this variant (repeatable)")
     run.add_argument("--check", action="store_true", help="verify the engine's invariants while running")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--trace", metavar="FILE", help="write a Chrome trace-event JSON file (Perfetto); small runs only")
+    run.add_argument("--ftrace", metavar="FILE", help="write the rcu tracepoints as ftrace text; small runs only")
+    run.add_argument("--linear", action="store_true", help="latency histogram with linear buckets (default: log2)")
+    from rcusim import bench, compare, sweep
     from rcusim.kvmcmd import add_kvm_arguments
 
+    compare.add_parser(sub)
+    sweep.add_parser(sub)
+    bench.add_parser(sub)
     add_kvm_arguments(sub.add_parser("rcuscale", help="run a kvm.sh rcuscale command line (kfree test)"))
     return parser
 
@@ -55,8 +64,17 @@ def cmd_run(args) -> int:
     if out.exists() and not out.is_dir():  # found now, not after a long run
         raise ScenarioError(f"--out: {str(out)!r} exists and is not a directory",
                             allowed="a directory to create or replace")
+    trace_limit = None
+    if args.trace or args.ftrace:
+        from rcusim import trace
+
+        for path, option in ((args.trace, "--trace"), (args.ftrace, "--ftrace")):
+            if path:
+                trace.check_output_path(path, option)
+        trace.check_trace_size(scenario, args.variants)
+        trace_limit = trace.MAX_TRACE_RECORDS
     result = run_scenario(scenario, variants=args.variants, progress=False if args.no_progress else None,
-                          check=args.check)
+                          check=args.check, trace_limit=trace_limit)
     print(result.table())
     from rcusim.rcuscale import rcuscale_line
 
@@ -64,10 +82,18 @@ def cmd_run(args) -> int:
         if v.metrics.get("total_time_ns") is not None:  # a kfree_rcu() flood, as rcuscale prints it
             print(f"{name}: {rcuscale_line(v.metrics)}")
     try:
-        path = result.write(out)
+        path = result.write(out, log2=not args.linear)
     except OSError as exc:
         raise ScenarioError(f"--out: cannot write results to {str(out)!r}: "
                             f"{exc.strerror or exc}") from None
+    for file, option, write in ((args.trace, "--trace", "write_chrome_trace"),
+                                (args.ftrace, "--ftrace", "write_ftrace")):
+        if file:
+            try:
+                getattr(trace, write)(result, file)
+            except OSError as exc:
+                raise ScenarioError(f"{option}: cannot write {str(file)!r}: {exc.strerror or exc}") from None
+            print(f"{option[2:]} written to {file}")
     print(f"\nresults written to {path}/")
     return 0
 
@@ -102,9 +128,11 @@ def cmd_rcuscale(args) -> int:
 def main(argv=None) -> int:
     try:
         args = _parser().parse_args(argv)
+        if args.command == "run":
+            return cmd_run(args)
         if args.command == "rcuscale":
             return cmd_rcuscale(args)
-        return cmd_run(args)
+        return args.func(args)
     except ScenarioError as exc:
         print(f"rcusim: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

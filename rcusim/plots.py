@@ -185,13 +185,13 @@ def plot_latency_cdf(result, ax=None):
     ax.set_xlabel("latency (µs)")
     ax.set_ylabel("fraction of requests")
     ax.set_ylim(0.0, 1.0)
-    if labels:
+    if ax.get_lines():
         ax.legend()
     return ax
 
 
-def save_latency_histogram(result, path: str | os.PathLike) -> None:
-    """Write the overlaid log2 latency histogram of *result* as a PNG file.
+def save_latency_histogram(result, path: str | os.PathLike, *, log2: bool = True) -> None:
+    """Write the overlaid latency histogram of *result*, with its CDF beside it, as a PNG file.
 
     Parameters
     ----------
@@ -199,15 +199,255 @@ def save_latency_histogram(result, path: str | os.PathLike) -> None:
         The result to show.
     path : str or path-like
         File to write.
+    log2 : bool, default True
+        bcc's log2 buckets; linear buckets otherwise.
     """
+    fig, (ax, ax_cdf) = _agg_figure(ncols=2, figsize=(13, 5))
+    LatencyHistogramDisplay.from_result(result, log2=log2).plot(ax=ax)
+    ax.set_title(f"{result.scenario_name}: request latency (seed {result.seed})")
+    plot_latency_cdf(result, ax=ax_cdf)
+    ax_cdf.set_title("cumulative distribution")
+    ax_cdf.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, format="png", dpi=100)
+
+
+def _agg_figure(ncols: int = 1, nrows: int = 1, figsize=(8, 5)):
+    """A bare Figure on the Agg canvas (pyplot untouched) and its axes."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(8, 5))
+    fig = Figure(figsize=figsize)
     FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    LatencyHistogramDisplay.from_result(result).plot(ax=ax)
-    ax.set_title(f"{result.scenario_name}: request latency (seed {result.seed})")
+    axes = fig.subplots(nrows, ncols, squeeze=True)
+    return fig, axes
+
+
+# ---------------------------------------------------------------------------
+# Percentiles against a swept parameter (rcusim.sweep tables).
+# ---------------------------------------------------------------------------
+class PercentileDisplay:
+    """Latency percentiles against a swept parameter, mean over seeds with a 95 % CI.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A sweep table (:func:`rcusim.sweep.run_sweep`): one row per point,
+        variant and seed, with the swept parameter's column and
+        ``latency_us.<stat>`` columns.
+    x : str
+        The swept parameter on the x axis (a column of `table`).
+    stats : sequence of str, default ("p50", "p99")
+        Which latency statistics to draw.
+    by : sequence of str, optional
+        Further columns whose combinations get their own lines (default: the
+        variant and every other swept parameter).
+
+    Attributes
+    ----------
+    lines_ : list of matplotlib.container.ErrorbarContainer
+    ax_, figure_
+    """
+
+    def __init__(self, table, x: str, *, stats=("p50", "p99"), by=None):
+        if x not in table.columns:
+            raise ValueError(f"the table has no column {x!r}")
+        self.table = table
+        self.x = x
+        self.stats = list(stats)
+        self.by = [c for c in (by if by is not None else ["variant"]) if c in table.columns and c != x]
+
+    @classmethod
+    def from_sweep(cls, table, x: str, *, stats=("p50", "p99"), params=()):
+        """Build from a sweep table; `params` are the swept keys (each other one splits the lines)."""
+        return cls(table, x, stats=stats, by=["variant"] + [p for p in params if p != x])
+
+    def plot(self, ax=None, *, log_x: bool | None = None, log_y: bool = True):
+        from rcusim.sweep import mean_ci
+
+        ax = _new_axes(ax)
+        lines = []
+        groups = self.table.groupby(self.by, sort=False, observed=True) if self.by else [((), self.table)]
+        for key, frame in groups:
+            key = key if isinstance(key, tuple) else (key,)
+            label_base = ", ".join(f"{c}={k}" if c != "variant" else str(k) for c, k in zip(self.by, key))
+            for stat in self.stats:
+                col = f"latency_us.{stat}"
+                rows = [(xv, *mean_ci(g[col].to_numpy(dtype=float)))
+                        for xv, g in frame.groupby(self.x, sort=True)]
+                if not rows:
+                    continue
+                xs, mean, half = (np.array(v, dtype=float) for v in zip(*rows))
+                label = f"{label_base} {stat}".strip()
+                lines.append(ax.errorbar(xs, mean, yerr=half, marker="o", capsize=3, label=label))
+        numeric = np.issubdtype(self.table[self.x].dtype, np.number)
+        if log_x is None:
+            xs = self.table[self.x].to_numpy()
+            log_x = bool(numeric and xs.min() > 0 and xs.max() / xs.min() >= 16)
+        if log_x:
+            ax.set_xscale("log", base=2)
+        if log_y:
+            ax.set_yscale("log")
+        ax.set_xlabel(self.x)
+        ax.set_ylabel("latency (µs), mean over seeds ± 95 % CI")
+        ax.grid(True, which="both", alpha=0.3)
+        if lines:
+            ax.legend(fontsize="small")
+        self.lines_, self.ax_, self.figure_ = lines, ax, ax.figure
+        return self
+
+
+def save_percentiles(table, x: str, path, *, params=(), title: str = "") -> None:
+    """Write a :class:`PercentileDisplay` of a sweep table as a PNG file."""
+    fig, ax = _agg_figure(figsize=(9, 5.5))
+    PercentileDisplay.from_sweep(table, x, params=params).plot(ax=ax)
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, format="png", dpi=100)
+
+
+# ---------------------------------------------------------------------------
+# Generic time series (memory footprint, queue lengths, waiters over time).
+# ---------------------------------------------------------------------------
+class TimeSeriesDisplay:
+    """One or more step series against simulated time.
+
+    Parameters
+    ----------
+    series : mapping of str to (t_ns, values)
+        Per label, the times (ns) at which the value changes and the values
+        from then on.
+    ylabel : str
+        What the values are, with their unit, e.g. ``"memory pinned (MiB)"``.
+    time_unit : {"s", "ms", "us"}, default "ms"
+        Unit of the x axis.
+
+    Attributes
+    ----------
+    lines_ : list of matplotlib.lines.Line2D
+    ax_, figure_
+    """
+
+    _SCALE = {"s": 1e9, "ms": 1e6, "us": 1e3}
+    _LABEL = {"s": "s", "ms": "ms", "us": "µs"}
+
+    def __init__(self, series, ylabel: str, *, time_unit: str = "ms"):
+        if time_unit not in self._SCALE:
+            raise ValueError(f"time_unit must be one of {', '.join(self._SCALE)}")
+        self.series = {k: (np.asarray(t, dtype=np.int64), np.asarray(v)) for k, (t, v) in series.items()}
+        self.ylabel = ylabel
+        self.time_unit = time_unit
+
+    def plot(self, ax=None):
+        ax = _new_axes(ax)
+        scale = self._SCALE[self.time_unit]
+        lines = []
+        for label, (t, v) in self.series.items():
+            (line,) = ax.step(t / scale, v, where="post", label=label)
+            lines.append(line)
+        ax.set_xlabel(f"simulated time ({self._LABEL[self.time_unit]})")
+        ax.set_ylabel(self.ylabel)
+        ax.grid(True, alpha=0.3)
+        if len(lines) > 1:
+            ax.legend()
+        self.lines_, self.ax_, self.figure_ = lines, ax, ax.figure
+        return self
+
+
+def waiters_over_time(result) -> dict:
+    """Tasks inside ``synchronize_rcu*()`` over time, per variant, for :class:`TimeSeriesDisplay`."""
+    series = {}
+    for name, v in result.variants.items():
+        t0 = v.requests["t_start_ns"].to_numpy()
+        t1 = v.requests["t_end_ns"].to_numpy()
+        t = np.concatenate([t0, t1])
+        step = np.concatenate([np.ones(t0.size, np.int64), -np.ones(t1.size, np.int64)])
+        order = np.argsort(t, kind="stable")
+        series[name] = (t[order], np.cumsum(step[order]))
+    return series
+
+
+# ---------------------------------------------------------------------------
+# Grace-period timeline of a traced run.
+# ---------------------------------------------------------------------------
+class GpTimelineDisplay:
+    """Which CPU reported its quiescent state when, IPIs and callback batches, per GP.
+
+    Built from a traced variant (``rcusim run --trace``, or
+    ``run_scenario(..., trace_limit=N)``): grace periods are shaded bands
+    (normal in blue, expedited in orange), each CPU a row with its
+    quiescent-state reports (dots by the CPU, crosses found idle by an FQS
+    scan), IPI handlers (triangles) and callback batches (bars).
+
+    Attributes
+    ----------
+    ax_, figure_
+    """
+
+    def __init__(self, variant_result, *, max_gps: int = 20):
+        from rcusim.trace import TR, trace_frame
+
+        self.frame = trace_frame(variant_result)
+        self.name = variant_result.name
+        self.TR = TR
+        self.max_gps = max_gps
+
+    @classmethod
+    def from_result(cls, result, variant: str | None = None, *, max_gps: int = 20):
+        name = variant if variant is not None else next(iter(result.variants))
+        return cls(result.variants[name], max_gps=max_gps)
+
+    def plot(self, ax=None):
+        ax = _new_axes(ax)
+        f = self.frame
+        ev = f["event"].astype(str)
+        # The first max_gps grace periods (normal or expedited) set the window.
+        ends = f[ev.isin(["gp_end", "exp_end"])]["t_ns"].to_numpy()
+        t_max = ends[min(self.max_gps, ends.size) - 1] if ends.size else (f["t_ns"].max() if len(f) else 0)
+        f = f[f["t_ns"] <= t_max]
+        ev = f["event"].astype(str)
+        us = f["t_ns"].to_numpy() / 1e3
+        for start, end, color in (("gp_start", "gp_end", "tab:blue"), ("exp_start", "exp_end", "tab:orange")):
+            t0 = us[(ev == start).to_numpy()]
+            t1 = us[(ev == end).to_numpy()]
+            for k, (a, b) in enumerate(zip(t0, t1)):
+                # Alternate shades so that back-to-back grace periods stay apart.
+                ax.axvspan(a, b, color=color, alpha=0.08 if k % 2 else 0.2, lw=0)
+        qs = (ev == "qs").to_numpy()
+        cpu = f["cpu"].to_numpy()
+        for how, marker, color, label in ((0, "o", "tab:green", "QS reported by the CPU"),
+                                          (1, "x", "tab:gray", "QS: idle, found by FQS"),
+                                          (2, "D", "tab:olive", "expedited QS")):
+            sel = qs & (f["arg"].to_numpy() == how)
+            if sel.any():
+                ax.scatter(us[sel], cpu[sel], s=16, marker=marker, color=color, label=label)
+        ipi = (ev == "ipi_handler").to_numpy()
+        if ipi.any():
+            ax.scatter(us[ipi], cpu[ipi], s=18, marker="^", color="tab:red", label="IPI handler")
+        b0 = f[(ev == "cb_batch_start").to_numpy()]
+        b1 = f[(ev == "cb_batch_end").to_numpy()]
+        for cpu, g0 in b0.groupby("cpu"):
+            g1 = b1[b1["cpu"] == cpu]
+            n = min(len(g0), len(g1))
+            spans = [(a / 1e3, (b - a) / 1e3) for a, b in zip(g0["t_ns"].to_numpy()[:n], g1["t_ns"].to_numpy()[:n])]
+            ax.broken_barh(spans, (cpu - 0.3, 0.6), color="tab:purple", alpha=0.6)
+        if len(b0):
+            ax.plot([], [], color="tab:purple", lw=6, alpha=0.6, label="callback batch")
+        ax.set_xlabel("simulated time (µs)")
+        ax.set_ylabel("CPU")
+        ax.set_title(f"{self.name}: grace periods (blue: normal, orange: expedited)")
+        ax.legend(fontsize="small", loc="upper right")
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
+def save_gp_timeline(result, path) -> None:
+    """Write a :class:`GpTimelineDisplay` per traced variant, one panel each, as a PNG file."""
+    names = [n for n, v in result.variants.items() if v.trace is not None]
+    fig, axes = _agg_figure(nrows=len(names), figsize=(12, 4 * len(names)))
+    for name, ax in zip(names, np.atleast_1d(axes)):
+        GpTimelineDisplay.from_result(result, name).plot(ax=ax)
     fig.tight_layout()
     fig.savefig(path, format="png", dpi=100)
 

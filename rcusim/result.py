@@ -260,6 +260,11 @@ class VariantResult:
     """The variant ran the RCU engine; False for a model without grace periods
     (sys_membarrier()), whose metrics are its :attr:`extra_metrics` alone."""
 
+    trace: dict | None = None
+    """Engine trace of a traced run (``records``: structured array of
+    ``rcusim._core.TRACE_DTYPE``; ``entities``: kind, CPU and index of each
+    entity), or None; see :mod:`rcusim.trace`."""
+
     def __post_init__(self):
         _check_columns(self.requests, REQUEST_COLUMNS, f"variant {self.name!r}: requests")
         _check_columns(self.gps, GP_COLUMNS, f"variant {self.name!r}: gps")
@@ -597,12 +602,13 @@ class Result:
             if writer is not None:
                 writer.close()
 
-    def write(self, outdir: str | os.PathLike) -> Path:
+    def write(self, outdir: str | os.PathLike, *, log2: bool = True) -> Path:
         """Write the result files into *outdir*, replacing it as a whole.
 
         Files: ``summary.json``, ``latencies.parquet`` (all requests with a
         ``variant`` column), ``gps.parquet``, ``latency_hist.png`` (variants
-        overlaid) and ``report.txt``.
+        overlaid: histogram, in log2 buckets unless `log2` is False, and CDF)
+        and ``report.txt``; for a traced run also ``gp_timeline.png``.
 
         Everything is first written into a temporary directory beside
         *outdir* (``.<name>.tmp-<pid>`` in the same parent, hence on the same
@@ -649,7 +655,9 @@ class Result:
             if any(v.rcu for v in self.variants.values()):
                 self._write_parquet(tmp / "latencies.parquet", "requests")
                 self._write_parquet(tmp / "gps.parquet", "gps")
-                plots.save_latency_histogram(self, tmp / "latency_hist.png")
+                plots.save_latency_histogram(self, tmp / "latency_hist.png", log2=log2)
+            if any(v.trace is not None for v in self.variants.values()):
+                plots.save_gp_timeline(self, tmp / "gp_timeline.png")
             for table, frame in self.tables.items():
                 frame.to_parquet(tmp / f"{table}.parquet", index=False)
             plots.save_table_plots(self, tmp)

@@ -319,9 +319,15 @@ def build_engine(spec, seed: int, fault: int = 0, kfree_chunk: int = 0) -> tuple
 
 
 def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | None = None,
-                check: bool = False, kfree_chunk: int = 0) -> VariantResult:
-    """Simulate one variant to completion (or its time limit)."""
+                check: bool = False, kfree_chunk: int = 0, trace_limit: int | None = None) -> VariantResult:
+    """Simulate one variant to completion (or its time limit).
+
+    With `trace_limit`, the engine records up to that many trace events
+    (see rcusim.trace); a run that would record more is refused.
+    """
     engine, info = build_engine(spec, seed, kfree_chunk=kfree_chunk)
+    if trace_limit:
+        engine.trace_enable(trace_limit)
     until_ns = round(spec.run.max_sim_time_s * 1e9)
     t0 = time.perf_counter()
     done_before = 0
@@ -335,6 +341,10 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
             done = engine.requests_done
             progress(done - done_before)
             done_before = done
+        if trace_limit and engine.trace_overflow:
+            from rcusim.trace import trace_too_large
+
+            raise trace_too_large(name, trace_limit)
         if reason != ExitReason.MAX_EVENTS:
             break
     wall = time.perf_counter() - t0
@@ -348,6 +358,11 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
     sim_time_ns, completion_ns = engine.now, engine.completion_ns
     flood = _kfree_flood(spec)
     kv = engine.kvfree_results() if flood is not None else None
+    trace = None
+    if trace_limit:
+        trace = {"records": engine.trace_records(), "entities": engine.entity_kinds(),
+                 "rcu_name": "rcu_preempt" if spec.params.preempt_rcu else "rcu_sched",
+                 "use_softirq": bool(spec.params.use_softirq), "nr_cpus": spec.hardware.nr_cpus}
     del engine  # its C record arrays are no longer needed
     if safety["violations"]:
         raise ModelError(f"variant {name}: the safety checker found {safety['violations']} violation(s); "
@@ -375,6 +390,7 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
         completion_time_ns=completion_ns,
         extra_metrics=extra,
         tables=tables,
+        trace=trace,
         table_metrics=KFREE_TABLE_METRICS if kv is not None else (),
     )
 
@@ -481,7 +497,7 @@ def run(source, overrides: Sequence[str] | Mapping | None = None, seed: int | No
 
 
 def run_scenario(scenario: Scenario, variants: Sequence[str] | None = None, progress: bool | None = None,
-                 check: bool = False) -> Result:
+                 check: bool = False, trace_limit: int | None = None) -> Result:
     names = list(scenario.variants) if variants is None else list(variants)
     for n in names:
         if n not in scenario.variants:
@@ -501,9 +517,9 @@ def run_scenario(scenario: Scenario, variants: Sequence[str] | None = None, prog
             from tqdm import tqdm
 
             with tqdm(total=total, desc=name, unit="req", file=sys.stderr, delay=1.0, leave=False) as bar:
-                results[name] = run_variant(name, spec, scenario.seed, bar.update, check)
+                results[name] = run_variant(name, spec, scenario.seed, bar.update, check, trace_limit=trace_limit)
         else:
-            results[name] = run_variant(name, spec, scenario.seed, None, check)
+            results[name] = run_variant(name, spec, scenario.seed, None, check, trace_limit=trace_limit)
     return Result(
         scenario_name=scenario.name,
         seed=scenario.seed,

@@ -1,0 +1,143 @@
+"""``python -m rcusim bench``: how fast the engine runs the bundled scenarios.
+
+For every bundled scenario (``scenarios/*.yaml``) that the engine runs, at
+full scale or, with ``--quick``, with every ``sync_loop`` cut to a tenth of
+its loops: the wall time of the whole run (engine, tables, metrics), the
+engine's events and events per second, and the peak memory (resident set) of
+the process that ran it, each scenario in a fresh process. Then a pure engine
+micro-benchmark (one engine, no tables) and the speed-up of the Cython engine
+over the SimPy reference model (rcusim/reference/) on the same small
+configuration, which both must complete identically.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import resource
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from rcusim.errors import ScenarioError
+
+__all__ = ["bench_scenario", "engine_microbench", "reference_speedup", "add_parser", "cmd_bench"]
+
+SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
+
+QUICK_FRACTION = 10
+"""``--quick`` divides every sync_loop's loops by this (at least 2 loops stay)."""
+
+#: A configuration both the engine and the reference model cover (no NOCB,
+#: no expedited GPs, no readers): 16 CPUs, 200 tasks x 50 synchronize_rcu().
+REFERENCE_CONFIG = {
+    "name": "reference_16cpu",
+    "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 16},
+    "kernel": {"release": "6.6", "HZ": 1000},
+    "workloads": [{"kind": "sync_loop", "tasks": 200, "loops": 50, "think_us": 100, "work_after": "kfree"}],
+}
+
+
+def _quick_overrides(scenario) -> dict:
+    """``workloads.N.loops`` overrides that cut each sync_loop's loops by QUICK_FRACTION."""
+    raw = scenario.asdict()
+    out = {}
+    for i, wl in enumerate(raw.get("workloads", [])):
+        if wl.get("kind") == "sync_loop" and "loops" in wl:
+            out[f"workloads.{i}.loops"] = max(2, int(wl["loops"]) // QUICK_FRACTION)
+    return out
+
+
+def bench_scenario(path: str, quick: bool) -> dict:
+    """Run one scenario (in the calling process) and measure it."""
+    from rcusim.scenario import load_scenario
+    from rcusim.simulate import run_scenario
+
+    scenario = load_scenario(path)
+    if quick:
+        scenario = load_scenario(path, overrides=_quick_overrides(scenario))
+    t0 = time.perf_counter()
+    result = run_scenario(scenario, progress=False)
+    wall = time.perf_counter() - t0
+    events = sum(v.events for v in result.variants.values())
+    engine_s = sum(v.wall_time_s for v in result.variants.values())
+    requests = sum(len(v.requests) for v in result.variants.values())
+    # ru_maxrss is in KiB on Linux.
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return {"scenario": scenario.name, "variants": len(result.variants), "requests": requests,
+            "events": events, "engine_s": engine_s, "wall_s": wall,
+            "events_per_s": events / engine_s if engine_s > 0 else None, "peak_bytes": peak}
+
+
+def _in_fresh_process(func, *args):
+    """Run func(*args) in a new process, so that its peak memory is its own."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(func, *args).result()
+
+
+def engine_microbench(repeat: int = 3) -> dict:
+    """Events per second of the engine alone on the 16-CPU reference configuration (best of `repeat`)."""
+    from rcusim.reference.compare import run_engine
+    from rcusim.scenario import load_scenario
+
+    spec = load_scenario(REFERENCE_CONFIG).variants["default"]
+    best = None
+    for _ in range(repeat):
+        run = run_engine(spec, 0)
+        events = run["counters"]["events"]
+        if best is None or run["wall_s"] < best["engine_s"]:
+            best = {"events": events, "engine_s": run["wall_s"], "events_per_s": events / run["wall_s"]}
+    return best
+
+
+def reference_speedup() -> dict:
+    """Wall time of the engine and of the SimPy reference on REFERENCE_CONFIG, and whether they agree."""
+    from rcusim.reference.compare import run_both, same_requests
+    from rcusim.scenario import load_scenario
+
+    spec = load_scenario(REFERENCE_CONFIG).variants["default"]
+    core, ref = run_both(spec, 0)
+    return {"requests": len(core["requests"]["task"]), "engine_s": core["wall_s"], "reference_s": ref["wall_s"],
+            "speedup": ref["wall_s"] / core["wall_s"], "identical": same_requests(core, ref)}
+
+
+def _engine_scenarios() -> list[Path]:
+    """Bundled scenarios the engine runs (sync_loop workloads)."""
+    import yaml
+
+    out = []
+    for path in sorted(SCENARIO_DIR.glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if any(wl.get("kind") == "sync_loop" for wl in doc.get("workloads", [])):
+            out.append(path)
+    return out
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("bench", help="benchmark the engine on the bundled scenarios")
+    p.add_argument("--quick", action="store_true",
+                   help=f"scaled-down scenarios (sync_loop loops / {QUICK_FRACTION})")
+    p.add_argument("--scenario", action="append", metavar="FILE",
+                   help="benchmark this scenario instead of the bundled set (repeatable)")
+    p.set_defaults(func=cmd_bench)
+
+
+def cmd_bench(args) -> int:
+    paths = [Path(p) for p in args.scenario] if args.scenario else _engine_scenarios()
+    for p in paths:
+        if not p.is_file():
+            raise ScenarioError(f"no such file: {str(p)!r}", key="--scenario", allowed="a scenario YAML file")
+    print(f"{'scenario':<26} {'variants':>8} {'requests':>11} {'events':>12} {'engine s':>9} "
+          f"{'events/s':>11} {'wall s':>8} {'peak MiB':>9}")
+    for path in paths:
+        r = _in_fresh_process(bench_scenario, str(path), args.quick)
+        print(f"{r['scenario']:<26} {r['variants']:>8} {r['requests']:>11,} {r['events']:>12,} "
+              f"{r['engine_s']:>9.3f} {r['events_per_s'] or 0:>11,.0f} {r['wall_s']:>8.2f} "
+              f"{r['peak_bytes'] / 2**20:>9.0f}")
+    m = engine_microbench()
+    print(f"\nengine micro-benchmark ({REFERENCE_CONFIG['name']}): {m['events']:,} events in "
+          f"{m['engine_s'] * 1e3:.1f} ms, {m['events_per_s']:,.0f} events/s")
+    s = reference_speedup()
+    print(f"Cython engine vs SimPy reference ({REFERENCE_CONFIG['name']}, {s['requests']:,} requests): "
+          f"{s['engine_s'] * 1e3:.1f} ms vs {s['reference_s'] * 1e3:.0f} ms, speed-up {s['speedup']:.0f}x "
+          f"({'identical' if s['identical'] else 'DIFFERENT'} request records)")
+    return 0

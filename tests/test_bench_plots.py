@@ -1,0 +1,64 @@
+"""``rcusim bench`` and the exploration plots (percentiles, time series, GP timeline)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rcusim import bench
+from rcusim.cli import main
+from rcusim.plots import GpTimelineDisplay, PercentileDisplay, TimeSeriesDisplay, waiters_over_time
+from rcusim.scenario import load_scenario
+from rcusim.simulate import run_scenario
+from rcusim.sweep import mean_ci
+
+ROOT = Path(__file__).resolve().parent.parent
+SYNC = ROOT / "scenarios" / "sync_rcu_10k.yaml"
+
+
+def test_bench_prints_a_row_per_scenario_and_the_speedup(tmp_path, capsys):
+    tiny = tmp_path / "tiny.yaml"
+    tiny.write_text(SYNC.read_text().replace("tasks: 10000", "tasks: 16").replace("loops: 1000", "loops: 20")
+                    .replace("nr_cpus: 64", "nr_cpus: 4"))
+    assert main(["bench", "--quick", "--scenario", str(tiny)]) == 0
+    out = capsys.readouterr().out
+    row = next(ln for ln in out.splitlines() if ln.startswith("sync_rcu_10k"))
+    # --quick: 20 loops / 10 = 2 loops x 16 tasks x 2 variants.
+    assert row.split()[1:3] == ["2", "64"]
+    assert re.search(r"engine micro-benchmark .*: [\d,]+ events in [\d.]+ ms, [\d,]+ events/s", out)
+    assert re.search(r"speed-up \d+x \(identical request records\)", out)
+
+
+def test_bench_quick_overrides_cut_loops():
+    scenario = load_scenario(SYNC)
+    assert bench._quick_overrides(scenario) == {"workloads.0.loops": 100}
+    assert [p.name for p in bench._engine_scenarios()] == [
+        "expedited_fanout_54cpu.yaml", "expedited_storm_32cpu.yaml", "expedited_storm_4096.yaml", "sync_rcu_10k.yaml"]
+
+
+def test_percentile_display_draws_mean_and_ci():
+    table = pd.DataFrame({"variant": ["a"] * 6, "hardware.nr_cpus": [4, 4, 4, 8, 8, 8], "seed": [0, 1, 2] * 2,
+                          "latency_us.p50": [1.0, 2.0, 3.0, 10.0, 12.0, 14.0], "latency_us.p99": [5.0] * 6})
+    d = PercentileDisplay.from_sweep(table, "hardware.nr_cpus", params=["hardware.nr_cpus"]).plot()
+    p50 = d.lines_[0]
+    xs, ys = p50.lines[0].get_data()
+    assert list(xs) == [4, 8] and list(ys) == [2.0, 12.0]
+    seg = p50.lines[2][0].get_segments()
+    assert seg[1][1][1] - 12.0 == pytest.approx(mean_ci([10.0, 12.0, 14.0])[1])
+    assert d.ax_.get_xlabel() == "hardware.nr_cpus" and "µs" in d.ax_.get_ylabel()
+
+
+def test_time_series_and_gp_timeline():
+    scenario = load_scenario(SYNC, overrides=["hardware.nr_cpus=4", "workloads.0.tasks=8", "workloads.0.loops=2"])
+    result = run_scenario(scenario, progress=False, trace_limit=10_000)
+    series = waiters_over_time(result)
+    t, n = series["default"]
+    assert n.max() == 8 and n[-1] == 0 and np.all(np.diff(t) >= 0)
+    d = TimeSeriesDisplay(series, "tasks waiting").plot()
+    assert len(d.lines_) == 2 and d.ax_.get_xlabel() == "simulated time (ms)"
+    g = GpTimelineDisplay.from_result(result, "default").plot()
+    assert g.ax_.get_ylabel() == "CPU" and g.ax_.get_legend() is not None

@@ -1,0 +1,71 @@
+"""``rcusim compare``: the side-by-side table, its ratios, the overlaid histogram, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rcusim.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SYNC = ROOT / "scenarios" / "sync_rcu_10k.yaml"
+SMALL = ["--set", "hardware.nr_cpus=4", "--set", "workloads.0.tasks=8", "--set", "workloads.0.loops=3"]
+
+
+@pytest.fixture(scope="module")
+def two_results(tmp_path_factory):
+    base = tmp_path_factory.mktemp("cmp")
+    a, b = base / "hz1000", base / "hz250"
+    assert main(["run", str(SYNC), "--out", str(a), "--no-progress"] + SMALL) == 0
+    assert main(["run", str(SYNC), "--out", str(b), "--no-progress", "--set", "kernel.HZ=250"] + SMALL) == 0
+    return a, b
+
+
+def test_table_and_ratios(two_results, tmp_path, capsys):
+    a, b = two_results
+    plot = tmp_path / "cmp.png"
+    capsys.readouterr()
+    assert main(["compare", str(a), str(b / "summary.json"), "--plot", str(plot)]) == 0
+    text = capsys.readouterr().out
+    header = text.splitlines()[0].split()
+    assert header == ["metric", "hz1000:default", "hz1000:wake_from_gp", "hz250:default", "hz250:wake_from_gp",
+                      "hz250:default/hz1000:default", "hz250:wake_from_gp/hz1000:wake_from_gp"]
+    sa, sb = (json.loads((d / "summary.json").read_text()) for d in (a, b))
+    row = next(ln.split() for ln in text.splitlines() if ln.startswith("latency_us.p99 "))
+    ma = sa["variants"]["default"]["metrics"]["latency_us"]["p99"]
+    mb = sb["variants"]["default"]["metrics"]["latency_us"]["p99"]
+    assert float(row[1]) == pytest.approx(ma, abs=1e-3) and float(row[3]) == pytest.approx(mb, abs=1e-3)
+    assert float(row[5]) == pytest.approx(mb / ma, abs=1e-3)
+    assert "overlaid latency histogram" in text and plot.stat().st_size > 0
+
+
+def test_summary_files_only_give_no_histogram(two_results, tmp_path, capsys):
+    a, b = two_results
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    (lone / "summary.json").write_text((b / "summary.json").read_text())
+    plot = tmp_path / "cmp.png"
+    assert main(["compare", str(a), str(lone), "--plot", str(plot)]) == 0
+    assert "histogram" not in capsys.readouterr().out and not plot.exists()
+
+
+@pytest.mark.parametrize("make, fragment", [
+    (lambda d: d / "missing", "compare: no results at"),
+    (lambda d: (d / "bad.json").write_text("{oops") and d / "bad.json", "compare: cannot read"),
+    (lambda d: (d / "empty.json").write_text('{"variants": {}}') and d / "empty.json", "has no variants"),
+])
+def test_bad_input(two_results, tmp_path, capsys, make, fragment):
+    assert main(["compare", str(two_results[0]), str(make(tmp_path))]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("rcusim: error: ") and fragment in err
+
+
+def test_bad_input_through_the_process(two_results, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "rcusim", "compare", str(two_results[0]), str(tmp_path / "nope")],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "compare: no results at" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,151 @@
+"""Sweeps: the grid, the tidy table, local pool and Dask agreeing, resume, failures, bad input."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from rcusim import sweep as sw
+from rcusim.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SYNC = ROOT / "scenarios" / "sync_rcu_10k.yaml"
+
+
+def write_sweep(tmp_path, **changes) -> Path:
+    doc = {"name": "tiny", "scenario": str(SYNC),
+           "set": {"workloads.0.tasks": 8, "workloads.0.loops": 2},
+           "sweep": {"hardware.nr_cpus": [4, 8], "kernel.HZ": [250, 1000]},
+           "seeds": 2, "variants": ["default", "wake_from_gp"]}
+    doc.update(changes)
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_grid_and_table_layout(tmp_path):
+    sweep = sw.load_sweep(write_sweep(tmp_path))
+    assert sweep.points() == [{"hardware.nr_cpus": 4, "kernel.HZ": 250}, {"hardware.nr_cpus": 4, "kernel.HZ": 1000},
+                              {"hardware.nr_cpus": 8, "kernel.HZ": 250}, {"hardware.nr_cpus": 8, "kernel.HZ": 1000}]
+    table, failures = sw.run_sweep(sweep, workers=1, progress=False)
+    assert failures == []
+    assert len(table) == 4 * 2 * 2
+    assert list(table.columns[:5]) == ["point", "hardware.nr_cpus", "kernel.HZ", "seed", "variant"]
+    assert (table.groupby(["point", "seed"]).size() == 2).all()
+    assert (table["latency_us.count"] == 16).all()
+    # Each row is the summary of its own run: the same run made directly agrees.
+    import rcusim
+
+    direct = rcusim.run(SYNC, overrides={"workloads.0.tasks": 8, "workloads.0.loops": 2, "hardware.nr_cpus": 4,
+                                         "kernel.HZ": 250}, seed=1).summary()["variants"]
+    for variant in ("default", "wake_from_gp"):
+        row = table[(table.point == 0) & (table.seed == 1) & (table.variant == variant)].iloc[0]
+        m = direct[variant]["metrics"]
+        assert row["latency_us.mean"] == m["latency_us"]["mean"] and row["batching"] == m["batching"]
+        assert row["events"] == direct[variant]["events"]
+    assert table.groupby("kernel.HZ")["latency_us.mean"].mean().is_monotonic_decreasing
+
+
+def test_local_pool_and_dask_give_identical_tables(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    sweep = sw.load_sweep(write_sweep(tmp_path))
+    local, f1 = sw.run_sweep(sweep, workers=2, progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        dask, f2 = sw.run_sweep(sweep, scheduler=cluster.scheduler_address, progress=False)
+    assert f1 == f2 == []
+    pd.testing.assert_frame_equal(local, dask)
+    inproc, _ = sw.run_sweep(sweep, workers=1, progress=False)
+    pd.testing.assert_frame_equal(local, inproc)
+
+
+def test_failed_point_is_reported_and_others_kept(tmp_path, monkeypatch):
+    import rcusim.simulate
+
+    real = rcusim.simulate.run_scenario
+
+    def flaky(scenario, **kw):
+        if scenario.variants["default"].hardware.nr_cpus == 4:
+            raise RuntimeError("the simulation stalled")
+        return real(scenario, **kw)
+
+    monkeypatch.setattr(rcusim.simulate, "run_scenario", flaky)
+    sweep = sw.load_sweep(write_sweep(tmp_path, sweep={"hardware.nr_cpus": [4, 8]}))
+    lines = []
+    table, failures = sw.run_sweep(sweep, out=tmp_path / "out", workers=1, progress=False, log=lines.append)
+    assert failures == lines and len(failures) == 2  # point 0, both seeds
+    assert all("point 0 (hardware.nr_cpus=4" in ln and "RuntimeError: the simulation stalled" in ln for ln in failures)
+    assert set(table["hardware.nr_cpus"]) == {8} and len(table) == 4
+    # A re-run retries only the failed point.
+    monkeypatch.setattr(rcusim.simulate, "run_scenario", real)
+    table2, failures2 = sw.run_sweep(sweep, out=tmp_path / "out", workers=1, progress=False)
+    assert failures2 == [] and len(table2) == 8
+    pd.testing.assert_frame_equal(table2[table2["hardware.nr_cpus"] == 8].reset_index(drop=True),
+                                  table.reset_index(drop=True))
+
+
+def test_rerun_skips_points_done(tmp_path, monkeypatch):
+    sweep = sw.load_sweep(write_sweep(tmp_path, sweep={"hardware.nr_cpus": [4]}, seeds=1))
+    first, _ = sw.run_sweep(sweep, out=tmp_path / "out", workers=1, progress=False)
+    monkeypatch.setattr(sw, "run_point", lambda *a: pytest.fail("a finished point ran again"))
+    again, failures = sw.run_sweep(sweep, out=tmp_path / "out", workers=1, progress=False)
+    assert failures == []
+    pd.testing.assert_frame_equal(first, again)
+
+
+def test_mean_ci_matches_student_t():
+    stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(1)
+    for n in (2, 5, 30, 31, 40, 200):
+        x = rng.normal(10, 2, n)
+        m, h = sw.mean_ci(x)
+        lo, hi = stats.t.interval(0.95, n - 1, loc=x.mean(), scale=stats.sem(x))
+        assert m == pytest.approx(x.mean())
+        assert h == pytest.approx((hi - lo) / 2, rel=1e-3)
+    assert math.isnan(sw.mean_ci([3.0])[1])
+
+
+def test_cli_sweep_writes_table_summary_and_plot(tmp_path, capsys):
+    out = tmp_path / "out"
+    path = write_sweep(tmp_path, sweep={"hardware.nr_cpus": [4, 8]}, seeds=2, variants=["default"])
+    assert main(["sweep", str(path), "--out", str(out), "--workers", "1", "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "p99 (µs)" in text and " ± " in text
+    table = pd.read_parquet(out / "sweep.parquet")
+    assert len(table) == 4
+    assert (out / "percentiles.png").stat().st_size > 0
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "rcusim", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+@pytest.mark.parametrize("changes, fragment", [
+    ({"sweeps": {}}, "sweep.sweeps: unknown key"),
+    ({"sweep": {"hardware.nr_cpus": [4, 0]}}, "hardware.nr_cpus: 0 is out of range"),
+    ({"sweep": {"hardware.nr_cpus": 4}}, "sweep.sweep.hardware.nr_cpus: 4 is not a list"),
+    ({"seeds": 0}, "sweep.seeds: 0 is not valid"),
+    ({"variants": ["nope"]}, "sweep.variants:"),
+    ({"plot": "kernel.HZ"}, "sweep.plot: 'kernel.HZ' is not a swept key"),
+])
+def test_bad_sweep_files(tmp_path, capsys, changes, fragment):
+    out = tmp_path / "out"
+    changes = {"sweep": {"hardware.nr_cpus": [4]}, **changes}
+    assert main(["sweep", str(write_sweep(tmp_path, **changes)), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("rcusim: error: ") and fragment in err, err
+    assert not out.exists()
+
+
+def test_bad_sweep_file_through_the_process(tmp_path):
+    proc = run_cli("sweep", str(write_sweep(tmp_path, sweep={"hardware.nr_cpus": [4, 0]})), "--out",
+                   str(tmp_path / "out"))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert "hardware.nr_cpus: 0 is out of range" in proc.stderr and "in sweep point hardware.nr_cpus=0" in proc.stderr

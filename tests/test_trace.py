@@ -1,0 +1,185 @@
+"""Traces: the engine's trace buffer, Chrome trace-event JSON and ftrace text.
+
+The checks hold the trace against what the engine counts on its own (its
+counters and its grace-period records), so a hook in the wrong place or a
+record lost fails them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rcusim import trace
+from rcusim.cli import main
+from rcusim.errors import ScenarioError
+from rcusim.scenario import load_scenario
+from rcusim.simulate import run_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+SYNC = ROOT / "scenarios" / "sync_rcu_10k.yaml"
+STORM = ROOT / "scenarios" / "expedited_storm_32cpu.yaml"
+SYNC_SMALL = ["hardware.nr_cpus=8", "workloads.0.tasks=32", "workloads.0.loops=3"]
+# No offloading: callbacks run in RCU_SOFTIRQ, CPUs report their own QS from the tick.
+SOFTIRQ_SMALL = {"name": "softirq_small", "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 4},
+                 "kernel": {"release": "6.6", "HZ": 1000},
+                 "workloads": [{"kind": "sync_loop", "tasks": 8, "loops": 5, "think_us": 300, "work_after": "kfree"}]}
+STORM_SMALL = ["hardware.nr_cpus=4", "workloads.0.tasks=16", "workloads.0.loops=3"]
+LIMIT = trace.MAX_TRACE_RECORDS
+# The kernel's trace file layout: "comm-pid [cpu] flags secs.usecs: event: payload".
+FTRACE_LINE = re.compile(r"^ *\S+-\d+ +\[\d{3}\] [.dNhs1-9]{5} +\d+\.\d{6}: (rcu_\w+): (.*)$")
+RCU_EVENTS = {"rcu_grace_period", "rcu_fqs", "rcu_batch_start", "rcu_invoke_callback", "rcu_batch_end",
+              "rcu_exp_grace_period"}
+
+
+@pytest.fixture(scope="module")
+def sync_traced():
+    return run_scenario(load_scenario(SYNC, overrides=SYNC_SMALL), progress=False, trace_limit=LIMIT)
+
+
+@pytest.fixture(scope="module")
+def softirq_traced():
+    return run_scenario(load_scenario(SOFTIRQ_SMALL), progress=False, trace_limit=LIMIT)
+
+
+@pytest.fixture(scope="module")
+def storm_traced():
+    return run_scenario(load_scenario(STORM, overrides=STORM_SMALL), variants=["rt_mutex"], progress=False,
+                        trace_limit=LIMIT)
+
+
+def test_tracing_changes_nothing(sync_traced):
+    plain = run_scenario(load_scenario(SYNC, overrides=SYNC_SMALL), progress=False)
+    a, b = plain.summary(), sync_traced.summary()
+    a.pop("wall_clock"), b.pop("wall_clock")
+    assert a == b
+
+
+@pytest.mark.parametrize("fixture", ["sync_traced", "softirq_traced"])
+def test_every_cpu_reports_once_per_gp(fixture, request):
+    result = request.getfixturevalue(fixture)
+    for v in result.variants.values():
+        f = trace.trace_frame(v)
+        ends = f[f.event == "gp_end"]
+        assert len(ends) == int((~v.gps.expedited).sum())
+        nr_cpus = v.trace["nr_cpus"]
+        qs = f[(f.event == "qs") & (f.arg < 2)]
+        for gp_seq, g in qs.groupby("gp_seq"):
+            # gp_seq of a QS is the GP in progress; each CPU reports it exactly once.
+            assert sorted(g.cpu) == list(range(nr_cpus)), gp_seq
+        starts = f[f.event == "gp_start"].gp_seq.to_numpy()
+        assert set(qs.gp_seq) <= set(starts)
+
+
+def test_callbacks_traced_match_engine_counter(sync_traced, softirq_traced):
+    for result in (sync_traced, softirq_traced):
+        for v in result.variants.values():
+            f = trace.trace_frame(v)
+            invoked = int((f.event == "cb_invoke").sum())
+            assert invoked == v.counters["callbacks_invoked"]
+            batch_end = f[f.event == "cb_batch_end"]
+            assert int(batch_end.arg.sum()) == invoked
+            assert (f.event == "cb_batch_start").sum() == len(batch_end)
+
+
+def test_task_waits_match_requests(sync_traced):
+    for v in sync_traced.variants.values():
+        f = trace.trace_frame(v)
+        ret = f[f.event == "task_return"]
+        assert len(ret) == len(v.requests)
+        assert np.array_equal(np.sort(ret.t_ns.to_numpy()), np.sort(v.requests.t_end_ns.to_numpy()))
+        assert np.array_equal(np.sort(f[f.event == "task_wait"].t_ns.to_numpy()),
+                              np.sort(v.requests.t_start_ns.to_numpy()))
+
+
+def test_expedited_ipis_and_gps(storm_traced):
+    v = storm_traced.variants["rt_mutex"]
+    f = trace.trace_frame(v)
+    sent = f[(f.event == "ipi_send") & (f.arg == 1)]
+    assert len(sent) == v.counters["exp_ipis"] > 0
+    assert len(f[(f.event == "ipi_handler") & (f.arg == 1)]) == len(sent)
+    assert (f.event == "exp_end").sum() == int(v.gps.expedited.sum())
+
+
+def test_chrome_trace_is_valid_json_with_tracks(sync_traced, storm_traced, tmp_path):
+    path = trace.write_chrome_trace(sync_traced, tmp_path / "t.json")
+    data = json.loads(path.read_text())
+    events = data["traceEvents"]
+    assert {e["ph"] for e in events} <= {"M", "X", "i"}
+    assert all(e["dur"] >= 0 for e in events if e["ph"] == "X")
+    names = {e["name"] for e in events}
+    assert {"synchronize_rcu", "force_qs_rnp", "QS (FQS: idle)", "rcu_preempt"} <= names
+    assert any(n.startswith("GP ") for n in names) and any(n.startswith("rcu_do_batch") for n in names)
+    threads = {(e["pid"], e["args"]["name"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    cpu_tracks = {name for pid, name in threads if name.startswith("CPU ")}
+    assert cpu_tracks == {f"CPU {c}" for c in range(8)}
+    assert any(name.startswith("rcuop/") for _, name in threads)
+    storm = trace.chrome_trace(storm_traced)["traceEvents"]
+    storm_names = {e["name"] for e in storm}
+    assert "rcu_exp_handler IPI" in storm_names and "synchronize_rcu_expedited" in storm_names
+    assert any(n.startswith("expedited GP ") for n in storm_names)
+
+
+def test_ftrace_text_has_kernel_layout(sync_traced, storm_traced):
+    for result in (sync_traced, storm_traced):
+        for v in result.variants.values():
+            lines = list(trace.ftrace_lines(v))
+            assert lines[0] == "# tracer: nop"
+            body = [ln for ln in lines if not ln.startswith("#")]
+            events = [FTRACE_LINE.match(ln) for ln in body]
+            assert all(events), [ln for ln, m in zip(body, events) if not m][:3]
+            names = [m[1] for m in events]
+            assert set(names) <= RCU_EVENTS
+            assert names.count("rcu_invoke_callback") == v.counters["callbacks_invoked"]
+            stamps = [float(ln.split(":")[0].split()[-1]) for ln in body]
+            assert stamps == sorted(stamps)
+    v = sync_traced.variants["default"]
+    body = [ln for ln in trace.ftrace_lines(v) if not ln.startswith("#")]
+    start = next(ln for ln in body if "rcu_batch_start" in ln)
+    assert re.search(r"rcu_batch_start: rcu_preempt CBs=\d+ bl=\d+$", start)
+    gp = next(ln for ln in body if ln.endswith(" start") and "rcu_grace_period" in ln)
+    # rcu_state.gp_seq starts at (0 - 300) << 2, printed as an unsigned long, plus rcu_seq_start().
+    assert gp.split()[-2] == str(((-300 << 2) + 1) & (2**64 - 1))
+
+
+def test_cli_writes_traces(tmp_path):
+    out = tmp_path / "res"
+    argv = ["run", str(SYNC), "--out", str(out), "--no-progress", "--trace", str(tmp_path / "t.json"),
+            "--ftrace", str(tmp_path / "t.txt"), "--variant", "default", "--linear"]
+    for kv in SYNC_SMALL:
+        argv += ["--set", kv]
+    assert main(argv) == 0
+    assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    assert (tmp_path / "t.txt").read_text().startswith("# tracer: nop")
+    assert (out / "gp_timeline.png").stat().st_size > 0
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "rcusim", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_trace_refused_up_front_for_big_runs(tmp_path):
+    out, tfile = tmp_path / "res", tmp_path / "t.json"
+    proc = run_cli("run", str(SYNC), "--out", str(out), "--trace", str(tfile), "--no-progress")
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("rcusim: error: --trace:")
+    assert "trace records" in proc.stderr and "Traceback" not in proc.stderr
+    assert not out.exists() and not tfile.exists()
+
+
+def test_trace_buffer_overflow_is_refused():
+    with pytest.raises(ScenarioError, match="--trace: variant default produced more than 100 trace records"):
+        run_scenario(load_scenario(SYNC, overrides=SYNC_SMALL), variants=["default"], progress=False,
+                     trace_limit=100)
+
+
+def test_trace_into_missing_directory(tmp_path):
+    assert main(["run", str(SYNC), "--trace", str(tmp_path / "no" / "t.json"), "--out", str(tmp_path / "r")]
+                + [a for kv in SYNC_SMALL for a in ("--set", kv)]) == 2
+    assert not (tmp_path / "r").exists()
