@@ -158,6 +158,10 @@ class LatencyHistogramDisplay:
         return self
 
 
+#: Most points drawn per CDF line.
+CDF_POINTS = 4096
+
+
 def plot_latency_cdf(result, ax=None):
     """Empirical CDF of request latency, one line per variant.
 
@@ -179,14 +183,16 @@ def plot_latency_cdf(result, ax=None):
         if lat.size == 0:
             continue
         x = np.sort(lat)
-        y = np.arange(1, x.size + 1) / x.size
-        ax.step(x, y, where="post", label=label)
+        # The CDF's value at up to CDF_POINTS order statistics, min and max included:
+        # exact where drawn, and a 10-million-call run draws as fast as a small one.
+        rank = np.unique(np.linspace(0, x.size - 1, min(x.size, CDF_POINTS)).round().astype(np.int64))
+        ax.step(x[rank], (rank + 1) / x.size, where="post", label=label)
     ax.set_xscale("log")
     ax.set_xlabel("latency (µs)")
     ax.set_ylabel("fraction of requests")
     ax.set_ylim(0.0, 1.0)
     if ax.get_lines():
-        ax.legend()
+        ax.legend(loc="lower right")
     return ax
 
 
