@@ -1,8 +1,8 @@
 """``python -m rcusim bench``: how fast the engine runs the bundled scenarios.
 
-For every bundled scenario (``scenarios/*.yaml``) that the engine runs, at
-full scale or, with ``--quick``, with every ``sync_loop`` cut to a tenth of
-its loops: the wall time of the whole run (engine, tables, metrics), the
+For every bundled scenario (``scenarios/*.yaml``), at full scale or, with
+``--quick``, with every workload cut to a tenth of its length (QUICK_KEYS):
+the wall time of the whole run (engine, tables, metrics), the
 engine's events and events per second, and the peak memory (resident set) of
 the process that ran it, each scenario in a fresh process. Then a pure engine
 micro-benchmark (one engine, no tables) and the speed-up of the Cython engine
@@ -25,7 +25,11 @@ __all__ = ["bench_scenario", "engine_microbench", "reference_speedup", "add_pars
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
 
 QUICK_FRACTION = 10
-"""``--quick`` divides every sync_loop's loops by this (at least 2 loops stay)."""
+"""``--quick`` divides every workload's length by this."""
+
+#: Per workload kind, the key that sets its length and the least value ``--quick`` keeps.
+QUICK_KEYS = {"sync_loop": ("loops", 2), "kfree_rcu_flood": ("kfree_loops", 4),
+              "membarrier_loop": ("calls", 1), "rt_latency_probe": ("samples", 1)}
 
 #: A configuration both the engine and the reference model cover (no NOCB,
 #: no expedited GPs, no readers): 16 CPUs, 200 tasks x 50 synchronize_rcu().
@@ -38,12 +42,20 @@ REFERENCE_CONFIG = {
 
 
 def _quick_overrides(scenario) -> dict:
-    """``workloads.N.loops`` overrides that cut each sync_loop's loops by QUICK_FRACTION."""
+    """Overrides that cut each workload's length (QUICK_KEYS) by QUICK_FRACTION.
+
+    A variant that replaces the workload list gets its own ``variants.NAME.workloads.N.KEY``.
+    """
     raw = scenario.asdict()
+    lists = {"": raw.get("workloads", [])}
+    lists.update({f"variants.{name}.": v["workloads"] for name, v in raw.get("variants", {}).items()
+                  if "workloads" in v})
     out = {}
-    for i, wl in enumerate(raw.get("workloads", [])):
-        if wl.get("kind") == "sync_loop" and "loops" in wl:
-            out[f"workloads.{i}.loops"] = max(2, int(wl["loops"]) // QUICK_FRACTION)
+    for prefix, workloads in lists.items():
+        for i, wl in enumerate(workloads):
+            key, least = QUICK_KEYS.get(wl.get("kind"), (None, 0))
+            if key in wl:
+                out[f"{prefix}workloads.{i}.{key}"] = max(least, int(wl[key]) // QUICK_FRACTION)
     return out
 
 
@@ -100,29 +112,22 @@ def reference_speedup() -> dict:
             "speedup": ref["wall_s"] / core["wall_s"], "identical": same_requests(core, ref)}
 
 
-def _engine_scenarios() -> list[Path]:
-    """Bundled scenarios the engine runs (sync_loop workloads)."""
-    import yaml
-
-    out = []
-    for path in sorted(SCENARIO_DIR.glob("*.yaml")):
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-        if any(wl.get("kind") == "sync_loop" for wl in doc.get("workloads", [])):
-            out.append(path)
-    return out
+def _bundled_scenarios() -> list[Path]:
+    """The bundled scenarios, by file name."""
+    return sorted(SCENARIO_DIR.glob("*.yaml"))
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("bench", help="benchmark the engine on the bundled scenarios")
     p.add_argument("--quick", action="store_true",
-                   help=f"scaled-down scenarios (sync_loop loops / {QUICK_FRACTION})")
+                   help=f"scaled-down scenarios (each workload's loops, calls or samples / {QUICK_FRACTION})")
     p.add_argument("--scenario", action="append", metavar="FILE",
                    help="benchmark this scenario instead of the bundled set (repeatable)")
     p.set_defaults(func=cmd_bench)
 
 
 def cmd_bench(args) -> int:
-    paths = [Path(p) for p in args.scenario] if args.scenario else _engine_scenarios()
+    paths = [Path(p) for p in args.scenario] if args.scenario else _bundled_scenarios()
     for p in paths:
         if not p.is_file():
             raise ScenarioError(f"no such file: {str(p)!r}", key="--scenario", allowed="a scenario YAML file")

@@ -370,6 +370,7 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
     extra = {"finished": reason == ExitReason.DONE, **time_breakdown(req, gps)}
     if any(isinstance(wl, RtLatencyProbe) for wl in spec.workloads):
         extra["sched_latency_us"] = sched_latency_stats_us(probe_ns)
+        completion_ns = max(completion_ns, sim_time_ns)  # the run ends when the probes have their samples
     extra["safety"] = {k: v for k, v in safety.items() if k != "messages"}
     tables = {}
     if kv is not None:

@@ -36,8 +36,24 @@ def test_bench_prints_a_row_per_scenario_and_the_speedup(tmp_path, capsys):
 def test_bench_quick_overrides_cut_loops():
     scenario = load_scenario(SYNC)
     assert bench._quick_overrides(scenario) == {"workloads.0.loops": 100}
-    assert [p.name for p in bench._engine_scenarios()] == [
-        "expedited_fanout_54cpu.yaml", "expedited_storm_32cpu.yaml", "expedited_storm_4096.yaml", "sync_rcu_10k.yaml"]
+    assert [p.name for p in bench._bundled_scenarios()] == sorted(p.name for p in (ROOT / "scenarios").glob("*.yaml"))
+    assert {"kfree_flood_64cpu.yaml", "membarrier_e5405.yaml", "rt_latency_up.yaml"} <= {
+        p.name for p in bench._bundled_scenarios()}
+
+
+def test_bench_quick_cuts_workloads_that_variants_replace():
+    path = ROOT / "scenarios" / "membarrier_e5405.yaml"
+    quick = load_scenario(path, overrides=bench._quick_overrides(load_scenario(path)))
+    assert {name: v.workloads[0].calls for name, v in quick.variants.items()} == {
+        "single": 1_000_000, "many": 1_000_000, "adaptive": 1_000_000}
+    kfree = load_scenario(ROOT / "scenarios" / "kfree_flood_64cpu.yaml")
+    assert bench._quick_overrides(kfree) == {"workloads.0.kfree_loops": 1000}
+
+
+def test_bench_runs_a_scenario_without_rcu_requests():
+    r = bench.bench_scenario(str(ROOT / "scenarios" / "rt_latency_up.yaml"), quick=True)
+    assert r["scenario"] == "rt_latency_up" and r["variants"] == 3
+    assert r["events"] > 0 and r["engine_s"] > 0 and r["events_per_s"] > 0
 
 
 def test_percentile_display_draws_mean_and_ci():
