@@ -24,4 +24,4 @@ def test_notebook_runs(path):
 
 
 def test_there_are_notebooks():
-    assert {p.stem for p in NOTEBOOKS} >= {"tour_sync_rcu_10k", "expedited_storm"}
+    assert {p.stem for p in NOTEBOOKS} >= {"tour_sync_rcu_10k", "expedited_storm", "kfree_memory"}
