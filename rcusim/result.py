@@ -483,11 +483,13 @@ class Result:
                 ("expedited grace periods", lambda v, m: m.get("expedited_grace_periods")),
                 ("batching (requests/GP)", lambda v, m: m.get("batching")),
             ]
+        metrics = {n: self.variants[n].metrics for n in names}
+        flat = {id(v): _numeric_leaves(metrics[n]) for n, v in self.variants.items()}
         leaves = {}
-        for v in self.variants.values():
-            shown = {k: v.metrics[k] for k in v.table_metrics if k in v.metrics}
+        for n, v in self.variants.items():
+            shown = {k: metrics[n][k] for k in v.table_metrics if k in metrics[n]}
             leaves.update(dict.fromkeys(_numeric_leaves(shown)))
-        rows += [(key, lambda v, m, key=key: _numeric_leaves(m).get(key)) for key in leaves]
+        rows += [(key, lambda v, m, key=key: flat[id(v)].get(key)) for key in leaves]
         if any("sched_latency_us" in v.extra_metrics for v in self.variants.values()):
             for key in ("mean", "p99", "max"):
                 rows.append((f"sched latency {key} (µs)",
@@ -497,7 +499,6 @@ class Result:
             ("wall time (s)", lambda v, m: v.wall_time_s),
             ("events/s", lambda v, m: None if v.events_per_s is None else round(v.events_per_s)),
         ]
-        metrics = {n: self.variants[n].metrics for n in names}
         header = ["metric"] + names + [f"{n}/{names[0]}" for n in names[1:]]
         body = []
         for label, get in rows:
