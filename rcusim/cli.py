@@ -43,22 +43,38 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--trace", metavar="FILE", help="write a Chrome trace-event JSON file (Perfetto); small runs only")
     run.add_argument("--ftrace", metavar="FILE", help="write the rcu tracepoints as ftrace text; small runs only")
     run.add_argument("--linear", action="store_true", help="latency histogram with linear buckets (default: log2)")
+    run.set_defaults(func=cmd_run)
     from rcusim import bench, compare, sweep
     from rcusim.kvmcmd import add_kvm_arguments
 
     compare.add_parser(sub)
     sweep.add_parser(sub)
     bench.add_parser(sub)
-    add_kvm_arguments(sub.add_parser("rcuscale", help="run a kvm.sh rcuscale command line (kfree test)"))
+    rcuscale = sub.add_parser("rcuscale", help="run a kvm.sh rcuscale command line (kfree test)")
+    add_kvm_arguments(rcuscale)
+    rcuscale.set_defaults(func=cmd_rcuscale)
     return parser
+
+
+def _check_seed(seed: int | None) -> None:
+    if seed is not None and seed < 0:
+        raise ScenarioError(f"--seed: {seed} is negative; allowed: an integer >= 0")
+
+
+def _write_result(result, out: Path, **options) -> Path:
+    """Write the results directory; an OS error is reported as bad --out."""
+    try:
+        return result.write(out, **options)
+    except OSError as exc:
+        raise ScenarioError(f"--out: cannot write results to {str(out)!r}: "
+                            f"{exc.strerror or exc}") from None
 
 
 def cmd_run(args) -> int:
     from rcusim.scenario import load_scenario
     from rcusim.simulate import run_scenario
 
-    if args.seed is not None and args.seed < 0:
-        raise ScenarioError(f"--seed: {args.seed} is negative; allowed: an integer >= 0")
+    _check_seed(args.seed)
     scenario = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed)
     out = Path(args.out) if args.out else Path("results") / scenario.name
     if out.exists() and not out.is_dir():  # found now, not after a long run
@@ -81,11 +97,7 @@ def cmd_run(args) -> int:
     for name, v in result.variants.items():
         if v.metrics.get("total_time_ns") is not None:  # a kfree_rcu() flood, as rcuscale prints it
             print(f"{name}: {rcuscale_line(v.metrics)}")
-    try:
-        path = result.write(out, log2=not args.linear)
-    except OSError as exc:
-        raise ScenarioError(f"--out: cannot write results to {str(out)!r}: "
-                            f"{exc.strerror or exc}") from None
+    path = _write_result(result, out, log2=not args.linear)
     for file, option, write in ((args.trace, "--trace", "write_chrome_trace"),
                                 (args.ftrace, "--ftrace", "write_ftrace")):
         if file:
@@ -104,8 +116,7 @@ def cmd_rcuscale(args) -> int:
     from rcusim.scenario import load_scenario
     from rcusim.simulate import run_scenario
 
-    if args.seed < 0:
-        raise ScenarioError(f"--seed: {args.seed} is negative; allowed: an integer >= 0")
+    _check_seed(args.seed)
     data, notes = scenario_from_kvm(args, profile=args.profile, release=args.release, seed=args.seed)
     scenario = load_scenario(data)
     for note in notes:
@@ -117,10 +128,7 @@ def cmd_rcuscale(args) -> int:
             raise ScenarioError("the kfree threads did not finish within run.max_sim_time_s")
         print(rcuscale_line(m))
     if args.out:
-        try:
-            path = result.write(Path(args.out))
-        except OSError as exc:
-            raise ScenarioError(f"--out: cannot write results to {args.out!r}: {exc.strerror or exc}") from None
+        path = _write_result(result, Path(args.out))
         print(f"results written to {path}/", file=sys.stderr)
     return 0
 
@@ -128,10 +136,6 @@ def cmd_rcuscale(args) -> int:
 def main(argv=None) -> int:
     try:
         args = _parser().parse_args(argv)
-        if args.command == "run":
-            return cmd_run(args)
-        if args.command == "rcuscale":
-            return cmd_rcuscale(args)
         return args.func(args)
     except ScenarioError as exc:
         print(f"rcusim: error: {exc}", file=sys.stderr)
