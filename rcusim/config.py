@@ -295,7 +295,29 @@ class Kernel(_Model):
 # Workloads
 # --------------------------------------------------------------------------
 
-class SyncLoop(_Model):
+class _OnCpuList(_Model):
+    """A workload whose tasks run on the CPUs of its ``cpus`` list."""
+
+    @field_validator("cpus", mode="before", check_fields=False)
+    @classmethod
+    def _check_cpus(cls, value):
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)  # YAML reads "cpus: 3" as a number
+        if isinstance(value, str):
+            # Syntax only here; the range is checked against nr_cpus by check_cpus().
+            if not parse_cpulist(value, MAX_CPUS):
+                raise ScenarioError(f"{value!r} names no CPU", allowed=CPULIST_ALLOWED)
+        return value
+
+    def check_cpus(self, nr_cpus: int, path: tuple = ()) -> None:
+        """Raise :class:`ScenarioError` unless every CPU of ``cpus`` exists."""
+        try:
+            parse_cpulist(self.cpus, nr_cpus)
+        except ScenarioError as exc:
+            raise exc.with_context(path=path + ("cpus",)) from None
+
+
+class SyncLoop(_OnCpuList):
     """Tasks that call synchronize_rcu() (or the expedited form) in a loop.
 
     Task ``i`` runs on the ``i``-th CPU of `cpus`, modulo the list's length.
@@ -322,19 +344,9 @@ class SyncLoop(_Model):
     start_us: Annotated[float, Field(ge=0, le=MAX_TIME_US, allow_inf_nan=False)] = 0.0
     """When the tasks start, in microseconds of simulated time."""
 
-    @field_validator("cpus", mode="before")
-    @classmethod
-    def _check_cpus(cls, value):
-        if isinstance(value, int) and not isinstance(value, bool):
-            value = str(value)  # YAML reads "cpus: 3" as a number
-        if isinstance(value, str):
-            # Syntax only here; the range is checked against nr_cpus when resolving.
-            if not parse_cpulist(value, MAX_CPUS):
-                raise ScenarioError(f"{value!r} names no CPU", allowed=CPULIST_ALLOWED)
-        return value
 
 
-class Readers(_Model):
+class Readers(_OnCpuList):
     """One reader task per CPU: rcu_read_lock(); hold; rcu_read_unlock(); gap; again.
 
     Sections start at `rate_per_s` per CPU on average: the gap after each is
@@ -361,8 +373,6 @@ class Readers(_Model):
     """Sections can be preempted (PREEMPT_RCU readers); default: CONFIG_PREEMPT_RCU."""
     rt: bool = False
     """Reader tasks are SCHED_FIFO instead of SCHED_NORMAL."""
-
-    _check_cpus = field_validator("cpus", mode="before")(SyncLoop._check_cpus.__func__)
 
 
 class KfreeRcuFlood(_Model):
@@ -395,8 +405,11 @@ class KfreeRcuFlood(_Model):
     holdoff: Annotated[int, Field(ge=0, le=86400)] = 10
     """Seconds the GP-writer test waits before starting; the kfree threads start at once."""
 
+    def check_cpus(self, nr_cpus: int, path: tuple = ()) -> None:
+        """Nothing to check: rcuscale puts thread ``i`` on CPU ``i % nr_cpus``."""
 
-class RtLatencyProbe(_Model):
+
+class RtLatencyProbe(_OnCpuList):
     """A real-time task measuring its scheduling latency, like amlat.
 
     One SCHED_FIFO task per CPU of `cpus` sleeps until a periodic timer
@@ -418,8 +431,6 @@ class RtLatencyProbe(_Model):
     samples: Annotated[int, Field(ge=1, le=100_000_000)]
     """Wake-ups measured per probe task."""
 
-    _check_cpus = field_validator("cpus", mode="before")(SyncLoop._check_cpus.__func__)
-
     @model_validator(mode="after")
     def _check_run(self) -> "RtLatencyProbe":
         if self.run_us >= self.period_us:
@@ -438,7 +449,7 @@ class NonpreemptSection(_Model):
     """Probability that an operation ends with a section of this class."""
 
 
-class CallRcuLoad(_Model):
+class CallRcuLoad(_OnCpuList):
     """Kernel-heavy SCHED_NORMAL tasks that free objects through call_rcu().
 
     Each task loops over operations: preemptible kernel work (exponential,
@@ -466,8 +477,6 @@ class CallRcuLoad(_Model):
     """What the callbacks cost: the profile's cb_kfree_ns or cb_generic_ns."""
     nonpreempt: list[NonpreemptSection] = []
     """Non-preemptible section classes; their per_op probabilities add up to at most 1."""
-
-    _check_cpus = field_validator("cpus", mode="before")(SyncLoop._check_cpus.__func__)
 
     @model_validator(mode="after")
     def _check_sections(self) -> "CallRcuLoad":
@@ -860,13 +869,7 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
     names: dict[str, int] = {}
     _check_membarrier(variant.workloads)
     for i, work in enumerate(variant.workloads):
-        if isinstance(work, MembarrierLoop):
-            work.check_cpus(nr, path=("workloads", i))
-        elif not isinstance(work, KfreeRcuFlood):  # rcuscale pins thread i to CPU i % nr
-            try:
-                parse_cpulist(work.cpus, nr)
-            except ScenarioError as exc:
-                raise exc.with_context(path=("workloads", i, "cpus")) from None
+        work.check_cpus(nr, path=("workloads", i))
         if work.name is not None:
             if work.name in names:
                 raise ScenarioError(f"duplicate workload name {work.name!r} "
