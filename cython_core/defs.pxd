@@ -123,15 +123,6 @@ cdef enum:
     EXP_WAKE = 5         # rcu_exp_wait_wake(): rcu_seq_end() and the wake-ups
 
 
-cdef struct event_t:
-    i64 t                # when the event fires (ns)
-    int32_t prio         # PRIO_URGENT before PRIO_NORMAL at equal t
-    u64 seq              # insertion counter: FIFO among equal (t, prio)
-    int32_t kind         # EV_*
-    int32_t target       # CPU, entity or group index, by kind
-    i64 arg              # generation number or payload, by kind
-
-
 cdef struct ent_t:
     int32_t kind         # ENT_*
     int32_t cpu          # the CPU it runs on (affinity: one CPU)

@@ -1,0 +1,161 @@
+# call_rcu(), rcu_core() (RCU_SOFTIRQ or the rcuc kthread), rcu_do_batch()
+# with blimit, and softirq processing (__do_softirq, ksoftirqd hand-off)
+# (kernel/rcu/tree.c, kernel/softirq.c).
+#
+# Included by _core.pyx: module-level functions on the Engine.
+
+
+cdef void call_rcu(Engine self, int c, int kind, int arg) except *:
+    """__call_rcu_common() with lazy = false (call_rcu_hurry)."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef int cb = cb_alloc(self, kind, arg)
+    cdef int n
+    if cp.offloaded:
+        call_rcu_nocb(self, c, cb)
+        return
+    rcu_segcblist_enqueue(self, cp, cb)
+    if self.classic:
+        return  # 2.6.0's call_rcu() only queues on nxtlist
+    # call_rcu_core(): a callback flood forces the GP machinery along.
+    n = n_cbs(self, cp)
+    if n > cp.qlen_last_fqs_check + self.qhimark:
+        rnp_lock(self, cp.leaf)
+        note_gp_changes_locked(self, c)
+        if not gp_in_progress(self):
+            if rcu_accelerate_cbs(self, c):
+                rcu_gp_kthread_wake(self)
+        else:
+            cp.blimit = DEFAULT_MAX_RCU_BLIMIT
+        cp.qlen_last_fqs_check = n
+
+
+cdef i64 invoke_cb(Engine self, cpu_t *cp, int r, i64 t, int runner_cpu, int runner) except -2:
+    """Invoke the first DONE callback of CPU r at t; return when it is done."""
+    cdef int cb = cp.cb_head
+    cp.cb_head = self.cbs[cb].next
+    if cp.cb_head < 0:
+        cp.cb_tail = -1
+    cp.seg_len[RCU_DONE_TAIL] -= 1
+    return invoke_one(self, cb, r, t, runner_cpu, runner)
+
+
+cdef i64 invoke_one(Engine self, int cb, int r, i64 t, int runner_cpu, int runner) except -2:
+    """Invoke callback cb, queued on CPU r, at t, by entity runner (-1: softirq);
+    return when it is done."""
+    cdef int kind = self.cbs[cb].kind
+    check_callback(self, cb, r)
+    if self.trace_on:
+        trace(self, t, TR_CB_INVOKE, r, runner, self.cpus[r].gp_seq, kind, cb)
+    t += self.cb_cost[kind]
+    if kind == CB_WAKEME:
+        wake(self, self.cbs[cb].arg, runner_cpu, t)
+    elif kind == CB_RCU_WORK:
+        rcu_work_rcufn(self, self.cbs[cb].arg, runner_cpu, t)
+    self.cbs[cb].next = self.cb_free
+    self.cb_free = cb
+    self.n_cbs_invoked += 1
+    return t
+
+
+cdef i64 rcu_do_batch(Engine self, int r, i64 t0, int ctx) except -2:
+    cdef cpu_t *cp = &self.cpus[r]
+    cdef i64 pending = cp.seg_len[RCU_DONE_TAIL]
+    cdef i64 bl, count = 0, t = t0, tlimit = 0
+    cdef int runner_cpu, runner
+    if pending == 0:
+        return 0
+    if self.classic:
+        return rcu_do_batch_classic(self, r, t0, ctx)
+    bl = pending >> self.rcu_divisor
+    if bl < cp.blimit:
+        bl = cp.blimit
+    if ctx != 2 and bl > 100:
+        tlimit = t0 + self.rcu_resched_ns
+    runner_cpu = r if ctx != 2 else self.ents[cp.rcuop].cpu
+    runner = -1 if ctx == 0 else (cp.rcuc if ctx == 1 else cp.rcuop)
+    if self.trace_on:
+        trace(self, t0, TR_CB_BATCH_START, r, runner, cp.gp_seq, pending, bl)
+    while cp.seg_len[RCU_DONE_TAIL] > 0:
+        t = invoke_cb(self, cp, r, t, runner_cpu, runner)
+        count += 1
+        if ctx == 0:
+            # Softirq: stop at the batch limit when something else wants the CPU.
+            if count >= bl and (cp.nr_queued > 0 or cp.state == CPU_BUSY):
+                break
+        if tlimit and (count & 31) == 0 and t >= tlimit:
+            break
+    if cp.blimit == DEFAULT_MAX_RCU_BLIMIT and n_cbs(self, cp) <= self.qlowmark:
+        cp.blimit = self.blimit_default
+    if self.trace_on:
+        trace(self, t, TR_CB_BATCH_END, r, runner, cp.gp_seq, count, cp.seg_len[RCU_DONE_TAIL])
+    return t - t0
+
+
+cdef i64 rcu_core(Engine self, int c, i64 t0, int ctx) except -2:
+    """One rcu_core() pass on CPU c starting at t0; returns its duration."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef bint needwake
+    cdef i64 dur
+    if self.classic:
+        return rcu_process_callbacks(self, c, t0, ctx)
+    self.acc = self.softirq_ns
+    self.n_softirq += 1
+    if cp.gp_seq != self.nodes[cp.leaf].gp_seq:
+        rnp_lock(self, cp.leaf)
+        note_gp_changes_locked(self, c)
+    if cp.core_needs_qs and not cp.cpu_no_qs:
+        rcu_report_qs_rdp(self, c)
+    if (not cp.offloaded and not gp_in_progress(self)
+            and cp.seg_len[RCU_NEXT_READY_TAIL] + cp.seg_len[RCU_NEXT_TAIL] > 0):
+        rnp_lock(self, cp.leaf)
+        needwake = rcu_accelerate_cbs(self, c)
+        if needwake:
+            rcu_gp_kthread_wake(self)
+    dur = self.acc
+    if not cp.offloaded and cbs_ready(self, cp):
+        dur += rcu_do_batch(self, c, t0 + dur, ctx)
+    return dur
+
+
+cdef i64 rcu_softirq(Engine self, int c) except -2:
+    """RCU_SOFTIRQ at irq exit."""
+    return do_softirq(self, c, self.now, False)
+
+
+cdef i64 do_softirq(Engine self, int c, i64 t0, bint in_ksoftirqd) except -2:
+    """__do_softirq() from t0 with its restart limits: RCU work is re-raised while ready
+    callbacks remain (or, before 2.6.29, while rcu_do_batch() re-raised the tasklet)."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 total = 0
+    cdef int restarts = 0
+    while True:
+        cp.tasklet_raised = 0
+        cp.softirq_pending = 0
+        total += rcu_core(self, c, t0 + total, 0)
+        if cp.offloaded or not (cp.tasklet_raised if self.classic else cbs_ready(self, cp)):
+            break
+        restarts += 1
+        if restarts >= MAX_SOFTIRQ_RESTART or (not self.softirq_restart_only and (
+                total >= MAX_SOFTIRQ_TIME_NS or cp.nr_queued > 0)):
+            # Leftovers go to ksoftirqd/N (or rcuc/N); ksoftirqd itself just loops.
+            cp.softirq_pending = 1
+            if not in_ksoftirqd:
+                self.n_softirqd_wake += 1
+                wake(self, cp.rcuc, c, t0 + total)
+            break
+    return total
+
+
+cdef i64 rcu_cpu_kthread_next(Engine self, int e, i64 t0) except -2:
+    if self.ents[e].phase == 0 and self.softirq_restart_only:
+        # ksoftirqd() before v3.9: do_softirq() with preemption off, restarts and all.
+        return do_softirq(self, self.ents[e].idx, t0, True)
+    return rcu_core(self, self.ents[e].idx, t0, self.ents[e].phase)
+
+
+cdef i64 rcu_cpu_kthread(Engine self, int e) except -2:
+    cdef int c = self.ents[e].idx
+    cdef cpu_t *cp = &self.cpus[c]
+    if cbs_ready(self, cp) or (self.ents[e].phase == 1 and rcu_pending(self, c)):
+        return rcu_cpu_kthread_next(self, e, self.now)
+    return -1

@@ -1,0 +1,192 @@
+# The grace-period kthread (kernel/rcu/tree.c: rcu_gp_kthread): rcu_gp_init(),
+# the FQS loop with its timer (rcu_gp_fqs_loop: rcu_gp_fqs() with
+# rcu_watching_snap_save/recheck, resched_cpu() for holdouts) and
+# rcu_gp_cleanup().  rcu_gp_kthread_next() gives the cost of the kthread's next
+# step, rcu_gp_kthread() performs it at the end of that burst.
+#
+# Included by _core.pyx: module-level functions on the Engine.
+
+
+cdef void rcu_gp_kthread_wake(Engine self) except *:
+    """rcu_gp_kthread_wake(): never from the GP kthread itself."""
+    if self.in_gp_kthread or self.gp_flags == 0:
+        return
+    if self.ents[self.gp_ent].state == ST_BLOCKED:
+        self.n_gp_wake += 1
+        wake(self, self.gp_ent, -1, self.now + self.acc)
+
+
+cdef i64 rcu_gp_kthread_next(Engine self, int e, i64 t0) except -2:
+    """Decide the kthread's next step and its cost."""
+    cdef int nleaves = self.num_nodes - self.leaf_first
+    cdef int n, ncpus = 0
+    if self.gp_state == RCU_GP_IDLE:
+        if not (self.gp_flags & RCU_GP_FLAG_INIT):
+            self.gp_pending_phase = RCU_GP_IDLE
+            return 0
+        # ONOFF phase over the leaves, then the breadth-first INIT walk.
+        self.gp_pending_phase = RCU_GP_INIT
+        return (nleaves + self.num_nodes) * self.rnp_lock_ns
+    # WAIT_FQS woken up.
+    if root_qs_done(self):
+        self.gp_pending_phase = RCU_GP_CLEANUP
+        return self.num_nodes * self.rnp_lock_ns
+    if self.now >= self.fqs_deadline or (self.gp_flags & RCU_GP_FLAG_FQS):
+        for n in range(self.leaf_first, self.num_nodes):
+            ncpus += popcount64(self.nodes[n].qsmask)
+        self.gp_pending_phase = RCU_GP_DOING_FQS
+        if self.trace_on:
+            trace(self, t0, TR_GP_FQS_START, self.ents[e].cpu, e, self.gp_seq, 0, 0)
+        return (nleaves + ncpus) * self.rnp_lock_ns
+    self.gp_pending_phase = RCU_GP_WAIT_FQS
+    return 0
+
+
+cdef void gp_arm_fqs_timer(Engine self, i64 j) except *:
+    cdef i64 deadline = (jiffies(self) + j) * self.jiffy_ns
+    self.fqs_deadline = deadline
+    self.gp_timer_gen += 1
+    push(self, deadline, PRIO_NORMAL, EV_GP_TIMER, 0, <i64> self.gp_timer_gen)
+
+
+cdef i64 rcu_gp_kthread(Engine self, int e) except -2:
+    cdef int phase = self.gp_pending_phase
+    self.acc = 0
+    self.in_gp_kthread = 1
+    if phase == RCU_GP_INIT:
+        rcu_gp_init(self)
+        self.gp_state = RCU_GP_WAIT_FQS
+        self.fqs_first = 1
+        gp_arm_fqs_timer(self, self.jiffies_till_first_fqs)
+    elif phase == RCU_GP_DOING_FQS:
+        rcu_gp_fqs(self)
+        self.gp_flags &= ~RCU_GP_FLAG_FQS
+        gp_arm_fqs_timer(self, self.jiffies_till_next_fqs)
+    elif phase == RCU_GP_CLEANUP:
+        rcu_gp_cleanup(self)
+        self.gp_state = RCU_GP_IDLE
+    self.in_gp_kthread = 0
+    self.cpus[self.ents[e].cpu].debt += self.acc
+    # Sleep unless the condition of the next wait already holds.
+    if self.gp_state == RCU_GP_IDLE:
+        if self.gp_flags & RCU_GP_FLAG_INIT:
+            return rcu_gp_kthread_next(self, e, self.now)
+        return -1
+    if root_qs_done(self) or (self.gp_flags & RCU_GP_FLAG_FQS) or self.now >= self.fqs_deadline:
+        return rcu_gp_kthread_next(self, e, self.now)
+    return -1
+
+
+cdef void ev_gp_timer(Engine self, i64 gen) except *:
+    if <u64> gen != self.gp_timer_gen or self.gp_state != RCU_GP_WAIT_FQS:
+        return
+    timer_tick(self, self.gp_cpu)
+    if self.ents[self.gp_ent].state == ST_BLOCKED:
+        self.acc = 0
+        wake(self, self.gp_ent, -1, self.now)
+
+
+cdef void rcu_gp_init(Engine self) except *:
+    """rcu_gp_init(): start gp_seq and set every node's qsmask."""
+    cdef int n
+    self.gp_flags = 0
+    self.gp_start = self.now  # the GP begins at rcu_seq_start() below
+    sr_normal_gp_init(self)
+    self.gp_seq += 1  # rcu_seq_start()
+    if self.trace_on:
+        trace(self, self.now, TR_GP_START, self.gp_cpu, self.gp_ent, self.gp_seq, 0, 0)
+    for n in range(self.num_nodes):
+        self.nodes[n].qsmask = self.nodes[n].qsmaskinit
+        self.nodes[n].gp_seq = self.gp_seq
+    if self.preemptible_readers:
+        mark_blocked_readers(self, 0)  # rnp->gp_tasks
+    note_gp_changes_locked(self, self.gp_cpu)
+    if self.srs_next_head >= 0:
+        # All wait heads were busy: ask for another GP for these waiters.
+        rcu_start_this_gp(self, self.cpus[self.gp_cpu].leaf, rcu_seq_snap(self.gp_seq))
+
+
+cdef void rcu_gp_fqs(Engine self) except *:
+    """rcu_gp_fqs() -> force_qs_rnp(): report idle CPUs, nudge holdouts."""
+    cdef int n, bit, c
+    cdef u64 qsm, mask
+    cdef cpu_t *cp
+    cdef i64 age = (self.now - self.gp_start) // self.jiffy_ns
+    cdef bint first = self.fqs_first
+    cdef i64 nrep = 0
+    self.fqs_first = 0
+    self.n_fqs += 1
+    for n in range(self.leaf_first, self.num_nodes):
+        qsm = self.nodes[n].qsmask
+        if qsm == 0:
+            continue
+        mask = 0
+        while qsm:
+            bit = ctz64(qsm)
+            qsm &= qsm - 1
+            c = self.nodes[n].grplo + bit
+            cp = &self.cpus[c]
+            if first:
+                # rcu_watching_snap_save()
+                cp.watching_snap = cp.watching
+                if cp.state == CPU_IDLE:
+                    mask |= (<u64> 1) << bit
+            elif cp.state == CPU_IDLE or cp.watching != cp.watching_snap:
+                # rcu_watching_snap_recheck(): passed through an EQS.
+                mask |= (<u64> 1) << bit
+            else:
+                if age > self.jiffies_to_sched_qs:
+                    cp.urgent_qs = 1
+                if age > self.jiffies_resched:
+                    # resched_cpu(): an IPI forces a context switch.
+                    self.n_ipis += 1
+                    push(self, self.now + self.ipi_latency_ns, PRIO_URGENT, EV_IPI, c, 0)
+                    if self.trace_on:
+                        trace(self, self.now, TR_IPI_SEND, c, -1, self.gp_seq, 0, 0)
+        if mask:
+            if self.trace_on:
+                nrep += trace_qs_mask(self, n, mask, self.nodes[n].gp_seq, 1)
+            rcu_report_qs_rnp(self, mask, n, self.nodes[n].gp_seq)
+    if self.trace_on:
+        trace(self, self.now, TR_GP_FQS_END, self.gp_cpu, self.gp_ent, self.gp_seq, nrep, 0)
+
+
+cdef void rcu_gp_cleanup(Engine self) except *:
+    """rcu_gp_cleanup(): end gp_seq node by node, wake rcuog waiters."""
+    cdef int n, x, nxt
+    cdef i64 new = rcu_seq_endval(self.gp_seq)
+    cdef bint needgp = False
+    cdef rnp_t *np
+    for n in range(self.num_nodes):
+        np = &self.nodes[n]
+        np.gp_seq = new
+        # swake_up_all(&rnp->nocb_gp_wq[]): rcuog waiting for this GP.
+        x = np.nocb_wait
+        np.nocb_wait = -1
+        while x >= 0:
+            nxt = self.ents[x].wait_next
+            self.ents[x].wait_next = -1
+            if rcu_seq_done(new, self.ents[x].wait_gp_seq):
+                self.ents[x].on_waitq = 0
+                wake(self, x, self.gp_cpu, self.now)
+            else:
+                self.ents[x].wait_next = np.nocb_wait
+                np.nocb_wait = x
+            x = nxt
+        # rcu_future_gp_cleanup()
+        if ULONG_CMP_LT(new, np.gp_seq_needed):
+            needgp = True
+        else:
+            np.gp_seq_needed = new
+    note_gp_changes_locked(self, self.gp_cpu)
+    # "Check for GP requests since above loop" (CleanupMore): a request the
+    # kthread's own CPU just made reached the root after its check above.
+    if ULONG_CMP_LT(self.nodes[0].gp_seq, self.nodes[0].gp_seq_needed):
+        needgp = True
+    record_gp(self, 0, self.gp_seq, self.gp_start, self.gp_qs_t, self.now, 0)
+    self.gp_seq = new  # rcu_seq_end()
+    if self.trace_on:
+        trace(self, self.now, TR_GP_END, self.gp_cpu, self.gp_ent, new, 0, 0)
+    sr_normal_gp_cleanup(self)
+    if needgp:
+        self.gp_flags |= RCU_GP_FLAG_INIT

@@ -1,0 +1,500 @@
+# kvfree_rcu() batching: kfree_rcu_cpu ("krcp"), bulk pages ("bnodes"),
+# the monitor work, kfree_rcu_work after a grace period, the rcu_head
+# fallback list (channel 3), the page cache, and the rcuscale kfree
+# threads that flood it (kernel/rcu/tree.c ~v6.1..v6.3, rcuscale.c).
+#
+# Only the slab channel of bulk_head[] is modelled: rcuscale's objects
+# are kmalloc()ed, so the vmalloc channel stays empty.
+#
+# NOTE: for speed a kfree thread's burst covers every kfree_rcu() call
+# until its current page is full (kv_chunk = 0), instead of one call
+# (kv_chunk = 1, the per-pointer mode the tests compare against).  The
+# page's gp_snap and the monitor's timer are computed for the calls that
+# set them (the newest insert, the first call and the call that reaches
+# KVFREE_BULK_MAX_ENTR), so aggregation changes event counts, not rules.
+#
+# Included by _core.pyx: module-level functions on the Engine.
+
+
+cdef int kvfree_init(Engine self, dict p, dict kf, int e) except -1:
+    """Create the kfree threads and, on their CPUs, the kworkers of each krcp."""
+    cdef int c, k, w, n
+    cdef krc_t *kp
+    kt_cpu = kf["cpu"]
+    self.n_kfree = len(kt_cpu)
+    self.krcs = <krc_t *> malloc((self.nr_cpus + 1) * sizeof(krc_t))
+    n = self.n_kfree + 1
+    self.kt_loop = <i64 *> malloc(n * sizeof(i64))
+    self.kt_i = <i64 *> malloc(n * sizeof(i64))
+    self.kt_start = <i64 *> malloc(n * sizeof(i64))
+    self.kt_mem_begin = <i64 *> malloc(n * sizeof(i64))
+    self.kt_mem_during = <i64 *> malloc(n * sizeof(i64))
+    self.kt_plan = <i64 *> malloc(3 * n * sizeof(i64))
+    self.ms_cap = 1024
+    self.ms_t = <i64 *> malloc(self.ms_cap * sizeof(i64))
+    self.ms_bytes = <i64 *> malloc(self.ms_cap * sizeof(i64))
+    if (self.krcs == NULL or self.kt_loop == NULL or self.kt_i == NULL or self.kt_start == NULL
+            or self.kt_mem_begin == NULL or self.kt_mem_during == NULL or self.kt_plan == NULL
+            or self.ms_t == NULL or self.ms_bytes == NULL):
+        raise MemoryError()
+    memset(self.krcs, 0, (self.nr_cpus + 1) * sizeof(krc_t))
+    memset(self.kt_loop, 0, n * sizeof(i64))
+    memset(self.kt_i, 0, n * sizeof(i64))
+    memset(self.kt_mem_during, 0, n * sizeof(i64))
+    self.bn_cap = 0
+    self.bn_free = -1
+    self.kv_last = -1
+    if self.n_kfree == 0:
+        return e
+    grow_bnodes(self, 1024)
+    self.kt_alloc_num = kf["alloc_num"]
+    self.kt_loops = kf["loops"]
+    self.kv_polled = kf["polled"]
+    self.kv_chunk = kf["chunk"]
+    self.kv_form = kf["form"]
+    self.kv_max_entr = kf["max_entr"]
+    self.kv_drain_jiffies = kf["drain_jiffies"]
+    self.kv_min_cached = kf["min_cached"]
+    self.kv_obj_bytes = kf["obj_bytes"]
+    self.kv_call_ns = p["kmalloc_ns"] + p["kvfree_call_rcu_ns"]
+    self.kv_page_alloc_ns = p["page_alloc_ns"]
+    self.kv_kfree_bulk_ns = p["kfree_bulk_ns"]
+    self.kv_kfree_ns = p["kfree_ns"]
+    self.kv_sample_ns = kf["sample_ns"]
+    for c in range(self.nr_cpus):
+        kp = &self.krcs[c]
+        kp.bulk_head = kp.bulk_tail = -1
+        kp.monitor_expires = -1
+        for k in range(KW_N):
+            kp.kworker[k] = -1
+        for k in range(KFREE_N_BATCHES):
+            kp.krw[k].bulk_head = kp.krw[k].bulk_tail = -1
+            kp.krw[k].hand_head = kp.krw[k].hand_tail = -1
+    self.kfree_first = e
+    for k in range(self.n_kfree):
+        self.ents[e].kind = ENT_KFREE
+        self.ents[e].cpu = kt_cpu[k]
+        self.ents[e].idx = k
+        self.ents[e].rq = RQ_NORMAL  # set_user_nice(current, MAX_NICE)
+        e += 1
+    # system_wq is bound per CPU: the monitor, page_cache_work and both
+    # kfree_rcu_work items of a krcp run on kworkers of its CPU.  A work item
+    # that sleeps (synchronize_rcu()) lets another kworker run the others.
+    for c in range(self.nr_cpus):
+        if not kf["has_thread"][c]:
+            continue
+        kp = &self.krcs[c]
+        for w in range(KFREE_N_BATCHES + 1):
+            self.ents[e].kind = ENT_KWORKER
+            self.ents[e].cpu = c
+            self.ents[e].idx = c
+            self.ents[e].rq = RQ_NORMAL
+            if w == 0:
+                kp.kworker[KW_MONITOR] = kp.kworker[KW_PAGE_CACHE] = e
+            else:
+                kp.kworker[KW_RECLAIM0 + w - 1] = e
+            e += 1
+    self.tasks_left += self.n_kfree
+    return e
+
+
+cdef void kvfree_dealloc(Engine self) noexcept:
+    free(self.krcs)
+    free(self.bnodes)
+    free(self.kt_loop)
+    free(self.kt_i)
+    free(self.kt_start)
+    free(self.kt_mem_begin)
+    free(self.kt_mem_during)
+    free(self.kt_plan)
+    free(self.ms_t)
+    free(self.ms_bytes)
+
+
+cdef void grow_bnodes(Engine self, int cap) except *:
+    cdef int i
+    self.bnodes = <bnode_t *> realloc(self.bnodes, cap * sizeof(bnode_t))
+    if self.bnodes == NULL:
+        raise MemoryError()
+    for i in range(self.bn_cap, cap):
+        self.bnodes[i].next = self.bn_free
+        self.bn_free = i
+    self.bn_cap = cap
+
+
+cdef int bnode_new(Engine self) except -1:
+    """A bulk page for krcp: taken from its cache or newly allocated."""
+    cdef int b
+    if self.bn_free < 0:
+        grow_bnodes(self, self.bn_cap * 2)
+    b = self.bn_free
+    self.bn_free = self.bnodes[b].next
+    self.bnodes[b].next = -1
+    self.bnodes[b].nr_records = 0
+    return b
+
+
+cdef void bnode_put(Engine self, krc_t *kp, int b) noexcept:
+    """put_cached_bnode(), else free_page()."""
+    self.bnodes[b].next = self.bn_free
+    self.bn_free = b
+    if kp.cache < self.kv_min_cached:
+        kp.cache += 1
+    else:
+        self.kv_pages -= 1
+
+
+# --- memory accounting ---------------------------------------------------
+cdef inline i64 kv_bytes(Engine self) noexcept:
+    return self.kv_objs * self.kv_obj_bytes + self.kv_pages * 4096
+
+
+cdef void kv_mem_changed(Engine self) except *:
+    """Record bytes allocated and not yet freed, at most once per kv_sample_ns."""
+    cdef i64 b = kv_bytes(self), cap
+    if b > self.kv_peak_bytes:
+        self.kv_peak_bytes = b
+    if self.now < self.kv_next_sample:
+        return
+    self.kv_next_sample = self.now + self.kv_sample_ns
+    if self.ms_n == self.ms_cap:
+        cap = self.ms_cap * 2
+        self.ms_t = <i64 *> realloc(self.ms_t, cap * sizeof(i64))
+        self.ms_bytes = <i64 *> realloc(self.ms_bytes, cap * sizeof(i64))
+        if self.ms_t == NULL or self.ms_bytes == NULL:
+            raise MemoryError()
+        self.ms_cap = cap
+    self.ms_t[self.ms_n] = self.now
+    self.ms_bytes[self.ms_n] = b
+    self.ms_n += 1
+
+
+cdef inline i64 si_mem_available(Engine self) noexcept:
+    """Free pages of a machine whose size cancels out of rcuscale's difference."""
+    return (<i64> 1 << 40) - (self.kv_objs * self.kv_obj_bytes + 4095) // 4096 - self.kv_pages
+
+
+# --- rcuscale kfree_scale_thread -----------------------------------------
+cdef i64 kfree_run(Engine self, int e, i64 t0) except -2:
+    """Plan the next burst: kmalloc() + kfree_rcu() until the current page is full."""
+    cdef int k = self.ents[e].idx
+    cdef krc_t *kp = &self.krcs[self.ents[e].cpu]
+    cdef i64 left, room = 0, h = 0, n, src = 0, avail
+    cdef i64 quarter = self.kt_loops // 4
+    if self.kt_i[k] == 0:
+        if self.kt_loop[k] == 0:
+            self.kt_start[k] = t0
+            self.kt_started += 1
+            if self.kt_started == self.n_kfree:
+                self.kv_b_start = self.gp_seq  # b_rcu_gp_test_started = cur_ops->get_gp_seq()
+        avail = si_mem_available(self)
+        if self.kt_mem_during[k] == 0:
+            self.kt_mem_begin[k] = avail
+            self.kt_mem_during[k] = avail
+        elif self.kt_loop[k] % quarter == 0:
+            self.kt_mem_during[k] = (self.kt_mem_during[k] + avail) // 2
+    left = self.kt_alloc_num - self.kt_i[k]
+    if kp.bulk_tail >= 0:
+        room = self.kv_max_entr - self.bnodes[kp.bulk_tail].nr_records
+    if room == 0:
+        if kp.cache > 0:
+            src = 1  # get_cached_bnode()
+        else:
+            # No page at hand: a two-argument kfree_rcu() falls back to the
+            # rcu_head list; a single-argument one may sleep in __get_free_page().
+            h = kv_leading_double(self, left)
+            if h >= left:
+                h = left
+            elif self.kv_form != 2 and not (self.kv_chunk and h > 0):
+                src = 2
+        if src:
+            room = self.kv_max_entr
+    n = left - h
+    if n > room:
+        n = room
+    if self.kv_chunk and n > 1:
+        n = 1
+    self.kt_plan[3 * k] = h
+    self.kt_plan[3 * k + 1] = src
+    self.kt_plan[3 * k + 2] = n
+    return (h + n) * self.kv_call_ns + (self.kv_page_alloc_ns if src == 2 else 0)
+
+
+cdef i64 kv_leading_double(Engine self, i64 left) noexcept:
+    """Two-argument calls before the first single-argument one (rcuscale's
+    torture_random() & 0x800 picks the form of each call)."""
+    cdef double u
+    if self.kv_form == 1:
+        return 0
+    if self.kv_form == 2:
+        return 1 if self.kv_chunk else min(left, self.kv_max_entr)
+    if self.kv_chunk:
+        return 1 if self.rng.next_double(self.rng.state) < 0.5 else 0
+    u = self.rng.next_double(self.rng.state)
+    return <i64> (log(1.0 - u) / log(0.5))
+
+
+cdef i64 kfree_done(Engine self, int e) except -2:
+    """The planned calls happened, the last one ending now."""
+    cdef int k = self.ents[e].idx
+    cdef int c = self.ents[e].cpu
+    cdef krc_t *kp = &self.krcs[c]
+    cdef i64 h = self.kt_plan[3 * k], src = self.kt_plan[3 * k + 1], n = self.kt_plan[3 * k + 2]
+    cdef i64 calls = h + n, before = kp.count, t_first
+    cdef int b
+    self.acc = 0
+    if h > 0:
+        kp.head_count += h
+        kp.head_t = self.now
+        self.n_kv_head_objs += h
+        run_page_cache_worker(self, c)
+    if n > 0 and src == 0 and kp.bulk_tail < 0:
+        src = 1  # the monitor detached the page being filled during the burst
+    if src:
+        if src == 1 and kp.cache > 0:
+            kp.cache -= 1
+        else:
+            self.kv_pages += 1
+            self.n_kv_page_allocs += 1
+        b = bnode_new(self)
+        if kp.bulk_tail >= 0:
+            self.bnodes[kp.bulk_tail].next = b
+        else:
+            kp.bulk_head = b
+        kp.bulk_tail = b
+    if n > 0:
+        b = kp.bulk_tail
+        self.bnodes[b].nr_records += n
+        self.bnodes[b].gp_snap = rcu_seq_snap(self.gp_seq)  # get_state_synchronize_rcu()
+        self.bnodes[b].t_last = self.now
+        if self.bnodes[b].nr_records == self.kv_max_entr:
+            self.n_kv_pages_filled += 1
+    self.kv_objs += calls
+    kp.count += calls
+    if calls > 0:
+        # schedule_delayed_monitor_work() after each call: only the first call
+        # and the one reaching KVFREE_BULK_MAX_ENTR can shorten the delay.
+        t_first = self.now - (calls - 1) * self.kv_call_ns
+        schedule_monitor(self, c, t_first, before + 1)
+        if before + 1 < self.kv_max_entr <= kp.count:
+            schedule_monitor(self, c, t_first + (self.kv_max_entr - before - 1) * self.kv_call_ns,
+                                  self.kv_max_entr)
+    kv_mem_changed(self)
+    self.cpus[c].debt += self.acc
+    self.kt_i[k] += calls
+    if self.kt_i[k] == self.kt_alloc_num:
+        self.kt_i[k] = 0
+        self.kt_loop[k] += 1
+        if self.kt_loop[k] == self.kt_loops:
+            self.kt_ended += 1
+            if self.kt_ended == self.n_kfree:
+                self.kv_end_time = self.now
+                self.kv_b_end = self.gp_seq
+                self.kv_last = k
+            self.ents[e].phase = KT_DONE
+            self.tasks_left -= 1
+            return -1
+    return kfree_run(self, e, self.now)
+
+
+# --- monitor work ----------------------------------------------------------
+cdef void schedule_monitor(Engine self, int c, i64 t_call, i64 count) except *:
+    """schedule_delayed_monitor_work() by a call at t_call that left count queued."""
+    cdef krc_t *kp = &self.krcs[c]
+    cdef i64 j = t_call // self.jiffy_ns
+    cdef i64 delay = 1 if count >= self.kv_max_entr else self.kv_drain_jiffies
+    cdef i64 t
+    if kp.monitor_queued:
+        return  # delayed_work_pending(): queued, its timer already expired
+    if kp.monitor_expires >= 0 and delay >= kp.monitor_expires // self.jiffy_ns - j:
+        return
+    t = (j + delay) * self.jiffy_ns  # queue_delayed_work() / mod_delayed_work()
+    if t < self.now:
+        t = self.now
+    kp.monitor_expires = t
+    kp.monitor_gen += 1
+    push(self, t, PRIO_NORMAL, EV_KFREE_MONITOR, c, <i64> kp.monitor_gen)
+
+
+cdef void ev_kfree_monitor(Engine self, int c, i64 gen) except *:
+    cdef krc_t *kp = &self.krcs[c]
+    if <u64> gen != kp.monitor_gen or kp.monitor_expires < 0:
+        return
+    kp.monitor_expires = -1
+    kp.monitor_queued = 1
+    timer_tick(self, c)
+    self.acc = 0
+    wake(self, kp.kworker[KW_MONITOR], c, self.now)
+
+
+cdef void run_page_cache_worker(Engine self, int c) except *:
+    """run_page_cache_worker(): hrtimer(0) -> page_cache_work on system_highpri_wq."""
+    cdef krc_t *kp = &self.krcs[c]
+    if kp.cache_work:
+        return
+    kp.cache_work = 1
+    wake(self, kp.kworker[KW_PAGE_CACHE], c, self.now + self.acc)
+
+
+cdef void kfree_rcu_monitor(Engine self, int c) except *:
+    """Detach the queued pages and channel-3 list into a free krw_arr[] batch."""
+    cdef krc_t *kp = &self.krcs[c]
+    cdef krw_t *w
+    cdef int i
+    self.n_kv_monitor_runs += 1
+    spin_lock(self, &kp.lock_free)  # krcp->lock
+    for i in range(KFREE_N_BATCHES):
+        w = &kp.krw[i]
+        # need_wait_for_krwp_work(): a batch still holding anything is busy.
+        # Without this check (before the 2023 fix "rcu/kvfree: Avoid freeing
+        # new kfree_rcu() memory after old grace period") a channel attached
+        # to a batch whose rcu_work is pending was freed after the old GP;
+        # rcusim's safety checker reports that use-after-free.
+        if w.bulk_head >= 0 or w.head_free > 0:
+            continue
+        if kp.bulk_head < 0 and kp.head_count == 0:
+            continue
+        w.bulk_head = kp.bulk_head
+        w.bulk_tail = kp.bulk_tail
+        kp.bulk_head = kp.bulk_tail = -1
+        w.head_free = kp.head_count
+        w.head_free_t = kp.head_t
+        w.head_free_gp_snap = rcu_seq_snap(self.gp_seq)
+        kp.head_count = 0
+        kp.count = 0
+        self.n_kv_batches += 1
+        w.pending = 1
+        if self.kv_polled:
+            # queue_work(): reclaim starts now and polls each page's gp_snap.
+            w.queued = 1
+            if not w.running:
+                wake(self, kp.kworker[KW_RECLAIM0 + i], c, self.now + self.acc)
+        else:
+            # queue_rcu_work() -> call_rcu_hurry(rcu_work_rcufn).
+            self.acc += self.call_rcu_ns
+            call_rcu(self, c, CB_RCU_WORK, c * KW_N + KW_RECLAIM0 + i)
+    if kp.bulk_head >= 0 or kp.head_count > 0:
+        schedule_monitor(self, c, self.now + self.acc, kp.count)  # need_offload_krc()
+
+
+cdef void rcu_work_rcufn(Engine self, int work, int from_cpu, i64 t) except *:
+    """The GP of queue_rcu_work() ended: queue kfree_rcu_work on its CPU's pool."""
+    cdef krc_t *kp = &self.krcs[work // KW_N]
+    cdef int i = work % KW_N - KW_RECLAIM0
+    kp.krw[i].queued = 1
+    if not kp.krw[i].running:
+        wake(self, kp.kworker[KW_RECLAIM0 + i], from_cpu, t)
+
+
+# --- kworkers ---------------------------------------------------------------
+cdef i64 kworker_run(Engine self, int e, i64 t0) except -2:
+    cdef int c = self.ents[e].idx
+    cdef krc_t *kp = &self.krcs[c]
+    if e == kp.kworker[KW_MONITOR]:
+        if kp.cache_work == 1:  # system_highpri_wq runs before system_wq
+            kp.cache_work = 2
+            self.ents[e].phase = KW_PAGE_CACHE
+            return self.kv_page_alloc_ns * (self.kv_min_cached - kp.cache if kp.cache < self.kv_min_cached else 1)
+        if kp.monitor_queued:
+            kp.monitor_queued = 0
+            self.ents[e].phase = KW_MONITOR
+            return 2 * self.rnp_lock_ns
+        self.ents[e].phase = -1
+        return 0
+    return kfree_rcu_work_step(self, e, c, e == kp.kworker[KW_RECLAIM0 + 1])
+
+
+cdef i64 kworker_done(Engine self, int e) except -2:
+    cdef int c = self.ents[e].idx
+    cdef krc_t *kp = &self.krcs[c]
+    self.acc = 0
+    if e != kp.kworker[KW_MONITOR]:
+        return kfree_rcu_work_done(self, e, c, e == kp.kworker[KW_RECLAIM0 + 1])
+    if self.ents[e].phase == KW_PAGE_CACHE:
+        # fill_page_cache_func(): up to rcu_min_cached_objs pages.
+        while kp.cache < self.kv_min_cached:
+            kp.cache += 1
+            self.kv_pages += 1
+            self.n_kv_page_allocs += 1
+        kp.cache_work = 0
+        kv_mem_changed(self)
+    elif self.ents[e].phase == KW_MONITOR:
+        kfree_rcu_monitor(self, c)
+    self.cpus[c].debt += self.acc
+    if kp.cache_work == 1 or kp.monitor_queued:
+        return kworker_run(self, e, self.now)
+    return -1
+
+
+# kfree_rcu_work() in steps, one bulk page (kfree_bulk()) per burst.
+# ent_t.phase holds the step's action.
+cdef i64 kfree_rcu_work_step(Engine self, int e, int c, int i) except -2:
+    cdef krw_t *w = &self.krcs[c].krw[i]
+    cdef int b
+    if not w.running:
+        if not w.queued:
+            self.ents[e].phase = KWA_END
+            return 0
+        # Take the batch: the krw_arr[] slot is free for the monitor again.
+        w.pending = 0
+        w.queued = 0
+        w.running = 1
+        w.step = 0
+        w.hand_head, w.hand_tail = w.bulk_head, w.bulk_tail
+        w.bulk_head = w.bulk_tail = -1
+        w.hand_objs, w.hand_t, w.hand_gp_snap = w.head_free, w.head_free_t, w.head_free_gp_snap
+        w.head_free = 0
+        self.n_kv_works += 1
+    b = w.hand_head
+    if b >= 0:
+        if self.kv_polled and w.step == 0 and not rcu_seq_done(self.gp_seq, self.bnodes[b].gp_snap):
+            # Not yet ready: one more GP for this page and the newer ones.
+            self.ents[e].phase = KWA_SYNC
+            return self.sync_entry_ns
+        self.ents[e].phase = KWA_PAGE
+        return self.rnp_lock_ns + self.bnodes[b].nr_records * self.kv_kfree_bulk_ns
+    if w.hand_objs > 0:
+        if self.kv_polled and w.step == 0 and not rcu_seq_done(self.gp_seq, w.hand_gp_snap):
+            self.ents[e].phase = KWA_SYNC  # cond_synchronize_rcu()
+            return self.sync_entry_ns
+        self.ents[e].phase = KWA_HEAD
+        return w.hand_objs * self.kv_kfree_ns  # kvfree_rcu_list(): one kvfree() each
+    self.ents[e].phase = KWA_END
+    return 0
+
+
+cdef i64 kfree_rcu_work_done(Engine self, int e, int c, int i) except -2:
+    cdef krc_t *kp = &self.krcs[c]
+    cdef krw_t *w = &kp.krw[i]
+    cdef int b, act = self.ents[e].phase
+    if act == KWA_PAGE:
+        b = w.hand_head
+        check_kvfree(self, c, self.bnodes[b].t_last)
+        if self.kv_polled and w.step == 0:
+            self.n_kv_ready_pages += 1
+        w.hand_head = self.bnodes[b].next
+        if w.hand_head < 0:
+            w.hand_tail = -1
+        self.kv_objs -= self.bnodes[b].nr_records
+        bnode_put(self, kp, b)
+        kv_mem_changed(self)
+    elif act == KWA_HEAD:
+        check_kvfree(self, c, w.hand_t)
+        self.kv_objs -= w.hand_objs
+        w.hand_objs = 0
+        kv_mem_changed(self)
+    elif act == KWA_SYNC:
+        w.step = 1
+        self.n_kv_sync += 1
+        if self.wake_from_gp:
+            synchronize_rcu_normal_wake(self, e, c)
+        else:
+            call_rcu(self, c, CB_WAKEME, e)
+        self.cpus[c].debt += self.acc
+        return -1
+    elif act == KWA_END:
+        w.running = 0
+        if not w.queued:
+            return -1
+    self.cpus[c].debt += self.acc
+    return kfree_rcu_work_step(self, e, c, i)

@@ -1,0 +1,86 @@
+# Locks: rcu_node spinlocks as resources free again at lock_free (waiting costs
+# the waiter time), and sleeping mutexes (kernel/locking/mutex.c, rtmutex.c) with
+# FIFO waiters, optimistic stealing for the plain mutex.
+#
+# Included by _core.pyx: module-level functions on the Engine.
+
+
+cdef void spin_lock(Engine self, i64 *lock_free) noexcept:
+    """Acquire and release a raw spinlock free again at *lock_free: the wait
+    and the hold time go into acc."""
+    cdef i64 t = self.now + self.acc
+    cdef i64 wait = lock_free[0] - t
+    if wait < 0:
+        wait = 0
+    lock_free[0] = t + wait + self.rnp_lock_ns
+    self.acc += wait + self.rnp_lock_ns
+    self.n_lock_wait_ns += wait
+
+
+# --- sleeping mutexes ----------------------------------------------------
+cdef bint mutex_trylock(Engine self, int m, int e) noexcept:
+    self.acc += self.rnp_lock_ns
+    if self.mtx_owner[m] >= 0:
+        return False
+    if self.mtx_head[m] >= 0:
+        self.n_exp_mutex_steal += 1  # a newcomer overtakes a woken waiter
+    self.mtx_owner[m] = e
+    return True
+
+
+cdef bint mutex_lock(Engine self, int m, int e) noexcept:
+    """mutex_lock(): True if e holds m now, else e is queued and must sleep."""
+    if mutex_trylock(self, m, e):
+        return True
+    self.n_exp_mutex_wait += 1
+    self.ents[e].phase = TASK_MUTEX_WAIT
+    self.ents[e].link = -1
+    if self.mtx_tail[m] >= 0:
+        self.ents[self.mtx_tail[m]].link = e
+    else:
+        self.mtx_head[m] = e
+    self.mtx_tail[m] = e
+    return False
+
+
+cdef bint mutex_retry(Engine self, int m, int e) noexcept:
+    """The woken waiter e runs: a plain mutex may have been taken meanwhile."""
+    cdef int x = self.mtx_head[m], prev = -1
+    if self.mtx_owner[m] == e:
+        return True  # rt_mutex hand-off
+    if self.mtx_owner[m] >= 0:
+        return False  # lost the race; still first in the wait list
+    while x >= 0 and x != e:
+        prev = x
+        x = self.ents[x].link
+    if x >= 0:
+        if prev >= 0:
+            self.ents[prev].link = self.ents[e].link
+        else:
+            self.mtx_head[m] = self.ents[e].link
+        if self.mtx_tail[m] == e:
+            self.mtx_tail[m] = prev
+        self.ents[e].link = -1
+    self.mtx_owner[m] = e
+    return True
+
+
+cdef void mutex_unlock(Engine self, int m, int c) except *:
+    """mutex_unlock() by a task on CPU c.
+
+    A plain mutex is left free and its first waiter woken: anyone who asks
+    before that waiter runs takes it (queue jumping). An rt_mutex hands the
+    lock to its first waiter (FIFO among equal priorities).
+    """
+    cdef int w = self.mtx_head[m]
+    if self.exp_mutex_rt and w >= 0:
+        self.mtx_head[m] = self.ents[w].link
+        if self.mtx_head[m] < 0:
+            self.mtx_tail[m] = -1
+        self.ents[w].link = -1
+        self.mtx_owner[m] = w
+    else:
+        self.mtx_owner[m] = -1
+    if w >= 0:
+        self.acc += self.ttwu_ns
+        wake(self, w, c, self.now + self.acc)

@@ -1,0 +1,197 @@
+# Callback offloading (kernel/rcu/tree_nocb.h): call_rcu_nocb() with the bypass
+# list, the rcuog kthreads (nocb_gp_wait) that request GPs and wait for them,
+# the rcuop kthreads (nocb_cb_wait) that invoke callbacks, the bypass timer.
+#
+# Included by _core.pyx: module-level functions on the Engine.
+
+
+cdef void rcu_nocb_flush_bypass(Engine self, cpu_t *cp, int cb) noexcept:
+    """rcu_nocb_flush_bypass(): bypass callbacks (then cb) join ->cblist's NEXT."""
+    if cp.byp_len > 0:
+        if cp.cb_tail >= 0:
+            self.cbs[cp.cb_tail].next = cp.byp_head
+        else:
+            cp.cb_head = cp.byp_head
+        cp.cb_tail = cp.byp_tail
+        cp.seg_len[RCU_NEXT_TAIL] += cp.byp_len
+        cp.byp_head = cp.byp_tail = -1
+        cp.byp_len = 0
+        self.n_bypass_flush += 1
+    if cb >= 0:
+        rcu_segcblist_enqueue(self, cp, cb)
+
+
+cdef void call_rcu_nocb(Engine self, int c, int cb) except *:
+    """call_rcu_nocb() / rcu_nocb_try_bypass() for a non-lazy callback."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 j = jiffies(self)
+    cdef i64 cnt
+    cdef bint was_alldone
+    # Count direct ->cblist enqueues per jiffy; beyond the limit use the bypass.
+    if j == cp.nobypass_last:
+        cnt = cp.nobypass_count + 1
+    else:
+        cp.nobypass_last = j
+        cnt = cp.nobypass_count - self.nocb_nobypass_lim
+        if cp.nobypass_count < self.nocb_nobypass_lim:
+            cnt = 0
+        elif cnt > self.nocb_nobypass_lim:
+            cnt = self.nocb_nobypass_lim
+    cp.nobypass_count = cnt
+    if cnt < self.nocb_nobypass_lim:
+        was_alldone = pend_cbs(self, cp) == 0
+        rcu_nocb_flush_bypass(self, cp, cb)
+        __call_rcu_nocb_wake(self, c, was_alldone)
+        return
+    if (cp.byp_len > 0 and j != cp.byp_first) or cp.byp_len >= self.qhimark:
+        was_alldone = pend_cbs(self, cp) == 0
+        rcu_nocb_flush_bypass(self, cp, cb)
+        __call_rcu_nocb_wake(self, c, was_alldone)
+        return
+    # Use the bypass.
+    if cp.byp_tail >= 0:
+        self.cbs[cp.byp_tail].next = cb
+    else:
+        cp.byp_head = cb
+        cp.byp_first = j
+    cp.byp_tail = cb
+    cp.byp_len += 1
+    self.n_bypass_enq += 1
+    if cp.byp_len == 1 and pend_cbs(self, cp) == 0:
+        __call_rcu_nocb_wake(self, c, True)
+
+
+cdef void __call_rcu_nocb_wake(Engine self, int c, bint was_alldone) except *:
+    """__call_rcu_nocb_wake(): wake rcuog when the queue was empty or grew a lot."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 n = n_cbs(self, cp)
+    if was_alldone:
+        cp.qlen_last_fqs_check = n
+        wake_nocb_gp(self, cp.group)
+    elif n > cp.qlen_last_fqs_check + self.qhimark:
+        cp.qlen_last_fqs_check = n
+        wake_nocb_gp(self, cp.group)
+
+
+cdef void wake_nocb_gp(Engine self, int g) except *:
+    cdef group_t *gp = &self.groups[g]
+    if gp.nocb_gp_sleep:
+        gp.nocb_gp_sleep = 0
+        rnp_waitq_remove(self, gp.ent)
+        self.n_rcuog_wake += 1
+        wake(self, gp.ent, -1, self.now + self.acc)
+
+
+cdef void rnp_waitq_remove(Engine self, int e) noexcept:
+    cdef ent_t *ep = &self.ents[e]
+    cdef int n, x, prev
+    if not ep.on_waitq:
+        return
+    n = self.cpus[ep.cpu].leaf
+    prev = -1
+    x = self.nodes[n].nocb_wait
+    while x >= 0:
+        if x == e:
+            if prev >= 0:
+                self.ents[prev].wait_next = ep.wait_next
+            else:
+                self.nodes[n].nocb_wait = ep.wait_next
+            break
+        prev = x
+        x = self.ents[x].wait_next
+    ep.wait_next = -1
+    ep.on_waitq = 0
+
+
+cdef i64 nocb_gp_wait_next(Engine self, int e) except -2:
+    cdef group_t *gp = &self.groups[self.ents[e].idx]
+    # One nocb_lock round per CPU of the group.
+    return gp.count * self.rnp_lock_ns
+
+
+cdef i64 nocb_gp_wait(Engine self, int e) except -2:
+    cdef ent_t *ep = &self.ents[e]
+    cdef int g = ep.idx
+    cdef group_t *gp = &self.groups[g]
+    cdef int i, r, leaf
+    cdef cpu_t *cp
+    cdef i64 j = jiffies(self)
+    cdef bint bypass = False, needwait = False, needwake_gp = False
+    cdef i64 wait = 0, nextgp
+    self.acc = 0
+    gp.nocb_gp_sleep = 1
+    gp.timer_gen = 0  # del_timer(&nocb_bypass_timer)
+    for i in range(gp.first, gp.first + gp.count):
+        r = self.group_cpus[i]
+        cp = &self.cpus[r]
+        if cp.byp_len > 0 and (j > cp.byp_first + 1 or cp.byp_len > 2 * self.qhimark):
+            rcu_nocb_flush_bypass(self, cp, -1)
+        elif cp.byp_len == 0 and n_cbs(self, cp) == 0:
+            continue
+        if cp.byp_len > 0:
+            bypass = True
+        if (cp.seg_len[RCU_NEXT_READY_TAIL] + cp.seg_len[RCU_NEXT_TAIL] > 0
+                or (pend_cbs(self, cp) > 0
+                    and rcu_seq_done(self.nodes[cp.leaf].gp_seq, cp.seg_gp[RCU_WAIT_TAIL]))):
+            rnp_lock(self, cp.leaf)
+            if rcu_advance_cbs(self, r):
+                needwake_gp = True
+        if pend_cbs(self, cp) > 0:
+            nextgp = cp.seg_gp[RCU_WAIT_TAIL]
+            if not needwait or nextgp < wait:
+                wait = nextgp
+            needwait = True
+        if cp.seg_len[RCU_DONE_TAIL] > 0 and cp.nocb_cb_sleep:
+            cp.nocb_cb_sleep = 0
+            wake(self, cp.rcuop, ep.cpu, self.now + self.acc)
+    if needwake_gp:
+        rcu_gp_kthread_wake(self)
+    if bypass:
+        gp.timer_gen = <u64> self.evq.seq + 1
+        push(self, (j + 2) * self.jiffy_ns, PRIO_NORMAL, EV_BYPASS_TIMER, g, <i64> gp.timer_gen)
+    self.cpus[ep.cpu].debt += self.acc
+    if not gp.nocb_gp_sleep:
+        return nocb_gp_wait_next(self, e)
+    if needwait:
+        leaf = self.cpus[ep.cpu].leaf
+        if rcu_seq_done(self.nodes[leaf].gp_seq, wait):
+            return nocb_gp_wait_next(self, e)
+        ep.on_waitq = 1
+        ep.wait_gp_seq = wait
+        ep.wait_next = self.nodes[leaf].nocb_wait
+        self.nodes[leaf].nocb_wait = e
+    return -1
+
+
+cdef void do_nocb_bypass_wakeup_timer(Engine self, int g, i64 gen) except *:
+    """do_nocb_bypass_wakeup_timer(): flush a stranded bypass."""
+    if self.groups[g].timer_gen != <u64> gen:
+        return
+    self.groups[g].timer_gen = 0
+    timer_tick(self, self.ents[self.groups[g].ent].cpu)
+    self.acc = 0
+    wake_nocb_gp(self, g)
+
+
+cdef i64 nocb_cb_wait_next(Engine self, int e, i64 t0) except -2:
+    cdef int r = self.ents[e].idx
+    # rcu_momentary_eqs(): the FQS scan sees a quiescent state.
+    self.cpus[self.ents[e].cpu].watching += 2
+    return rcu_do_batch(self, r, t0, 2)
+
+
+cdef i64 nocb_cb_wait(Engine self, int e) except -2:
+    cdef int r = self.ents[e].idx
+    cdef cpu_t *cp = &self.cpus[r]
+    cdef bint needwake_gp = False
+    self.acc = 0
+    if pend_cbs(self, cp) > 0 and rcu_seq_done(self.nodes[cp.leaf].gp_seq, cp.seg_gp[RCU_WAIT_TAIL]):
+        rnp_lock(self, cp.leaf)
+        needwake_gp = rcu_advance_cbs(self, r)
+    if needwake_gp:
+        rcu_gp_kthread_wake(self)
+    self.cpus[self.ents[e].cpu].debt += self.acc
+    if cp.seg_len[RCU_DONE_TAIL] > 0:
+        return nocb_cb_wait_next(self, e, self.now)
+    cp.nocb_cb_sleep = 1
+    return -1

@@ -1,0 +1,241 @@
+# cython: language_level=3
+"""The Engine's state, grouped by mechanism.  Each mechanism's functions live in
+the .pxi file of its name (see _core.pyx); every field names its kernel
+counterpart where one exists, with its unit."""
+
+from numpy.random cimport bitgen_t
+
+from defs cimport *
+from eventq cimport event_t, eventq_t
+
+
+cdef class Engine:
+    # --- event queue -------------------------------------------------------
+    cdef eventq_t evq
+    cdef readonly i64 now
+    cdef readonly i64 events
+
+    # --- model objects -----------------------------------------------------
+    cdef ent_t *ents
+    cdef int n_ents
+    cdef cpu_t *cpus
+    cdef int nr_cpus
+    cdef rnp_t *nodes
+    cdef int num_nodes
+    cdef int leaf_first
+    cdef group_t *groups
+    cdef int n_groups
+    cdef int *group_cpus
+    cdef cb_t *cbs
+    cdef int cb_cap
+    cdef int cb_free
+
+    # --- tasks and workloads -----------------------------------------------
+    cdef int n_tasks
+    cdef int tasks_left
+    cdef int *task_wl
+    cdef int n_wl
+    cdef i64 *wl_think_ns
+    cdef i64 *wl_after_ns
+    cdef int *wl_prim
+    # reader workloads
+    cdef int n_rwl
+    cdef i64 *rwl_len_ns
+    cdef i64 *rwl_gap_ns
+    cdef int *rwl_len_exp
+    cdef int *rwl_gap_busy
+    cdef int *rwl_preemptible
+    cdef int preemptible_readers
+
+    # --- parameters (resolved kernel values and platform costs) -------------
+    cdef i64 jiffy_ns
+    cdef int preempt_rcu
+    cdef int preemption
+    cdef int blimit_default
+    cdef i64 qhimark
+    cdef i64 qlowmark
+    cdef int rcu_divisor
+    cdef i64 rcu_resched_ns
+    cdef i64 jiffies_till_first_fqs
+    cdef i64 jiffies_till_next_fqs
+    cdef i64 jiffies_to_sched_qs
+    cdef i64 jiffies_resched
+    cdef int use_softirq
+    cdef i64 nocb_nobypass_lim
+    cdef int wake_from_gp
+    cdef int gp_cpu
+    cdef i64 ctxsw_ns
+    cdef i64 wakeup_busy_ns
+    cdef double idle_mu
+    cdef double idle_sigma
+    cdef i64 ipi_latency_ns
+    cdef i64 tick_ns
+    cdef i64 softirq_ns
+    cdef i64 rnp_lock_ns
+    cdef i64 cb_cost[4]
+    cdef i64 call_rcu_ns
+    cdef i64 sync_entry_ns
+    cdef i64 ttwu_ns
+    cdef i64 ipi_send_ns
+    cdef i64 ipi_handler_ns
+    cdef int exp_mutex_rt
+    cdef int fault
+
+    # --- rcu_state ----------------------------------------------------------
+    cdef readonly i64 gp_seq
+    cdef int gp_flags
+    cdef int gp_state
+    cdef int gp_ent
+    cdef int in_gp_kthread
+    cdef i64 gp_start
+    cdef i64 gp_qs_t             # when the root's qsmask emptied
+    cdef i64 fqs_deadline
+    cdef int fqs_first
+    cdef u64 gp_timer_gen
+    cdef int gp_pending_phase
+    # rcu_normal_wake_from_gp: synchronize_rcu() callers tracked apart
+    cdef int srs_next_head, srs_next_tail
+    cdef int srs_wait_head, srs_wait_tail
+    cdef int srs_done_head, srs_done_tail
+    cdef int srs_heads_inuse
+    cdef int srs_done_heads
+    cdef int sr_ent
+
+    # --- expedited GPs (rcu_state.expedited_sequence and friends) ------------
+    cdef readonly i64 exp_seq
+    # Sleeping mutexes: rcu_state.exp_mutex, and before v4.6 the funnel's
+    # rnp->exp_funnel_mutex (index = node) and rdp->exp_funnel_mutex
+    # (index = num_nodes + CPU). Waiters queue FIFO through ent_t.link.
+    cdef int n_mtx
+    cdef int *mtx_owner          # task holding it, -1 if free
+    cdef int *mtx_head
+    cdef int *mtx_tail
+    cdef int exp_mutex           # index of rcu_state.exp_mutex
+    cdef int gp_mutex            # the mutex held for a whole expedited GP
+    cdef int exp_funnel_mutexes  # before v4.6: the funnel is mutexes held hand over hand
+    cdef int exp_driver_task     # before v4.9: the requester drives its GP itself
+    cdef int exp_par             # per-leaf workers select CPUs in parallel
+    cdef int exp_driver          # entity driving the current expedited GP
+    cdef int exp_ent             # rcu_exp_gp_kthread_worker
+    cdef int exp_phase           # EXP_*
+    cdef int exp_work_queued     # rcu_exp_work queued on the kworker
+    cdef int exp_par_pending     # per-leaf selections not yet flushed
+    cdef int exp_last_leaf       # the leaf selected inline by the kworker
+    cdef i64 exp_gp_start
+    cdef i64 exp_gp_qs           # when the root's expmask emptied
+    cdef i64 exp_gp_ipis
+
+    # --- safety checker: the last completed GP of each flavour ----------------
+    cdef i64 last_gp_start[2]
+    cdef i64 last_gp_seq[2]
+    cdef i64 gp_completions[2]
+    cdef i64 n_readers_checked
+    cdef i64 reader_pipe[2][3]   # readers by GPs (0, 1, 2+) completed during them
+    cdef i64 n_violations
+    cdef list violations
+
+    # --- random stream ------------------------------------------------------
+    cdef object bitgen_obj
+    cdef bitgen_t *rng
+    cdef int have_spare
+    cdef double spare
+
+    # --- cost accumulator: lock hold/wait and callback time of one action ----
+    cdef i64 acc
+
+    # --- records ------------------------------------------------------------
+    cdef int *req_task
+    cdef int *req_cpu
+    cdef signed char *req_prim
+    cdef i64 *req_start
+    cdef i64 *req_end
+    cdef i64 req_n
+    cdef i64 req_cap
+    cdef i64 *gprec_seq
+    cdef i64 *gprec_start
+    cdef i64 *gprec_end
+    cdef i64 *gprec_qs
+    cdef i64 *gprec_ipis
+    cdef signed char *gprec_exp
+    cdef i64 *req_seq
+    cdef i64 gprec_n
+    cdef i64 gprec_cap
+    cdef readonly i64 completion_ns
+    cdef readonly dict counters_init
+    cdef i64 n_ctxsw, n_cbs_invoked, n_wakeups, n_idle_exits, n_softirq
+    cdef i64 n_fqs, n_bypass_enq, n_bypass_flush, n_lock_wait_ns, n_ticks
+    cdef i64 n_ipis, n_preempt, n_rcuog_wake, n_gp_wake
+    cdef i64 n_exp_ipis, n_exp_deferred, n_exp_funnel_wait, n_exp_mutex_wait, n_exp_mutex_steal
+    cdef i64 n_reader_blocked
+    # Optional trace buffer (trace_enable()); every hook tests trace_on first.
+    cdef bint trace_on
+    cdef trace_rec_t *trace_buf
+    cdef i64 trace_n
+    cdef i64 trace_cap
+    cdef readonly bint trace_overflow
+    cdef i64 trace_max
+
+    # --- real-time latency: rt_latency_probe, call_rcu_load, 2004 callback patches
+    cdef int classic             # kernel.release < 2.6.29: classic RCU's rcu_do_batch()
+    cdef int softirq_restart_only # __do_softirq() before v3.9: a restart count, no time or need_resched check
+    cdef int rcumaxbatch         # throttle-rcu: callbacks per tasklet pass, 0 = no limit
+    cdef int rcuplugticks        # throttle-rcu: ticks the done list waits after a full pass
+    cdef int krcud_bhlimit       # rcu-low-lat: callbacks in softirq before krcud/N takes over, 0 = no krcud
+    cdef int irq_exit_softirq    # before v4.10 every irq exit runs pending softirqs, ksoftirqd awake or not
+    cdef i64[::1] probe_period_ns  # per rt_latency_probe workload
+    cdef i64[::1] probe_run_ns
+    cdef i64[::1] bg_work_ns     # per call_rcu_load workload: mean preemptible work per operation
+    cdef double[::1] bg_groups_per_op # call_rcu() groups queued per operation (mean)
+    cdef int[::1] bg_burst       # call_rcu() calls per group
+    cdef int[::1] bg_cb_kind     # CB_* of its callbacks
+    cdef int[::1] bg_sec_first   # its rows of the section table: [first, first + count)
+    cdef int[::1] bg_sec_count
+    cdef i64[::1] bg_sec_ns      # section table: length of each non-preemptible section class
+    cdef double[::1] bg_sec_cum  # ... and the cumulative probability per operation
+    cdef i64 *lat_rec            # probe scheduling latencies, wake-up to running (ns)
+    cdef i64 lat_n
+    cdef i64 lat_cap
+    cdef i64 n_krcud_handoff, n_softirqd_wake, n_tasklet_reraise
+    cdef i64 cl_curbatch         # classic RCU: rcu_ctrlblk.curbatch
+    cdef i64 cl_maxbatch         # rcu_ctrlblk.maxbatch
+    cdef int cl_mask_n           # CPUs left in rcu_ctrlblk.rcu_cpu_mask
+
+    # --- kvfree_rcu() batching and rcuscale's kfree threads (kvfree.pxi) ------
+    cdef krc_t *krcs
+    cdef bnode_t *bnodes
+    cdef int bn_cap
+    cdef int bn_free
+    cdef int n_kfree              # rcuscale kfree threads
+    cdef int kfree_first          # entity index of the first one
+    cdef i64 *kt_loop             # per thread: loops done
+    cdef i64 *kt_i                # ... objects done in the current loop
+    cdef i64 *kt_start            # ... start_time (ns)
+    cdef i64 *kt_mem_begin        # ... mem_begin (pages of si_mem_available())
+    cdef i64 *kt_mem_during       # ... mem_during
+    cdef i64 *kt_plan             # ... planned burst: channel-3 objects, page source, pointers
+    cdef i64 kt_alloc_num         # rcuscale.kfree_alloc_num
+    cdef i64 kt_loops             # rcuscale.kfree_loops
+    cdef int kt_started, kt_ended
+    cdef int kv_last              # the thread that finished last (prints the line)
+    cdef i64 kv_b_start, kv_b_end, kv_end_time
+    cdef int kv_polled            # per-page polled reclaim (seed 001's patch)
+    cdef int kv_chunk             # 1 = one event per kfree_rcu() call
+    cdef int kv_form              # 0 = both kfree_rcu() forms at random, 1 = single-argument, 2 = two-argument
+    cdef i64 kv_max_entr          # KVFREE_BULK_MAX_ENTR: pointers per page
+    cdef i64 kv_drain_jiffies     # KFREE_DRAIN_JIFFIES
+    cdef int kv_min_cached        # rcutree.rcu_min_cached_objs
+    cdef i64 kv_obj_bytes         # slab object size (kmalloc size class)
+    cdef i64 kv_call_ns           # kmalloc() + kvfree_call_rcu() per object
+    cdef i64 kv_page_alloc_ns
+    cdef i64 kv_kfree_bulk_ns
+    cdef i64 kv_kfree_ns
+    cdef i64 kv_objs              # objects allocated and not yet freed
+    cdef i64 kv_pages             # bulk pages allocated (in lists, in hand or cached)
+    cdef i64 kv_sample_ns
+    cdef i64 kv_next_sample
+    cdef i64 *ms_t
+    cdef i64 *ms_bytes
+    cdef i64 ms_n, ms_cap
+    cdef i64 kv_peak_bytes
+    cdef i64 n_kv_pages_filled, n_kv_batches, n_kv_works, n_kv_ready_pages
+    cdef i64 n_kv_sync, n_kv_head_objs, n_kv_page_allocs, n_kv_monitor_runs

@@ -1,0 +1,383 @@
+# The scheduler: per-CPU run queues (an RT queue served before the SCHED_OTHER
+# queue, FIFO within each, one-jiffy round robin), wake-ups and their latency,
+# bursts of CPU time, preemption, idle entry and exit, the scheduling-clock tick,
+# resched IPIs (kernel/sched/core.c, kernel/sched/idle.c, kernel/time/tick-sched.c).
+# Entities (tasks and kthreads) run in bursts: ent_run() gives the length of the
+# next burst of an entity by its kind, ent_done() applies the burst's effects.
+# Random draws (one stream, in event order) live here too: only the idle-exit
+# latency and the workloads' exponential gaps draw.
+#
+# Included by _core.pyx: module-level functions on the Engine.
+
+
+cdef double std_normal(Engine self) noexcept:
+    """Box-Muller; the second value of each pair is kept for the next draw."""
+    cdef double u1, u2, r
+    if self.have_spare:
+        self.have_spare = 0
+        return self.spare
+    u1 = self.rng.next_double(self.rng.state)
+    u2 = self.rng.next_double(self.rng.state)
+    if u1 < 1e-300:
+        u1 = 1e-300
+    r = sqrt(-2.0 * log(u1))
+    self.spare = r * cos(2.0 * 3.141592653589793 * u2 + 1.5707963267948966)
+    self.have_spare = 1
+    return r * cos(2.0 * 3.141592653589793 * u2)
+
+
+cdef i64 exp_ns(Engine self, i64 mean) noexcept:
+    """An exponential draw of the given mean (0 stays 0)."""
+    if mean <= 0:
+        return 0
+    return <i64> (-mean * log(1.0 - self.rng.next_double(self.rng.state)))
+
+
+cdef i64 idle_exit_ns(Engine self) noexcept:
+    """Wake-up latency of an idle CPU: lognormal from the profile's median and p99."""
+    return <i64> exp(self.idle_mu + self.idle_sigma * std_normal(self))
+
+
+cdef inline i64 jiffies(Engine self) noexcept:
+    return self.now // self.jiffy_ns
+
+
+cdef void enqueue(Engine self, int e) noexcept:
+    cdef ent_t *ep = &self.ents[e]
+    cdef cpu_t *cp = &self.cpus[ep.cpu]
+    cdef int q = ep.rq
+    ep.state = ST_RUNNABLE
+    if ep.head_enqueue and cp.rq_head[q] >= 0:
+        ep.next = cp.rq_head[q]
+        cp.rq_head[q] = e
+    else:
+        ep.next = -1
+        if cp.rq_tail[q] >= 0:
+            self.ents[cp.rq_tail[q]].next = e
+        else:
+            cp.rq_head[q] = e
+        cp.rq_tail[q] = e
+    cp.nr_queued += 1
+
+
+cdef void enqueue_head(Engine self, int e) noexcept:
+    """Put a preempted entity back at the head of its class."""
+    cdef ent_t *ep = &self.ents[e]
+    cdef cpu_t *cp = &self.cpus[ep.cpu]
+    cdef int q = ep.rq
+    ep.state = ST_RUNNABLE
+    ep.next = cp.rq_head[q]
+    cp.rq_head[q] = e
+    if cp.rq_tail[q] < 0:
+        cp.rq_tail[q] = e
+    cp.nr_queued += 1
+
+
+cdef int dequeue(Engine self, int c) noexcept:
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef int q, e
+    for q in range(2):
+        e = cp.rq_head[q]
+        if e >= 0:
+            cp.rq_head[q] = self.ents[e].next
+            if cp.rq_head[q] < 0:
+                cp.rq_tail[q] = -1
+            self.ents[e].next = -1
+            cp.nr_queued -= 1
+            return e
+    return -1
+
+
+cdef void wake(Engine self, int e, int from_cpu, i64 t) except *:
+    """try_to_wake_up(): entity e becomes runnable at time t (>= now)."""
+    cdef ent_t *ep = &self.ents[e]
+    if ep.state != ST_BLOCKED:
+        ep.kick = 1
+        return
+    ep.state = ST_RUNNABLE
+    self.n_wakeups += 1
+    if from_cpu != ep.cpu:
+        t += self.wakeup_busy_ns
+    if self.trace_on:
+        trace(self, t, TR_WAKE, ep.cpu, e, 0, from_cpu, 0)
+    if t <= self.now:
+        ev_wake(self, e)
+    else:
+        push(self, t, PRIO_NORMAL, EV_WAKE, e, 0)
+
+
+cdef void ev_wake(Engine self, int e) except *:
+    cdef ent_t *ep = &self.ents[e]
+    cdef int c = ep.cpu
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 lat
+    enqueue(self, e)
+    if cp.state == CPU_IDLE:
+        lat = idle_exit_ns(self)
+        cp.state = CPU_WAKING
+        cp.waking_until = self.now + lat
+        self.n_idle_exits += 1
+        push(self, cp.waking_until, PRIO_NORMAL, EV_CPU_RUN, c, 0)
+    elif cp.state == CPU_BUSY and ep.rq == RQ_RT and self.preemption:
+        if self.ents[cp.curr].rq == RQ_NORMAL:
+            try_preempt(self, c)
+    elif cp.state == CPU_BUSY and ep.rq == RQ_RT and self.ents[cp.curr].rq == RQ_NORMAL:
+        cp.need_resched = 1  # !PREEMPTION: resched_curr() waits for a preemption point
+
+
+cdef void try_preempt(Engine self, int c, bint at_boundary=False) except *:
+    """Preempt the running entity for a woken RT one, or arrange it for the end of a
+    non-preemptible stretch; `at_boundary`: the running burst has only just begun."""
+    cdef cpu_t *cp = &self.cpus[c]
+    if in_reader(self, c) and not self.rwl_preemptible[self.ents[cp.curr].idx]:
+        cp.resched_reader = 1  # preempt_enable() in rcu_read_unlock() reschedules
+        return
+    if not at_boundary and burst_nopreempt(self, c):
+        cp.resched_reader = 1  # preempt_enable() at the end of the section reschedules
+        return
+    if self.now < cp.nonpreempt_until:
+        if not cp.resched_pending:
+            cp.resched_pending = 1
+            push(self, cp.nonpreempt_until, PRIO_NORMAL, EV_RESCHED, c, 0)
+        return
+    preempt(self, c)
+
+
+cdef void preempt(Engine self, int c, bint to_tail=False) except *:
+    """Switch out the running entity: to the head of its class (preempted by a
+    higher class) or, at the end of its time slice, to the tail."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef int e = cp.curr
+    cdef i64 rest = cp.burst_end + cp.stolen - self.now
+    if rest < 0:
+        rest = 0
+    if in_reader(self, c):
+        rcu_preempt_ctxt_queue(self, c, e)
+    self.ents[e].remaining = rest
+    if not to_tail:
+        # Preempted by a higher class: its time slice goes on when it runs again
+        # (CFS/EEVDF account the slice in the task's own runtime).
+        self.ents[e].slice_used = self.now - cp.run_start
+    cp.gen += 1
+    cp.stolen = 0
+    cp.curr = -1
+    if to_tail:
+        enqueue(self, e)
+    else:
+        enqueue_head(self, e)
+    self.n_preempt += 1
+    cpu_pick(self, c)
+
+
+cdef void start_burst(Engine self, int c, i64 dur) except *:
+    cdef cpu_t *cp = &self.cpus[c]
+    dur += cp.debt
+    cp.debt = 0
+    cp.gen += 1
+    cp.burst_end = self.now + dur
+    push(self, cp.burst_end, PRIO_NORMAL, EV_BURST_END, c, <i64> cp.gen)
+
+
+cdef void cpu_pick(Engine self, int c) except *:
+    """__schedule(): switch to the next runnable entity, or enter idle."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef int e = dequeue(self, c)
+    cdef ent_t *ep
+    cdef i64 t0, dur
+    if e < 0:
+        cpu_enter_idle(self, c)
+        return
+    if cp.state == CPU_IDLE or cp.state == CPU_WAKING:
+        cp.watching += 1  # leaving the extended quiescent state
+        if not cp.tick_on:
+            cp.tick_on = 1
+            push(self, (jiffies(self) + 1) * self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
+    cp.state = CPU_BUSY
+    cp.curr = e
+    if self.trace_on:
+        trace(self, self.now, TR_SWITCH, c, e, 0, 0, 0)
+    ep = &self.ents[e]
+    cp.run_start = self.now - ep.slice_used
+    ep.slice_used = 0
+    cp.need_resched = 0
+    ep.state = ST_RUNNING
+    ep.kick = 0
+    # rcu_note_context_switch(): a context switch is a quiescent state,
+    # for an expedited GP too if its IPI is waiting for one.
+    cp.cpu_no_qs = 0
+    if cp.exp_need_qs:
+        self.acc = 0
+        rcu_report_exp_rdp(self, c)
+        cp.debt += self.acc
+    self.n_ctxsw += 1
+    cp.user_from = 0
+    cp.user_to = 0
+    t0 = self.now + self.ctxsw_ns + cp.debt
+    if ep.remaining >= 0:
+        dur = ep.remaining
+        ep.remaining = -1
+    else:
+        dur = ent_run(self, e, t0)
+    start_burst(self, c, self.ctxsw_ns + dur)
+
+
+cdef void cpu_enter_idle(Engine self, int c) noexcept:
+    cdef cpu_t *cp = &self.cpus[c]
+    cp.state = CPU_IDLE
+    cp.curr = -1
+    cp.watching += 1  # rcu_idle_enter(): extended quiescent state
+    cp.cpu_no_qs = 0
+    if self.trace_on:
+        trace(self, self.now, TR_SWITCH, c, -1, 0, 0, 0)
+    cp.user_from = 0
+    cp.user_to = 0
+
+
+cdef void steal(Engine self, int c, i64 dur) noexcept:
+    """Interrupt/softirq time on CPU c: the running burst ends later."""
+    cdef cpu_t *cp = &self.cpus[c]
+    if cp.state == CPU_BUSY:
+        cp.stolen += dur
+    if self.now + dur > cp.nonpreempt_until:
+        cp.nonpreempt_until = self.now + dur
+
+
+cdef void ev_burst_end(Engine self, int c, i64 gen) except *:
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef int e
+    cdef i64 nxt, st
+    if <u64> gen != cp.gen or cp.state != CPU_BUSY:
+        return
+    if cp.stolen > 0:
+        st = cp.stolen
+        cp.stolen = 0
+        cp.burst_end = self.now + st
+        push(self, cp.burst_end, PRIO_NORMAL, EV_BURST_END, c, gen)
+        return
+    e = cp.curr
+    cp.user_from = 0
+    cp.user_to = 0
+    nxt = ent_done(self, e)
+    if nxt >= 0:
+        start_burst(self, c, nxt)
+        if cp.resched_reader and not in_reader(self, c):
+            cp.resched_reader = 0
+            try_preempt(self, c, True)
+        return
+    # The entity blocks (or exits, or yielded in cond_resched()); schedule the next one.
+    if self.ents[e].state == ST_RUNNING:
+        self.ents[e].state = ST_BLOCKED
+    cp.curr = -1
+    cp.resched_reader = 0  # schedule() runs now anyway
+    cpu_pick(self, c)
+
+
+cdef i64 ent_run(Engine self, int e, i64 t0) except -2:
+    cdef int kind = self.ents[e].kind
+    if kind == ENT_TASK:
+        return task_run(self, e, t0)
+    if kind == ENT_GP:
+        return rcu_gp_kthread_next(self, e, t0)
+    if kind == ENT_RCUOG:
+        return nocb_gp_wait_next(self, e)
+    if kind == ENT_RCUOP:
+        return nocb_cb_wait_next(self, e, t0)
+    if kind == ENT_SR_WORKER:
+        return sr_worker_run(self, e, t0)
+    if kind == ENT_READER:
+        return reader_run(self, e, t0)
+    if kind == ENT_EXP_GP:
+        return rcu_exp_sel_wait_wake_next(self, e, t0)
+    if kind == ENT_EXP_PAR:
+        return sync_rcu_exp_select_node_cpus_next(self, e, t0)
+    if kind == ENT_KFREE:
+        return kfree_run(self, e, t0)
+    if kind == ENT_KWORKER:
+        return kworker_run(self, e, t0)
+    if kind == ENT_RT_PROBE:
+        return probe_run(self, e, t0)
+    if kind == ENT_BG:
+        return bg_run(self, e, t0)
+    if kind == ENT_KRCUD:
+        return krcud_run(self, e, t0)
+    if kind == ENT_RCUC:
+        return rcu_cpu_kthread_next(self, e, t0)
+    raise RuntimeError(f"entity {e} of unknown kind {kind}")
+
+
+cdef i64 ent_done(Engine self, int e) except -2:
+    cdef int kind = self.ents[e].kind
+    if kind == ENT_TASK:
+        return task_done(self, e)
+    if kind == ENT_GP:
+        return rcu_gp_kthread(self, e)
+    if kind == ENT_RCUOG:
+        return nocb_gp_wait(self, e)
+    if kind == ENT_RCUOP:
+        return nocb_cb_wait(self, e)
+    if kind == ENT_SR_WORKER:
+        return sr_worker_done(self, e)
+    if kind == ENT_READER:
+        return reader_done(self, e)
+    if kind == ENT_EXP_GP:
+        return rcu_exp_sel_wait_wake(self, e)
+    if kind == ENT_EXP_PAR:
+        return sync_rcu_exp_select_node_cpus(self, e)
+    if kind == ENT_KFREE:
+        return kfree_done(self, e)
+    if kind == ENT_KWORKER:
+        return kworker_done(self, e)
+    if kind == ENT_RT_PROBE:
+        return probe_done(self, e)
+    if kind == ENT_BG:
+        return bg_done(self, e)
+    if kind == ENT_KRCUD:
+        return krcud_done(self, e)
+    if kind == ENT_RCUC:
+        return rcu_cpu_kthread(self, e)
+    raise RuntimeError(f"entity {e} of unknown kind {kind}")
+
+
+cdef void ev_tick(Engine self, int c) except *:
+    """The periodic scheduling-clock tick; it stops on a NO_HZ-idle CPU."""
+    cdef cpu_t *cp = &self.cpus[c]
+    if cp.state != CPU_BUSY and (cp.offloaded or n_cbs(self, cp) == 0):
+        # rcu_needs_cpu() is false: the idle CPU stops its tick.
+        cp.tick_on = 0
+        return
+    push(self, self.now + self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
+    tick_slice(self, c)  # the interrupted entity's slice ends at this irq exit
+    rcu_sched_clock_irq(self, c)
+
+
+cdef void tick_slice(Engine self, int c) except *:
+    """SCHED_NORMAL time sharing: after a jiffy of running, the current entity
+    yields to a queued one at the tick (a coarse stand-in for CFS/EEVDF slices)."""
+    cdef cpu_t *cp = &self.cpus[c]
+    if (cp.state != CPU_BUSY or cp.rq_head[RQ_NORMAL] < 0 or self.ents[cp.curr].rq != RQ_NORMAL
+            or self.now - cp.run_start < self.jiffy_ns):
+        return
+    if not (self.preemption or cp.user_from <= self.now < cp.user_to):
+        cp.need_resched = 1  # kernel mode, !PREEMPTION: switch at the next preemption point
+        return
+    if self.now < cp.nonpreempt_until or in_reader(self, c) and not self.rwl_preemptible[self.ents[cp.curr].idx]:
+        return
+    if burst_nopreempt(self, c) or self.ents[cp.curr].kind == ENT_KRCUD:
+        return  # krcud/N at nice -19 keeps the CPU against nice-0 tasks
+    preempt(self, c, True)
+
+
+cdef void timer_tick(Engine self, int c) except *:
+    """A timer expiring on CPU c: on a NO_HZ-idle CPU it fires from a tick."""
+    if not self.cpus[c].tick_on:
+        rcu_sched_clock_irq(self, c)
+
+
+cdef void ev_ipi(Engine self, int c) except *:
+    """resched_cpu(): need_resched forces a context switch."""
+    if self.trace_on:
+        trace(self, self.now, TR_IPI_HANDLER, c, self.cpus[c].curr, self.gp_seq, 0, 0)
+    if self.cpus[c].state == CPU_BUSY:
+        self.acc = 0
+        rcu_need_resched(self, c)
+        steal(self, c, self.acc)

@@ -1,0 +1,183 @@
+# The rcu_node tree (kernel/rcu/tree.c): quiescent-state reports up the tree
+# (rcu_report_qs_rnp, rcu_report_qs_rdp), GP requests up the funnel
+# (rcu_start_this_gp), a CPU noticing GP changes (note_gp_changes), rcu_pending()
+# and the RCU part of the scheduling-clock interrupt (rcu_sched_clock_irq).
+#
+# Included by _core.pyx: module-level functions on the Engine.
+
+
+cdef inline void rnp_lock(Engine self, int n) noexcept:
+    """rnp->lock."""
+    spin_lock(self, &self.nodes[n].lock_free)
+
+
+cdef inline bint gp_in_progress(Engine self) noexcept:
+    return rcu_seq_state(self.gp_seq) != 0
+
+
+cdef inline bint root_qs_done(Engine self) noexcept:
+    """No CPU and no preempted reader holds the current normal GP."""
+    return self.nodes[0].qsmask == 0 and self.nodes[0].gp_blockers == 0
+
+
+cdef void rcu_report_qs_rnp(Engine self, u64 mask, int n, i64 gps) except *:
+    """rcu_report_qs_rnp(): clear mask in n and climb while nodes empty."""
+    cdef rnp_t *np
+    while True:
+        np = &self.nodes[n]
+        if (np.qsmask & mask) == 0 or np.gp_seq != gps:
+            return
+        np.qsmask &= ~mask
+        # Preempted readers that block this GP hold the leaf (rcu_preempt_blocked_readers_cgp).
+        if np.qsmask != 0 or np.gp_blockers > 0:
+            return
+        if np.parent < 0:
+            # rcu_report_qs_rsp(): the root is clear; let the GP kthread finish.
+            self.gp_qs_t = self.now + self.acc
+            self.gp_flags |= RCU_GP_FLAG_FQS
+            rcu_gp_kthread_wake(self)
+            return
+        mask = np.grpmask
+        n = np.parent
+        rnp_lock(self, n)
+
+
+cdef bint rcu_start_this_gp(Engine self, int leaf, i64 req) noexcept:
+    """rcu_start_this_gp(): funnel the request up; True if the GP kthread must wake."""
+    cdef int n = leaf
+    cdef rnp_t *np
+    while True:
+        if n != leaf:
+            rnp_lock(self, n)
+        np = &self.nodes[n]
+        if (np.gp_seq_needed >= req or rcu_seq_started(np.gp_seq, req)
+                or (n != leaf and rcu_seq_state(np.gp_seq) != 0)):
+            return False
+        np.gp_seq_needed = req
+        if rcu_seq_state(np.gp_seq) != 0:
+            return False
+        if np.parent < 0:
+            break
+        n = np.parent
+    if gp_in_progress(self):
+        return False
+    self.gp_flags |= RCU_GP_FLAG_INIT
+    return True
+
+
+cdef void note_gp_changes_locked(Engine self, int c) except *:
+    """__note_gp_changes(): the leaf's lock is held (charged by the caller)."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 rnp_gp = self.nodes[cp.leaf].gp_seq
+    cdef bint needwake = False, need_qs
+    if cp.gp_seq == rnp_gp:
+        return
+    if not cp.offloaded:
+        if rcu_seq_completed_gp(cp.gp_seq, rnp_gp):
+            needwake = rcu_advance_cbs(self, c)
+        else:
+            needwake = rcu_accelerate_cbs(self, c)
+    if rcu_seq_new_gp(cp.gp_seq, rnp_gp):
+        need_qs = (self.nodes[cp.leaf].qsmask & cp.grpmask) != 0
+        cp.cpu_no_qs = need_qs
+        cp.core_needs_qs = need_qs
+    cp.gp_seq = rnp_gp
+    if needwake:
+        rcu_gp_kthread_wake(self)
+
+
+cdef void rcu_report_qs_rdp(Engine self, int c) except *:
+    """rcu_report_qs_rdp(): push this CPU's noted QS into its leaf."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef rnp_t *np = &self.nodes[cp.leaf]
+    cdef bint needwake = False
+    rnp_lock(self, cp.leaf)
+    if cp.cpu_no_qs or cp.gp_seq != np.gp_seq:
+        cp.cpu_no_qs = 1
+        return
+    cp.core_needs_qs = 0
+    if (np.qsmask & cp.grpmask) == 0:
+        return
+    if not cp.offloaded:
+        needwake = rcu_accelerate_cbs(self, c)
+    if self.trace_on:
+        trace(self, self.now + self.acc, TR_QS, c, cp.curr, np.gp_seq, 0, 0)
+    rcu_report_qs_rnp(self, cp.grpmask, cp.leaf, np.gp_seq)
+    if needwake:
+        rcu_gp_kthread_wake(self)
+
+
+cdef bint rcu_pending(Engine self, int c) noexcept:
+    cdef cpu_t *cp = &self.cpus[c]
+    if self.classic:
+        return rcu_pending_classic(self, c)
+    if cp.core_needs_qs and not cp.cpu_no_qs:
+        return True
+    if not cp.offloaded:
+        if cbs_ready(self, cp):
+            return True
+        if (not gp_in_progress(self)
+                and cp.seg_len[RCU_NEXT_READY_TAIL] + cp.seg_len[RCU_NEXT_TAIL] > 0):
+            return True
+    if cp.gp_seq != self.nodes[cp.leaf].gp_seq:
+        return True
+    return False
+
+
+cdef void rcu_sched_clock_irq(Engine self, int c) except *:
+    """rcu_sched_clock_irq() and, if rcu_pending(), RCU_SOFTIRQ at irq exit."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 cost = self.tick_ns
+    cdef bint idle = cp.state != CPU_BUSY
+    self.n_ticks += 1
+    # rcu_flavor_sched_clock_irq()
+    if idle:
+        cp.cpu_no_qs = 0
+    elif self.preempt_rcu and (not in_reader(self, c) or self.fault == 2):
+        # PREEMPT_RCU: the tick interrupted code outside any reader.
+        cp.cpu_no_qs = 0
+    elif cp.user_from <= self.now < cp.user_to:
+        # !PREEMPT_RCU: only user mode counts.
+        cp.cpu_no_qs = 0
+    if cp.urgent_qs and not idle:
+        # rcu_urgent_qs: set need_resched; the context switch is a QS.
+        cp.urgent_qs = 0
+        self.acc = 0
+        rcu_need_resched(self, c)
+        cost += self.acc
+    if rcu_pending(self, c):
+        # invoke_rcu_core(): RCU_SOFTIRQ, or the rcuc/N kthread with use_softirq=0.
+        if self.use_softirq or cp.offloaded:
+            cost += rcu_softirq(self, c)
+        else:
+            wake(self, cp.rcuc, c, self.now + cost)
+    if cp.plugticks > 0:
+        cp.plugticks -= 1  # throttle-rcu: scheduler_tick() counts the plug down
+    steal(self, c, cost)
+
+
+cdef void rcu_need_resched(Engine self, int c) except *:
+    """need_resched on busy CPU c: schedule() at the next preemption point is a QS.
+
+    With CONFIG_PREEMPTION, inside a non-preemptible reader that point is its
+    rcu_read_unlock(); a preemptible reader is preempted in place and joins its
+    leaf's blkd_tasks; elsewhere it is the irq exit. Without it, kernel code is
+    switched out only where it calls schedule() or cond_resched().
+    """
+    cdef cpu_t *cp = &self.cpus[c]
+    if not self.preemption and not (cp.user_from <= self.now < cp.user_to):
+        # No preemption in kernel mode: the QS waits for the next schedule()
+        # (a block, or cond_resched() in a busy loop).
+        cp.need_resched = 1
+        return
+    if in_reader(self, c):
+        if not self.rwl_preemptible[self.ents[cp.curr].idx]:
+            cp.urgent_qs = 1
+            return
+        rcu_preempt_ctxt_queue(self, c, cp.curr)
+    cp.cpu_no_qs = 0
+    # rcu_note_context_switch() with rcu_urgent_qs: rcu_momentary_eqs(), which
+    # the next FQS scan sees even if this CPU has not noticed the GP yet.
+    cp.watching += 2
+    if cp.exp_need_qs:
+        rcu_report_exp_rdp(self, c)

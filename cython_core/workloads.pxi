@@ -1,0 +1,246 @@
+# Workload entities: the sync_loop task (synchronize_rcu*() in a loop), the
+# rt_latency_probe task (amlat: a SCHED_FIFO task woken by a timer interrupt)
+# and the call_rcu_load tasks (operations of kernel work, non-preemptible
+# sections and call_rcu()).
+#
+# Included by _core.pyx: module-level functions on the Engine.
+
+
+cdef void init_rt_latency(Engine self, dict p, dict wl) except *:
+    """Probe tasks, call_rcu_load tasks and krcud/N kthreads, after every other entity."""
+    cdef int e = self.n_ents, i, c
+    self.classic = p["classic_rcu"]
+    self.softirq_restart_only = p["softirq_restart_only"]
+    self.rcumaxbatch = p["rcumaxbatch"]
+    self.rcuplugticks = p["rcuplugticks"]
+    self.krcud_bhlimit = p["krcud_bhlimit"]
+    self.irq_exit_softirq = p["irq_exit_softirq"]
+    self.cl_curbatch = self.cl_maxbatch = self.gp_seq >> 2
+    self.probe_period_ns = np.ascontiguousarray(wl["probe_period_ns"], dtype=np.int64)
+    self.probe_run_ns = np.ascontiguousarray(wl["probe_run_ns"], dtype=np.int64)
+    self.bg_work_ns = np.ascontiguousarray(wl["bg_work_ns"], dtype=np.int64)
+    self.bg_groups_per_op = np.ascontiguousarray(wl["bg_groups_per_op"], dtype=np.float64)
+    self.bg_burst = np.ascontiguousarray(wl["bg_burst"], dtype=np.intc)
+    self.bg_cb_kind = np.ascontiguousarray(wl["bg_cb_kind"], dtype=np.intc)
+    self.bg_sec_first = np.ascontiguousarray(wl["bg_sec_first"], dtype=np.intc)
+    self.bg_sec_count = np.ascontiguousarray(wl["bg_sec_count"], dtype=np.intc)
+    self.bg_sec_ns = np.ascontiguousarray(wl["bg_sec_ns"], dtype=np.int64)
+    self.bg_sec_cum = np.ascontiguousarray(wl["bg_sec_cum"], dtype=np.float64)
+    for c in range(self.nr_cpus):
+        self.cpus[c].krcud = -1
+        self.cpus[c].rcud_head = self.cpus[c].rcud_tail = -1
+        self.cpus[c].probe_next = (<i64> 1) << 62
+        self.cpus[c].probe_runnable_at = (<i64> 1) << 62
+    for i in range(len(wl["probe_cpu"])):
+        # amlat: a SCHED_FIFO task sleeping until the next RTC interrupt.
+        self.ents[e].kind = ENT_RT_PROBE
+        self.ents[e].cpu = wl["probe_cpu"][i]
+        self.ents[e].idx = wl["probe_workload"][i]
+        self.ents[e].rq = RQ_RT
+        self.ents[e].loops_left = wl["probe_samples"][self.ents[e].idx]
+        self.tasks_left += 1
+        push(self, self.probe_period_ns[self.ents[e].idx], PRIO_NORMAL, EV_PROBE_TIMER, e, 0)
+        note_probe_timer(self, self.ents[e].cpu, self.probe_period_ns[self.ents[e].idx])
+        e += 1
+    for i in range(len(wl["bg_cpu"])):
+        self.ents[e].kind = ENT_BG
+        self.ents[e].cpu = wl["bg_cpu"][i]
+        self.ents[e].idx = wl["bg_workload"][i]
+        self.ents[e].rq = RQ_NORMAL
+        self.ents[e].phase = BG_WORK
+        self.ents[e].state = ST_RUNNABLE
+        push(self, 0, PRIO_NORMAL, EV_WAKE, e, 0)
+        e += 1
+    if self.krcud_bhlimit:
+        for c in range(self.nr_cpus):
+            # krcud() runs at nice -19: woken, it goes ahead of nice-0 tasks.
+            self.cpus[c].krcud = e
+            self.ents[e].kind = ENT_KRCUD
+            self.ents[e].cpu = c
+            self.ents[e].idx = c
+            self.ents[e].rq = RQ_NORMAL
+            self.ents[e].head_enqueue = 1
+            e += 1
+    self.n_ents = e
+
+
+# --- workload task: loop { synchronize_rcu*(); work after; think } ------
+cdef i64 task_run(Engine self, int e, i64 t0) except -2:
+    cdef int phase = self.ents[e].phase
+    if phase == TASK_WAITING:
+        return task_return(self, e, t0)
+    if phase == TASK_MUTEX_WAIT or phase == TASK_EXP_OWNER:
+        return self.rnp_lock_ns  # mutex_lock() retry / mutex_unlock(): one cache line
+    if phase == TASK_EXP_DRIVE:
+        return rcu_exp_sel_wait_wake_next(self, e, t0)
+    return task_next(self, e, t0, 0)
+
+
+cdef i64 task_return(Engine self, int e, i64 t0) except -2:
+    """synchronize_rcu*() returns at t0: record it, then the work after it."""
+    cdef ent_t *ep = &self.ents[e]
+    cdef i64 dur = self.wl_after_ns[self.task_wl[e]]
+    record_request(self, e, t0)
+    if ep.loops_left == 0:
+        ep.phase = TASK_EXITED
+        if t0 + dur > self.completion_ns:
+            self.completion_ns = t0 + dur
+        return dur
+    return task_next(self, e, t0, dur)
+
+
+cdef i64 task_next(Engine self, int e, i64 t0, i64 dur) except -2:
+    """After `dur` of work, think in user mode, then enter the next call."""
+    cdef ent_t *ep = &self.ents[e]
+    cdef cpu_t *cp = &self.cpus[ep.cpu]
+    cdef int w = self.task_wl[e]
+    ep.phase = TASK_RUNNING
+    # Think time runs in user mode: the tick sees a quiescent state there.
+    cp.user_from = t0 + dur
+    cp.user_to = t0 + dur + self.wl_think_ns[w]
+    dur += self.wl_think_ns[w] + self.sync_entry_ns
+    if self.wl_prim[w] == 0 and not self.wake_from_gp:
+        dur += self.call_rcu_ns
+    return dur
+
+
+cdef i64 task_done(Engine self, int e) except -2:
+    cdef ent_t *ep = &self.ents[e]
+    cdef int c = ep.cpu
+    cdef i64 nxt = -1
+    if ep.phase == TASK_EXITED:
+        self.tasks_left -= 1
+        return -1
+    self.acc = 0
+    if ep.phase == TASK_MUTEX_WAIT:
+        nxt = exp_mutex_retry(self, e, c)
+    elif ep.phase == TASK_EXP_OWNER:
+        # Woken by rcu_exp_wait_wake(): let the next expedited GP start, return.
+        mutex_unlock(self, self.gp_mutex, c)
+        nxt = task_return(self, e, self.now + self.acc)
+    elif ep.phase == TASK_EXP_DRIVE:
+        nxt = rcu_exp_sel_wait_wake(self, e)  # charges its own lock costs
+        self.acc = 0
+        if nxt < 0 and self.exp_phase == EXP_IDLE:
+            # rcu_exp_wait_wake() done: let the next expedited GP start, return.
+            mutex_unlock(self, self.gp_mutex, c)
+            nxt = task_return(self, e, self.now + self.acc)
+    else:
+        ep.loops_left -= 1
+        ep.t_call = self.now - self.sync_entry_ns
+        if self.wl_prim[self.task_wl[e]]:
+            nxt = synchronize_rcu_expedited(self, e, c)
+        else:
+            ep.phase = TASK_WAITING
+            ep.req_s = rcu_seq_snap(self.gp_seq)
+            if self.wake_from_gp:
+                synchronize_rcu_normal_wake(self, e, c)
+            else:
+                ep.t_call -= self.call_rcu_ns
+                # wait_rcu_gp(call_rcu_hurry): wakeme_after_rcu behind other callbacks.
+                call_rcu(self, c, CB_WAKEME, e)
+        if self.trace_on:
+            trace(self, ep.t_call, TR_TASK_WAIT, c, e, ep.req_s, self.wl_prim[self.task_wl[e]], 0)
+    self.cpus[c].debt += self.acc
+    return nxt
+
+
+# --- rt_latency_probe: amlat, a SCHED_FIFO task woken by a timer interrupt ----
+cdef inline bint probe_waiting(Engine self, cpu_t *cp, i64 t) noexcept:
+    """A probe on this CPU is runnable at t: woken already, or by its next interrupt.
+
+    NOTE: callback invocation is computed whole when it starts, so the
+    rcu-low-lat check "an RT task is waiting" (rq_has_rt_task()) reads the
+    probe's wake-up and periodic timer instead of waiting for their events.
+    """
+    return cp.probe_runnable_at <= t or cp.probe_next + self.tick_ns <= t
+
+
+cdef void note_probe_timer(Engine self, int c, i64 t) noexcept:
+    """Remember the earliest coming probe interrupt on CPU c."""
+    cdef cpu_t *cp = &self.cpus[c]
+    if cp.probe_next <= self.now or t < cp.probe_next:
+        cp.probe_next = t
+
+
+cdef void ev_probe_timer(Engine self, int e) except *:
+    """The probe's timer interrupt (the RTC irq): the handler wakes the probe, whose
+    scheduling latency runs from this instant until it runs."""
+    cdef ent_t *ep = &self.ents[e]
+    cdef int c = ep.cpu
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 cost = self.tick_ns  # the RTC interrupt costs a timer interrupt
+    if ep.loops_left <= 0:
+        return
+    push(self, self.now + self.probe_period_ns[ep.idx], PRIO_NORMAL, EV_PROBE_TIMER, e, 0)
+    note_probe_timer(self, c, self.now + self.probe_period_ns[ep.idx])
+    # invoke_softirq() at irq exit: softirq work left for ksoftirqd runs here, unless
+    # the interrupt came in softirq context (a softirq or ksoftirqd's do_softirq()).
+    if (self.irq_exit_softirq and cp.softirq_pending and self.now >= cp.nonpreempt_until
+            and not (cp.state == CPU_BUSY and self.ents[cp.curr].kind == ENT_RCUC)):
+        cost += do_softirq(self, c, self.now + cost, False)
+    steal(self, c, cost)
+    if ep.state == ST_BLOCKED:
+        ep.t_wake = self.now
+        cp.probe_runnable_at = self.now + cost
+        wake(self, e, c, self.now + cost)
+
+
+cdef i64 probe_run(Engine self, int e, i64 t0) except -2:
+    """The probe runs at t0 (after the context switch): record its latency."""
+    cdef ent_t *ep = &self.ents[e]
+    cdef i64 cap
+    if self.lat_n == self.lat_cap:
+        cap = max(1024, 2 * self.lat_cap)
+        self.lat_rec = <i64 *> realloc(self.lat_rec, cap * sizeof(i64))
+        if self.lat_rec == NULL:
+            raise MemoryError()
+        self.lat_cap = cap
+    self.lat_rec[self.lat_n] = t0 - ep.t_wake
+    self.lat_n += 1
+    self.cpus[ep.cpu].probe_runnable_at = (<i64> 1) << 62
+    ep.loops_left -= 1
+    return self.probe_run_ns[ep.idx]
+
+
+cdef i64 probe_done(Engine self, int e) except -2:
+    if self.ents[e].loops_left == 0:
+        self.tasks_left -= 1
+        self.ents[e].loops_left = -1
+    return -1
+
+
+# --- call_rcu_load: operations of kernel work, sections, call_rcu() -------
+cdef i64 bg_run(Engine self, int e, i64 t0) except -2:
+    cdef ent_t *ep = &self.ents[e]
+    if ep.phase == BG_LOCKED:
+        return ep.sec_ns
+    return exp_ns(self, self.bg_work_ns[ep.idx])
+
+
+cdef i64 bg_done(Engine self, int e) except -2:
+    """An operation's work ends: queue its callbacks, then maybe a non-preemptible
+    section (one row of the section table, by its probability per operation)."""
+    cdef ent_t *ep = &self.ents[e]
+    cdef int w = ep.idx, c = ep.cpu, k, n
+    cdef double mean, u
+    if ep.phase == BG_LOCKED:
+        ep.phase = BG_WORK  # preempt_enable(): a waiting RT task runs now
+        return exp_ns(self, self.bg_work_ns[w])
+    # call_rcu() groups: the integer part always, the fraction as a probability.
+    mean = self.bg_groups_per_op[w]
+    n = <int> mean
+    if self.rng.next_double(self.rng.state) < mean - n:
+        n += 1
+    n *= self.bg_burst[w]
+    self.acc = 0
+    for k in range(n):
+        call_rcu(self, c, self.bg_cb_kind[w], -1)
+    self.cpus[c].debt += self.acc + n * self.call_rcu_ns
+    u = self.rng.next_double(self.rng.state)
+    for k in range(self.bg_sec_first[w], self.bg_sec_first[w] + self.bg_sec_count[w]):
+        if u < self.bg_sec_cum[k]:
+            ep.phase = BG_LOCKED
+            ep.sec_ns = self.bg_sec_ns[k]
+            return ep.sec_ns
+    return exp_ns(self, self.bg_work_ns[w])
