@@ -61,10 +61,16 @@ TRACE_KINDS = {
     "cb_batch_end": TR_CB_BATCH_END, "task_wait": TR_TASK_WAIT, "task_return": TR_TASK_RETURN,
     "exp_start": TR_EXP_START, "exp_end": TR_EXP_END,
 }
+# The engine's codes, for Python to use by name (never as copied numbers).
 ENTITY_KINDS = {
     "task": ENT_TASK, "gp": ENT_GP, "rcuog": ENT_RCUOG, "rcuop": ENT_RCUOP, "sr_worker": ENT_SR_WORKER,
     "rcuc": ENT_RCUC, "exp_gp": ENT_EXP_GP, "exp_par": ENT_EXP_PAR, "reader": ENT_READER,
+    "kfree": ENT_KFREE, "kworker": ENT_KWORKER, "rt_probe": ENT_RT_PROBE, "bg": ENT_BG, "krcud": ENT_KRCUD,
 }
+CALLBACK_KINDS = {"wakeme_after_rcu": CB_WAKEME, "kfree": CB_KFREE, "generic": CB_GENERIC,
+                  "rcu_work_rcufn": CB_RCU_WORK}
+PRIMITIVES = {"synchronize_rcu": PRIM_SYNCHRONIZE_RCU,
+              "synchronize_rcu_expedited": PRIM_SYNCHRONIZE_RCU_EXPEDITED}
 
 
 cdef inline void push(Engine self, i64 t, int prio, int kind, int target, i64 arg) except *:
@@ -178,304 +184,40 @@ cdef class Engine:
         free(self.lat_rec)
         free(self.trace_buf)
 
-    def __init__(self, dict p, dict topo, dict tasks, dict wl, bit_generator):
-        """Build the engine from low-level values (see rcusim/simulate.py)."""
-        cdef int i, c, n, g, e, k
-        cdef cpu_t *cp
+    def __init__(self, inp, bit_generator):
+        """Build the engine from an EngineInput (rcusim's engine input: one
+        typed section per mechanism) and a NumPy BitGenerator for its draws."""
+        cdef int e
         capsule = bit_generator.capsule
         if not PyCapsule_IsValid(capsule, "BitGenerator"):
             raise ValueError("invalid BitGenerator capsule")
         self.bitgen_obj = bit_generator
         self.rng = <bitgen_t *> PyCapsule_GetPointer(capsule, "BitGenerator")
 
-        self.jiffy_ns = p["jiffy_ns"]
-        self.preempt_rcu = p["preempt_rcu"]
-        self.preemption = p["preemption"]
-        self.blimit_default = p["blimit"]
-        self.qhimark = p["qhimark"]
-        self.qlowmark = p["qlowmark"]
-        self.rcu_divisor = p["rcu_divisor"]
-        self.rcu_resched_ns = p["rcu_resched_ns"]
-        self.jiffies_till_first_fqs = p["jiffies_till_first_fqs"]
-        self.jiffies_till_next_fqs = p["jiffies_till_next_fqs"]
-        self.jiffies_to_sched_qs = p["jiffies_to_sched_qs"]
-        self.jiffies_resched = p["jiffies_resched"]
-        self.use_softirq = p["use_softirq"]
-        self.nocb_nobypass_lim = p["nocb_nobypass_lim"]
-        self.wake_from_gp = p["wake_from_gp"]
-        self.gp_cpu = p["gp_cpu"]
-        self.ctxsw_ns = p["ctxsw_ns"]
-        self.wakeup_busy_ns = p["wakeup_busy_ns"]
-        self.idle_mu = p["idle_mu"]
-        self.idle_sigma = p["idle_sigma"]
-        self.ipi_latency_ns = p["ipi_latency_ns"]
-        self.tick_ns = p["tick_ns"]
-        self.softirq_ns = p["softirq_ns"]
-        self.rnp_lock_ns = p["rnp_lock_ns"]
-        self.cb_cost[CB_WAKEME] = p["cb_wakeme_ns"]
-        self.cb_cost[CB_KFREE] = p["cb_kfree_ns"]
-        self.cb_cost[CB_GENERIC] = p["cb_generic_ns"]
-        self.cb_cost[CB_RCU_WORK] = p["ttwu_ns"]  # rcu_work_rcufn(): __queue_work() wakes a kworker
-        self.call_rcu_ns = p["call_rcu_ns"]
-        self.sync_entry_ns = p["sync_entry_ns"]
-        self.ttwu_ns = p["ttwu_ns"]
-        self.ipi_send_ns = p["ipi_send_ns"]
-        self.ipi_handler_ns = p["ipi_handler_ns"]
-        self.exp_mutex_rt = p["exp_mutex_rt"]
-        self.fault = p.get("fault", 0)
-
-        # rcu_node tree, breadth first as rcu_state.node[].
-        node_parent = topo["node_parent"]
-        node_grpmask = topo["node_grpmask"]
-        node_grplo = topo["node_grplo"]
-        node_grphi = topo["node_grphi"]
-        cpu_leaf = topo["cpu_leaf"]
-        cpu_grpnum = topo["cpu_grpnum"]
-        self.num_nodes = len(node_parent)
-        self.leaf_first = topo["leaf_first"]
-        self.nr_cpus = len(cpu_leaf)
-        self.nodes = <rnp_t *> malloc(self.num_nodes * sizeof(rnp_t))
-        self.cpus = <cpu_t *> malloc(self.nr_cpus * sizeof(cpu_t))
-        if self.nodes == NULL or self.cpus == NULL:
-            raise MemoryError()
-        memset(self.nodes, 0, self.num_nodes * sizeof(rnp_t))
-        memset(self.cpus, 0, self.nr_cpus * sizeof(cpu_t))
-        self.gp_seq = p["gp_seq_init"]
-        for n in range(self.num_nodes):
-            self.nodes[n].parent = node_parent[n]
-            self.nodes[n].grpmask = <u64> int(node_grpmask[n])
-            self.nodes[n].grplo = node_grplo[n]
-            self.nodes[n].grphi = node_grphi[n]
-            self.nodes[n].gp_seq = self.gp_seq
-            self.nodes[n].gp_seq_needed = self.gp_seq
-            self.nodes[n].nocb_wait = -1
-            self.nodes[n].par_ent = -1
-            for k in range(4):
-                self.nodes[n].exp_wq_head[k] = -1
-                self.nodes[n].exp_wq_tail[k] = -1
-        # qsmaskinit and expmaskinit: every CPU online from the start (no hotplug modelled).
-        for n in range(self.num_nodes):
-            if self.nodes[n].parent >= 0:
-                self.nodes[self.nodes[n].parent].qsmaskinit |= self.nodes[n].grpmask
-                self.nodes[self.nodes[n].parent].expmaskinit |= self.nodes[n].grpmask
-        for c in range(self.nr_cpus):
-            cp = &self.cpus[c]
-            cp.curr = -1
-            cp.rq_head[0] = -1
-            cp.rq_head[1] = -1
-            cp.rq_tail[0] = -1
-            cp.rq_tail[1] = -1
-            cp.state = CPU_IDLE
-            cp.leaf = cpu_leaf[c]
-            cp.grpmask = (<u64> 1) << <int> cpu_grpnum[c]
-            self.nodes[cp.leaf].qsmaskinit |= cp.grpmask
-            self.nodes[cp.leaf].expmaskinit |= cp.grpmask
-            cp.reader = -1
-            cp.gp_seq = self.gp_seq
-            cp.rcuop = -1
-            cp.group = -1
-            cp.rcuc = -1
-            cp.cb_head = -1
-            cp.cb_tail = -1
-            cp.byp_head = -1
-            cp.byp_tail = -1
-            cp.blimit = self.blimit_default
-            cp.nobypass_last = -1
-
-        # Entities: tasks first, then kthreads.
-        task_cpu = tasks["cpu"]
-        task_rt = tasks["rt"]
-        task_loops = tasks["loops"]
-        task_start = tasks["start_ns"]
-        task_wl = tasks["workload"]
-        self.n_tasks = len(task_cpu)
-        self.tasks_left = self.n_tasks
-        offloaded = topo["offloaded"]
-        group_first = topo["group_first"]
-        group_cpus = topo["group_cpus"]
-        self.n_groups = len(group_first) - 1 if len(group_first) > 0 else 0
-        rd_cpu = wl["rd_cpu"]
-        rd_wl = wl["rd_workload"]
-        kf = wl["kfree"]
-        self.n_ents = (self.n_tasks + 2 + self.n_groups + self.nr_cpus + 1
-                       + (self.num_nodes - self.leaf_first) + len(rd_cpu)
-                       + len(kf["cpu"]) + (KFREE_N_BATCHES + 1) * int(sum(kf["has_thread"]))
-                       + len(wl["probe_cpu"]) + len(wl["bg_cpu"])
-                       + (self.nr_cpus if p["krcud_bhlimit"] else 0))
-        self.ents = <ent_t *> malloc(self.n_ents * sizeof(ent_t))
-        if self.ents == NULL:
-            raise MemoryError()
-        memset(self.ents, 0, self.n_ents * sizeof(ent_t))
-        for e in range(self.n_ents):
-            self.ents[e].state = ST_BLOCKED
-            self.ents[e].next = -1
-            self.ents[e].remaining = -1
-            self.ents[e].link = -1
-            self.ents[e].wait_next = -1
-        self.task_wl = <int *> malloc((self.n_tasks + 1) * sizeof(int))
-        for e in range(self.n_tasks):
-            self.ents[e].kind = ENT_TASK
-            self.ents[e].cpu = task_cpu[e]
-            self.ents[e].rq = RQ_RT if task_rt[e] else RQ_NORMAL
-            self.ents[e].loops_left = task_loops[e]
-            self.ents[e].phase = TASK_NEW
-            self.task_wl[e] = task_wl[e]
-        e = self.n_tasks
-        self.gp_ent = e
-        self.ents[e].kind = ENT_GP
-        self.ents[e].cpu = self.gp_cpu
-        self.ents[e].rq = RQ_RT if p["gp_kthread_rt"] else RQ_NORMAL
-        e += 1
-        self.sr_ent = e
-        self.ents[e].kind = ENT_SR_WORKER
-        self.ents[e].cpu = self.gp_cpu
-        self.ents[e].rq = RQ_NORMAL
-        self.ents[e].head_enqueue = p["sr_worker_highpri"]
-        e += 1
-        self.groups = <group_t *> malloc((self.n_groups + 1) * sizeof(group_t))
-        self.group_cpus = <int *> malloc((len(group_cpus) + 1) * sizeof(int))
-        for i in range(len(group_cpus)):
-            self.group_cpus[i] = group_cpus[i]
-        for g in range(self.n_groups):
-            self.groups[g].first = group_first[g]
-            self.groups[g].count = group_first[g + 1] - group_first[g]
-            self.groups[g].nocb_gp_sleep = 1
-            self.groups[g].timer_gen = 0
-            self.groups[g].ent = e
-            self.ents[e].kind = ENT_RCUOG
-            self.ents[e].idx = g
-            self.ents[e].cpu = self.group_cpus[group_first[g]]
-            self.ents[e].rq = RQ_RT if p["gp_kthread_rt"] else RQ_NORMAL
-            for i in range(group_first[g], group_first[g + 1]):
-                self.cpus[self.group_cpus[i]].group = g
-            e += 1
-        for c in range(self.nr_cpus):
-            self.ents[e].cpu = c
-            self.ents[e].idx = c
-            if offloaded[c]:
-                self.cpus[c].offloaded = 1
-                self.cpus[c].rcuop = e
-                self.cpus[c].nocb_cb_sleep = 1
-                self.ents[e].kind = ENT_RCUOP
-                self.ents[e].rq = RQ_RT if p["nocb_cb_rt"] else RQ_NORMAL
-            else:
-                # rcuc/N with use_softirq=0, otherwise ksoftirqd/N: both run rcu_core().
-                self.cpus[c].rcuc = e
-                self.ents[e].kind = ENT_RCUC
-                self.ents[e].phase = 0 if self.use_softirq else 1
-                self.ents[e].rq = RQ_RT if (not self.use_softirq and p["gp_kthread_rt"]) else RQ_NORMAL
-            e += 1
-        # Expedited GPs: the global kworker on the housekeeping CPU, one worker per leaf
-        # on the leaf's first CPU (the kernel makes it affine to the leaf's CPUs).
-        self.exp_ent = e
-        self.ents[e].kind = ENT_EXP_GP
-        self.ents[e].cpu = self.gp_cpu
-        self.ents[e].rq = RQ_RT if p["exp_kthread_rt"] else RQ_NORMAL
-        e += 1
-        for n in range(self.leaf_first, self.num_nodes):
-            self.nodes[n].par_ent = e
-            self.ents[e].kind = ENT_EXP_PAR
-            self.ents[e].idx = n
-            self.ents[e].cpu = self.nodes[n].grplo
-            self.ents[e].rq = RQ_RT if p["exp_kthread_rt"] else RQ_NORMAL
-            e += 1
-        self.exp_last_leaf = self.num_nodes - 1
-        self.exp_funnel_mutexes = p["exp_funnel_mutexes"]
-        self.exp_driver_task = p["exp_driver_task"]
-        self.exp_par = p["exp_par"]
-        self.exp_driver = self.exp_ent
-        self.n_mtx = self.num_nodes + self.nr_cpus + 1
-        self.mtx_owner = <int *> malloc(self.n_mtx * sizeof(int))
-        self.mtx_head = <int *> malloc(self.n_mtx * sizeof(int))
-        self.mtx_tail = <int *> malloc(self.n_mtx * sizeof(int))
-        if self.mtx_owner == NULL or self.mtx_head == NULL or self.mtx_tail == NULL:
-            raise MemoryError()
-        for i in range(self.n_mtx):
-            self.mtx_owner[i] = self.mtx_head[i] = self.mtx_tail[i] = -1
-        self.exp_mutex = self.n_mtx - 1
-        self.gp_mutex = 0 if self.exp_funnel_mutexes else self.exp_mutex
-        # Reader tasks, one per CPU of each readers workload.
-        self.n_rwl = len(wl["rd_len_ns"])
-        self.rwl_len_ns = <i64 *> malloc((self.n_rwl + 1) * sizeof(i64))
-        self.rwl_gap_ns = <i64 *> malloc((self.n_rwl + 1) * sizeof(i64))
-        self.rwl_len_exp = <int *> malloc((self.n_rwl + 1) * sizeof(int))
-        self.rwl_gap_busy = <int *> malloc((self.n_rwl + 1) * sizeof(int))
-        self.rwl_preemptible = <int *> malloc((self.n_rwl + 1) * sizeof(int))
-        for k in range(self.n_rwl):
-            self.rwl_len_ns[k] = wl["rd_len_ns"][k]
-            self.rwl_gap_ns[k] = wl["rd_gap_ns"][k]
-            self.rwl_len_exp[k] = wl["rd_len_exp"][k]
-            self.rwl_gap_busy[k] = wl["rd_gap_busy"][k]
-            self.rwl_preemptible[k] = wl["rd_preemptible"][k]
-            if self.rwl_preemptible[k]:
-                self.preemptible_readers = 1
-        for i in range(len(rd_cpu)):
-            c = rd_cpu[i]
-            self.cpus[c].reader = e
-            self.ents[e].kind = ENT_READER
-            self.ents[e].cpu = c
-            self.ents[e].idx = rd_wl[i]
-            self.ents[e].rq = RQ_RT if wl["rd_rt"][rd_wl[i]] else RQ_NORMAL
-            self.ents[e].phase = RD_OUT
-            e += 1
-        n_rd_end = e
-        e = kvfree_init(self, p, kf, e)
+        sched_init(self, inp.sched)
+        rcu_core_init(self, inp.core)
+        rcu_init_geometry(self, inp.tree)
+        rcu_boot_init_percpu_data(self)
+        # Entities: workload tasks first, then kthreads, reader tasks, kfree
+        # threads with their kworkers, then the real-time latency entities.
+        ents_alloc(self, inp)
+        e = tasks_init(self, inp.tasks)
+        grow_cbs(self, max(1024, self.n_tasks + 16))  # the callback pool, grown on demand
+        e = rcu_spawn_gp_kthread(self, inp.gp, e)
+        e = rcu_sr_normal_init(self, inp.sr_normal, e)
+        e = rcu_spawn_nocb_kthreads(self, inp.nocb, e)
+        e = rcu_spawn_cpu_kthreads(self, inp.nocb, inp.gp.gp_kthread_rt, e)
+        e = rcu_exp_init(self, inp.exp, e)
+        e = rcu_readers_init(self, inp.readers, e)
+        e = kvfree_init(self, inp.kvfree, e)
         self.n_ents = e
-
-        # Workloads.
-        self.n_wl = len(wl["think_ns"])
-        self.wl_think_ns = <i64 *> malloc((self.n_wl + 1) * sizeof(i64))
-        self.wl_after_ns = <i64 *> malloc((self.n_wl + 1) * sizeof(i64))
-        self.wl_prim = <int *> malloc((self.n_wl + 1) * sizeof(int))
-        for k in range(self.n_wl):
-            self.wl_think_ns[k] = wl["think_ns"][k]
-            self.wl_after_ns[k] = wl["after_ns"][k]
-            self.wl_prim[k] = wl["primitive"][k]
-
-        # Callback pool, grown on demand.
-        self.cb_cap = 0
-        self.cb_free = -1
-        grow_cbs(self, max(1024, self.n_tasks + 16))
-
-        if eventq_init(&self.evq, 1024) < 0:
-            raise MemoryError()
-        self.req_cap = max(16, int(tasks["expected_requests"]))
-        self.req_task = <int *> malloc(self.req_cap * sizeof(int))
-        self.req_cpu = <int *> malloc(self.req_cap * sizeof(int))
-        self.req_prim = <signed char *> malloc(self.req_cap * sizeof(signed char))
-        self.req_start = <i64 *> malloc(self.req_cap * sizeof(i64))
-        self.req_end = <i64 *> malloc(self.req_cap * sizeof(i64))
-        self.req_seq = <i64 *> malloc(self.req_cap * sizeof(i64))
-        self.gprec_cap = 1024
-        self.gprec_seq = <i64 *> malloc(self.gprec_cap * sizeof(i64))
-        self.gprec_start = <i64 *> malloc(self.gprec_cap * sizeof(i64))
-        self.gprec_end = <i64 *> malloc(self.gprec_cap * sizeof(i64))
-        self.gprec_qs = <i64 *> malloc(self.gprec_cap * sizeof(i64))
-        self.gprec_ipis = <i64 *> malloc(self.gprec_cap * sizeof(i64))
-        self.gprec_exp = <signed char *> malloc(self.gprec_cap * sizeof(signed char))
-        if (self.req_task == NULL or self.req_cpu == NULL or self.req_prim == NULL
-                or self.req_start == NULL or self.req_end == NULL or self.req_seq == NULL
-                or self.gprec_seq == NULL or self.gprec_start == NULL or self.gprec_end == NULL
-                or self.gprec_qs == NULL or self.gprec_ipis == NULL or self.gprec_exp == NULL):
-            raise MemoryError()
-        self.violations = []
-        self.last_gp_start[0] = self.last_gp_start[1] = -(1 << 62)
-
-        self.srs_next_head = self.srs_next_tail = -1
-        self.srs_wait_head = self.srs_wait_tail = -1
-        self.srs_done_head = self.srs_done_tail = -1
-        self.gp_state = RCU_GP_IDLE
-
-        for e in range(self.n_tasks):
-            self.ents[e].state = ST_RUNNABLE
-            push(self, task_start[e], PRIO_NORMAL, EV_WAKE, e, 0)
-        for e in range(n_rd_end - len(rd_cpu), n_rd_end):
-            self.ents[e].state = ST_RUNNABLE
-            push(self, exp_ns(self, self.rwl_gap_ns[self.ents[e].idx]), PRIO_NORMAL, EV_WAKE, e, 0)
-        for e in range(self.kfree_first, self.kfree_first + self.n_kfree):
-            self.ents[e].state = ST_RUNNABLE
-            push(self, 0, PRIO_NORMAL, EV_WAKE, e, 0)
-        init_rt_latency(self, p, wl)
+        records_init(self, inp.tasks.expected_requests)
+        checker_init(self)
+        # The first events, in this order: the random stream is drawn in event order.
+        tasks_start(self)
+        rcu_readers_start(self)
+        kvfree_start(self)
+        rt_latency_init(self, inp.classic, inp.sched, inp.rt_latency)
 
     # --- read-back -----------------------------------------------------------------
     def kvfree_results(self):

@@ -35,6 +35,8 @@ from libc.stdlib cimport malloc, free
 
 import numpy as np
 
+from eventq cimport event_t, eventq_t, eventq_init, eventq_free, eventq_push, eventq_pop
+
 ctypedef int64_t i64
 ctypedef uint64_t u64
 
@@ -55,19 +57,6 @@ cdef enum:
     SINGLE = 0
     MANY = 1
     ADAPTIVE = 2
-
-
-cdef struct event_t:
-    i64 t                # when the event fires (ns)
-    u64 seq              # insertion counter: FIFO among equal t
-    int32_t kind         # EV_*
-    int32_t target       # thread index
-
-
-cdef inline bint ev_before(event_t *a, event_t *b) noexcept nogil:
-    if a.t != b.t:
-        return a.t < b.t
-    return a.seq < b.seq
 
 
 COST_KEYS = (
@@ -105,9 +94,7 @@ cdef class MembarrierEngine:
     """
 
     # --- event queue ---------------------------------------------------------
-    cdef event_t *heap
-    cdef int heap_n
-    cdef u64 ev_seq
+    cdef eventq_t evq
     cdef readonly i64 now
     cdef readonly i64 events
 
@@ -155,7 +142,7 @@ cdef class MembarrierEngine:
     cdef i64 call_min, call_max
 
     def __cinit__(self):
-        self.heap = NULL
+        self.evq.heap = NULL
         self.thread_cpu = NULL
         self.xsock = NULL
         self.tick_phase = NULL
@@ -164,7 +151,7 @@ cdef class MembarrierEngine:
         self.stolen = NULL
 
     def __dealloc__(self):
-        free(self.heap)
+        eventq_free(&self.evq)
         free(self.thread_cpu)
         free(self.xsock)
         free(self.tick_phase)
@@ -225,14 +212,14 @@ cdef class MembarrierEngine:
         self.n_scan = self.nr_cpus - 1 if self.nr_cpus <= self.threads + 1 else self.threads
         self.use_many = mode == MANY or (mode == ADAPTIVE and self.threads > threshold)
 
-        self.heap = <event_t *> malloc((self.threads + 1) * sizeof(event_t))
+        eventq_init(&self.evq, self.threads + 1)
         self.thread_cpu = <int *> malloc(self.threads * sizeof(int))
         self.xsock = <int *> malloc(self.threads * sizeof(int))
         self.handler_start = <i64 *> malloc(self.threads * sizeof(i64))
         self.tick_phase = <i64 *> malloc(self.nr_cpus * sizeof(i64))
         self.ipi_recv = <i64 *> malloc(self.nr_cpus * sizeof(i64))
         self.stolen = <i64 *> malloc(self.nr_cpus * sizeof(i64))
-        if (self.heap == NULL or self.thread_cpu == NULL or self.xsock == NULL
+        if (self.evq.heap == NULL or self.thread_cpu == NULL or self.xsock == NULL
                 or self.handler_start == NULL or self.tick_phase == NULL
                 or self.ipi_recv == NULL or self.stolen == NULL):
             raise MemoryError()
@@ -258,44 +245,11 @@ cdef class MembarrierEngine:
     # T + 1 events: one per target of a broadcast, or the caller's one.
     # =======================================================================
     cdef inline void push(self, i64 t, int kind, int target) noexcept nogil:
-        cdef int i = self.heap_n, parent
-        cdef event_t ev
-        ev.t = t
-        ev.seq = self.ev_seq
-        ev.kind = kind
-        ev.target = target
-        self.ev_seq += 1
-        self.heap_n += 1
-        while i > 0:
-            parent = (i - 1) >> 1
-            if ev_before(&ev, &self.heap[parent]):
-                self.heap[i] = self.heap[parent]
-                i = parent
-            else:
-                break
-        self.heap[i] = ev
+        # The heap was sized for its most pending events: it never grows.
+        eventq_push(&self.evq, t, 0, kind, target, 0)
 
     cdef inline event_t pop(self) noexcept nogil:
-        cdef event_t top = self.heap[0]
-        cdef event_t last
-        cdef int i = 0, child, n
-        self.heap_n -= 1
-        n = self.heap_n
-        if n > 0:
-            last = self.heap[n]
-            while True:
-                child = 2 * i + 1
-                if child >= n:
-                    break
-                if child + 1 < n and ev_before(&self.heap[child + 1], &self.heap[child]):
-                    child += 1
-                if ev_before(&self.heap[child], &last):
-                    self.heap[i] = self.heap[child]
-                    i = child
-                else:
-                    break
-            self.heap[i] = last
-        return top
+        return eventq_pop(&self.evq)
 
     # =======================================================================
     # Ticks: CPU c is in its scheduling-clock interrupt (irqs off) during
@@ -441,7 +395,7 @@ cdef class MembarrierEngine:
         self.calls_goal = self.calls_done + calls
         with nogil:
             self.start_call(self.caller_free)
-            while self.heap_n > 0:
+            while self.evq.n > 0:
                 ev = self.pop()
                 self.now = ev.t
                 self.events += 1

@@ -5,6 +5,11 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef void checker_init(Engine self) except *:
+    self.violations = []
+    self.last_gp_start[0] = self.last_gp_start[1] = -(1 << 62)
+
+
 cdef void violation(Engine self, str what) except *:
     self.n_violations += 1
     if len(self.violations) < 100:

@@ -5,6 +5,46 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef void rcu_core_init(Engine self, c) except *:
+    """Callback tunables and costs, and the callback pool (grown on demand)."""
+    self.preempt_rcu = c.preempt_rcu
+    self.blimit_default = c.blimit
+    self.qhimark = c.qhimark
+    self.qlowmark = c.qlowmark
+    self.rcu_divisor = c.rcu_divisor
+    self.rcu_resched_ns = c.rcu_resched_ns
+    self.use_softirq = c.use_softirq
+    self.call_rcu_ns = c.call_rcu_ns
+    self.cb_cost[CB_WAKEME] = c.cb_wakeme_ns
+    self.cb_cost[CB_KFREE] = c.cb_kfree_ns
+    self.cb_cost[CB_GENERIC] = c.cb_generic_ns
+    self.cb_cost[CB_RCU_WORK] = self.ttwu_ns  # rcu_work_rcufn(): __queue_work() wakes a kworker
+    self.cb_cap = 0
+    self.cb_free = -1
+
+
+cdef int rcu_spawn_cpu_kthreads(Engine self, nb, bint kthread_rt, int e) except -1:
+    """Per CPU: rcuop/N if its callbacks are offloaded, else rcuc/N (use_softirq=0)
+    or ksoftirqd/N: both run rcu_core()."""
+    cdef int c
+    for c in range(self.nr_cpus):
+        self.ents[e].cpu = c
+        self.ents[e].idx = c
+        if nb.offloaded[c]:
+            self.cpus[c].offloaded = 1
+            self.cpus[c].rcuop = e
+            self.cpus[c].nocb_cb_sleep = 1
+            self.ents[e].kind = ENT_RCUOP
+            self.ents[e].rq = RQ_RT if nb.nocb_cb_rt else RQ_NORMAL
+        else:
+            self.cpus[c].rcuc = e
+            self.ents[e].kind = ENT_RCUC
+            self.ents[e].phase = 0 if self.use_softirq else 1
+            self.ents[e].rq = RQ_RT if (not self.use_softirq and kthread_rt) else RQ_NORMAL
+        e += 1
+    return e
+
+
 cdef void call_rcu(Engine self, int c, int kind, int arg) except *:
     """__call_rcu_common() with lazy = false (call_rcu_hurry)."""
     cdef cpu_t *cp = &self.cpus[c]

@@ -74,6 +74,11 @@ cdef enum:
     CB_GENERIC = 2       # a mixed kernel callback
     CB_RCU_WORK = 3      # rcu_work_rcufn: queue_rcu_work()'s callback queues the work (arg = work id)
 
+# synchronize_rcu*() primitives of a sync_loop workload (the requests' primitive column).
+cdef enum:
+    PRIM_SYNCHRONIZE_RCU = 0
+    PRIM_SYNCHRONIZE_RCU_EXPEDITED = 1
+
 # Segments of struct rcu_segcblist.
 cdef enum:
     RCU_DONE_TAIL = 0

@@ -7,6 +7,44 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef int rcu_exp_init(Engine self, x, int e) except -1:
+    """The expedited machinery of the release: the GP kworker on the housekeeping
+    CPU, one worker per leaf on the leaf's first CPU (the kernel makes it affine
+    to the leaf's CPUs), and the sleeping mutexes."""
+    cdef int n, i
+    self.ipi_send_ns = x.ipi_send_ns
+    self.ipi_handler_ns = x.ipi_handler_ns
+    self.exp_mutex_rt = x.exp_mutex_rt
+    self.exp_ent = e
+    self.ents[e].kind = ENT_EXP_GP
+    self.ents[e].cpu = self.gp_cpu
+    self.ents[e].rq = RQ_RT if x.exp_kthread_rt else RQ_NORMAL
+    e += 1
+    for n in range(self.leaf_first, self.num_nodes):
+        self.nodes[n].par_ent = e
+        self.ents[e].kind = ENT_EXP_PAR
+        self.ents[e].idx = n
+        self.ents[e].cpu = self.nodes[n].grplo
+        self.ents[e].rq = RQ_RT if x.exp_kthread_rt else RQ_NORMAL
+        e += 1
+    self.exp_last_leaf = self.num_nodes - 1
+    self.exp_funnel_mutexes = x.exp_funnel_mutexes
+    self.exp_driver_task = x.exp_driver_task
+    self.exp_par = x.exp_par
+    self.exp_driver = self.exp_ent
+    self.n_mtx = self.num_nodes + self.nr_cpus + 1
+    self.mtx_owner = <int *> malloc(self.n_mtx * sizeof(int))
+    self.mtx_head = <int *> malloc(self.n_mtx * sizeof(int))
+    self.mtx_tail = <int *> malloc(self.n_mtx * sizeof(int))
+    if self.mtx_owner == NULL or self.mtx_head == NULL or self.mtx_tail == NULL:
+        raise MemoryError()
+    for i in range(self.n_mtx):
+        self.mtx_owner[i] = self.mtx_head[i] = self.mtx_tail[i] = -1
+    self.exp_mutex = self.n_mtx - 1
+    self.gp_mutex = 0 if self.exp_funnel_mutexes else self.exp_mutex
+    return e
+
+
 cdef inline void exp_lock(Engine self, int n) noexcept:
     """rnp->exp_lock."""
     spin_lock(self, &self.nodes[n].exp_lock_free)

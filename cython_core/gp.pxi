@@ -7,6 +7,20 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef int rcu_spawn_gp_kthread(Engine self, g, int e) except -1:
+    """The GP kthread (rcu_preempt or rcu_sched) on the housekeeping CPU, and its FQS tunables."""
+    self.jiffies_till_first_fqs = g.jiffies_till_first_fqs
+    self.jiffies_till_next_fqs = g.jiffies_till_next_fqs
+    self.jiffies_to_sched_qs = g.jiffies_to_sched_qs
+    self.jiffies_resched = g.jiffies_resched
+    self.gp_state = RCU_GP_IDLE
+    self.gp_ent = e
+    self.ents[e].kind = ENT_GP
+    self.ents[e].cpu = self.gp_cpu
+    self.ents[e].rq = RQ_RT if g.gp_kthread_rt else RQ_NORMAL
+    return e + 1
+
+
 cdef void rcu_gp_kthread_wake(Engine self) except *:
     """rcu_gp_kthread_wake(): never from the GP kthread itself."""
     if self.in_gp_kthread or self.gp_flags == 0:

@@ -16,11 +16,11 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
-cdef int kvfree_init(Engine self, dict p, dict kf, int e) except -1:
+cdef int kvfree_init(Engine self, kv, int e) except -1:
     """Create the kfree threads and, on their CPUs, the kworkers of each krcp."""
     cdef int c, k, w, n
     cdef krc_t *kp
-    kt_cpu = kf["cpu"]
+    kt_cpu = kv.cpu
     self.n_kfree = len(kt_cpu)
     self.krcs = <krc_t *> malloc((self.nr_cpus + 1) * sizeof(krc_t))
     n = self.n_kfree + 1
@@ -47,20 +47,20 @@ cdef int kvfree_init(Engine self, dict p, dict kf, int e) except -1:
     if self.n_kfree == 0:
         return e
     grow_bnodes(self, 1024)
-    self.kt_alloc_num = kf["alloc_num"]
-    self.kt_loops = kf["loops"]
-    self.kv_polled = kf["polled"]
-    self.kv_chunk = kf["chunk"]
-    self.kv_form = kf["form"]
-    self.kv_max_entr = kf["max_entr"]
-    self.kv_drain_jiffies = kf["drain_jiffies"]
-    self.kv_min_cached = kf["min_cached"]
-    self.kv_obj_bytes = kf["obj_bytes"]
-    self.kv_call_ns = p["kmalloc_ns"] + p["kvfree_call_rcu_ns"]
-    self.kv_page_alloc_ns = p["page_alloc_ns"]
-    self.kv_kfree_bulk_ns = p["kfree_bulk_ns"]
-    self.kv_kfree_ns = p["kfree_ns"]
-    self.kv_sample_ns = kf["sample_ns"]
+    self.kt_alloc_num = kv.alloc_num
+    self.kt_loops = kv.loops
+    self.kv_polled = kv.polled
+    self.kv_chunk = kv.chunk
+    self.kv_form = kv.form
+    self.kv_max_entr = kv.max_entr
+    self.kv_drain_jiffies = kv.drain_jiffies
+    self.kv_min_cached = kv.min_cached
+    self.kv_obj_bytes = kv.obj_bytes
+    self.kv_call_ns = kv.kmalloc_ns + kv.kvfree_call_rcu_ns
+    self.kv_page_alloc_ns = kv.page_alloc_ns
+    self.kv_kfree_bulk_ns = kv.kfree_bulk_ns
+    self.kv_kfree_ns = kv.kfree_ns
+    self.kv_sample_ns = kv.sample_ns
     for c in range(self.nr_cpus):
         kp = &self.krcs[c]
         kp.bulk_head = kp.bulk_tail = -1
@@ -81,7 +81,7 @@ cdef int kvfree_init(Engine self, dict p, dict kf, int e) except -1:
     # kfree_rcu_work items of a krcp run on kworkers of its CPU.  A work item
     # that sleeps (synchronize_rcu()) lets another kworker run the others.
     for c in range(self.nr_cpus):
-        if not kf["has_thread"][c]:
+        if not kv.has_thread[c]:
             continue
         kp = &self.krcs[c]
         for w in range(KFREE_N_BATCHES + 1):
@@ -96,6 +96,13 @@ cdef int kvfree_init(Engine self, dict p, dict kf, int e) except -1:
             e += 1
     self.tasks_left += self.n_kfree
     return e
+
+
+cdef void kvfree_start(Engine self) except *:
+    cdef int e
+    for e in range(self.kfree_first, self.kfree_first + self.n_kfree):
+        self.ents[e].state = ST_RUNNABLE
+        push(self, 0, PRIO_NORMAL, EV_WAKE, e, 0)
 
 
 cdef void kvfree_dealloc(Engine self) noexcept:

@@ -5,6 +5,33 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef int rcu_spawn_nocb_kthreads(Engine self, nb, int e) except -1:
+    """The rcuog/N kthread of each NOCB group, on the group leader's CPU."""
+    cdef int g, i
+    self.nocb_nobypass_lim = nb.nocb_nobypass_lim
+    self.n_groups = max(len(nb.group_first) - 1, 0)
+    self.groups = <group_t *> malloc((self.n_groups + 1) * sizeof(group_t))
+    self.group_cpus = <int *> malloc((len(nb.group_cpus) + 1) * sizeof(int))
+    if self.groups == NULL or self.group_cpus == NULL:
+        raise MemoryError()
+    for i in range(len(nb.group_cpus)):
+        self.group_cpus[i] = nb.group_cpus[i]
+    for g in range(self.n_groups):
+        self.groups[g].first = nb.group_first[g]
+        self.groups[g].count = nb.group_first[g + 1] - nb.group_first[g]
+        self.groups[g].nocb_gp_sleep = 1
+        self.groups[g].timer_gen = 0
+        self.groups[g].ent = e
+        self.ents[e].kind = ENT_RCUOG
+        self.ents[e].idx = g
+        self.ents[e].cpu = self.group_cpus[nb.group_first[g]]
+        self.ents[e].rq = self.ents[self.gp_ent].rq  # rcuog runs at the GP kthread's priority
+        for i in range(nb.group_first[g], nb.group_first[g + 1]):
+            self.cpus[self.group_cpus[i]].group = g
+        e += 1
+    return e
+
+
 cdef void rcu_nocb_flush_bypass(Engine self, cpu_t *cp, int cb) noexcept:
     """rcu_nocb_flush_bypass(): bypass callbacks (then cb) join ->cblist's NEXT."""
     if cp.byp_len > 0:

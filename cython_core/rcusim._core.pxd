@@ -34,12 +34,15 @@ cdef class Engine:
     cdef int n_tasks
     cdef int tasks_left
     cdef int *task_wl
+    cdef i64[::1] task_start      # when each task first wakes (ns)
     cdef int n_wl
     cdef i64 *wl_think_ns
     cdef i64 *wl_after_ns
     cdef int *wl_prim
     # reader workloads
     cdef int n_rwl
+    cdef int reader_first         # entity index of the first reader task
+    cdef int n_readers
     cdef i64 *rwl_len_ns
     cdef i64 *rwl_gap_ns
     cdef int *rwl_len_exp

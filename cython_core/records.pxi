@@ -3,6 +3,28 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef void records_init(Engine self, i64 expected_requests) except *:
+    self.req_cap = max(16, expected_requests)
+    self.req_task = <int *> malloc(self.req_cap * sizeof(int))
+    self.req_cpu = <int *> malloc(self.req_cap * sizeof(int))
+    self.req_prim = <signed char *> malloc(self.req_cap * sizeof(signed char))
+    self.req_start = <i64 *> malloc(self.req_cap * sizeof(i64))
+    self.req_end = <i64 *> malloc(self.req_cap * sizeof(i64))
+    self.req_seq = <i64 *> malloc(self.req_cap * sizeof(i64))
+    self.gprec_cap = 1024
+    self.gprec_seq = <i64 *> malloc(self.gprec_cap * sizeof(i64))
+    self.gprec_start = <i64 *> malloc(self.gprec_cap * sizeof(i64))
+    self.gprec_end = <i64 *> malloc(self.gprec_cap * sizeof(i64))
+    self.gprec_qs = <i64 *> malloc(self.gprec_cap * sizeof(i64))
+    self.gprec_ipis = <i64 *> malloc(self.gprec_cap * sizeof(i64))
+    self.gprec_exp = <signed char *> malloc(self.gprec_cap * sizeof(signed char))
+    if (self.req_task == NULL or self.req_cpu == NULL or self.req_prim == NULL
+            or self.req_start == NULL or self.req_end == NULL or self.req_seq == NULL
+            or self.gprec_seq == NULL or self.gprec_start == NULL or self.gprec_end == NULL
+            or self.gprec_qs == NULL or self.gprec_ipis == NULL or self.gprec_exp == NULL):
+        raise MemoryError()
+
+
 cdef void record_request(Engine self, int e, i64 t_end) except *:
     cdef i64 cap
     if self.req_n == self.req_cap:

@@ -10,6 +10,44 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef void sched_init(Engine self, s) except *:
+    """Scheduler, tick and interrupt costs; the event queue."""
+    self.jiffy_ns = s.jiffy_ns
+    self.preemption = s.preemption
+    self.gp_cpu = s.gp_cpu
+    self.ctxsw_ns = s.ctxsw_ns
+    self.wakeup_busy_ns = s.wakeup_busy_ns
+    self.idle_mu = s.idle_mu
+    self.idle_sigma = s.idle_sigma
+    self.ipi_latency_ns = s.ipi_latency_ns
+    self.tick_ns = s.tick_ns
+    self.softirq_ns = s.softirq_ns
+    self.ttwu_ns = s.ttwu_ns
+    self.fault = s.fault
+    if eventq_init(&self.evq, 1024) < 0:
+        raise MemoryError()
+
+
+cdef void ents_alloc(Engine self, inp) except *:
+    """Room for every entity of every mechanism, each blocked and unlinked."""
+    cdef int e
+    self.n_ents = (len(inp.tasks.cpu) + 2 + max(len(inp.nocb.group_first) - 1, 0) + self.nr_cpus + 1
+                   + (self.num_nodes - self.leaf_first) + len(inp.readers.cpu)
+                   + len(inp.kvfree.cpu) + (KFREE_N_BATCHES + 1) * int(sum(inp.kvfree.has_thread))
+                   + len(inp.rt_latency.probe_cpu) + len(inp.rt_latency.bg_cpu)
+                   + (self.nr_cpus if inp.classic.krcud_bhlimit else 0))
+    self.ents = <ent_t *> malloc(self.n_ents * sizeof(ent_t))
+    if self.ents == NULL:
+        raise MemoryError()
+    memset(self.ents, 0, self.n_ents * sizeof(ent_t))
+    for e in range(self.n_ents):
+        self.ents[e].state = ST_BLOCKED
+        self.ents[e].next = -1
+        self.ents[e].remaining = -1
+        self.ents[e].link = -1
+        self.ents[e].wait_next = -1
+
+
 cdef double std_normal(Engine self) noexcept:
     """Box-Muller; the second value of each pair is kept for the next draw."""
     cdef double u1, u2, r

@@ -5,6 +5,20 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef int rcu_sr_normal_init(Engine self, s, int e) except -1:
+    """Empty srs lists and the kworker that runs rcu_sr_normal_gp_cleanup_work."""
+    self.wake_from_gp = s.wake_from_gp
+    self.srs_next_head = self.srs_next_tail = -1
+    self.srs_wait_head = self.srs_wait_tail = -1
+    self.srs_done_head = self.srs_done_tail = -1
+    self.sr_ent = e
+    self.ents[e].kind = ENT_SR_WORKER
+    self.ents[e].cpu = self.gp_cpu
+    self.ents[e].rq = RQ_NORMAL
+    self.ents[e].head_enqueue = s.sr_worker_highpri
+    return e + 1
+
+
 cdef void synchronize_rcu_normal_wake(Engine self, int e, int c) except *:
     """rcu_sr_normal_add_req() + start_poll_synchronize_rcu()."""
     self.ents[e].link = -1

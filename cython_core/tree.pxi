@@ -6,6 +6,69 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef void rcu_init_geometry(Engine self, t) except *:
+    """The rcu_node tree, breadth first as rcu_state.node[], and the CPUs."""
+    cdef int n, k
+    self.rnp_lock_ns = t.rnp_lock_ns
+    self.num_nodes = len(t.node_parent)
+    self.leaf_first = t.leaf_first
+    self.nr_cpus = len(t.cpu_leaf)
+    self.nodes = <rnp_t *> malloc(self.num_nodes * sizeof(rnp_t))
+    self.cpus = <cpu_t *> malloc(self.nr_cpus * sizeof(cpu_t))
+    if self.nodes == NULL or self.cpus == NULL:
+        raise MemoryError()
+    memset(self.nodes, 0, self.num_nodes * sizeof(rnp_t))
+    memset(self.cpus, 0, self.nr_cpus * sizeof(cpu_t))
+    self.gp_seq = t.gp_seq_init
+    for n in range(self.num_nodes):
+        self.nodes[n].parent = t.node_parent[n]
+        self.nodes[n].grpmask = <u64> int(t.node_grpmask[n])
+        self.nodes[n].grplo = t.node_grplo[n]
+        self.nodes[n].grphi = t.node_grphi[n]
+        self.nodes[n].gp_seq = self.gp_seq
+        self.nodes[n].gp_seq_needed = self.gp_seq
+        self.nodes[n].nocb_wait = -1
+        self.nodes[n].par_ent = -1
+        for k in range(4):
+            self.nodes[n].exp_wq_head[k] = -1
+            self.nodes[n].exp_wq_tail[k] = -1
+    # qsmaskinit and expmaskinit: every CPU online from the start (no hotplug modelled).
+    for n in range(self.num_nodes):
+        if self.nodes[n].parent >= 0:
+            self.nodes[self.nodes[n].parent].qsmaskinit |= self.nodes[n].grpmask
+            self.nodes[self.nodes[n].parent].expmaskinit |= self.nodes[n].grpmask
+    for n in range(self.nr_cpus):
+        self.cpus[n].leaf = t.cpu_leaf[n]
+        self.cpus[n].grpmask = (<u64> 1) << <int> t.cpu_grpnum[n]
+
+
+cdef void rcu_boot_init_percpu_data(Engine self) noexcept:
+    """Each CPU idle with empty run queues, its rcu_data empty, reported in its leaf."""
+    cdef int c
+    cdef cpu_t *cp
+    for c in range(self.nr_cpus):
+        cp = &self.cpus[c]
+        cp.curr = -1
+        cp.rq_head[0] = -1
+        cp.rq_head[1] = -1
+        cp.rq_tail[0] = -1
+        cp.rq_tail[1] = -1
+        cp.state = CPU_IDLE
+        self.nodes[cp.leaf].qsmaskinit |= cp.grpmask
+        self.nodes[cp.leaf].expmaskinit |= cp.grpmask
+        cp.reader = -1
+        cp.gp_seq = self.gp_seq
+        cp.rcuop = -1
+        cp.group = -1
+        cp.rcuc = -1
+        cp.cb_head = -1
+        cp.cb_tail = -1
+        cp.byp_head = -1
+        cp.byp_tail = -1
+        cp.blimit = self.blimit_default
+        cp.nobypass_last = -1
+
+
 cdef inline void rnp_lock(Engine self, int n) noexcept:
     """rnp->lock."""
     spin_lock(self, &self.nodes[n].lock_free)

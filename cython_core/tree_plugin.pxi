@@ -6,6 +6,48 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef int rcu_readers_init(Engine self, r, int e) except -1:
+    """Reader tasks, one per CPU of each readers workload."""
+    cdef int i, k, c
+    self.n_rwl = len(r.len_ns)
+    self.rwl_len_ns = <i64 *> malloc((self.n_rwl + 1) * sizeof(i64))
+    self.rwl_gap_ns = <i64 *> malloc((self.n_rwl + 1) * sizeof(i64))
+    self.rwl_len_exp = <int *> malloc((self.n_rwl + 1) * sizeof(int))
+    self.rwl_gap_busy = <int *> malloc((self.n_rwl + 1) * sizeof(int))
+    self.rwl_preemptible = <int *> malloc((self.n_rwl + 1) * sizeof(int))
+    if (self.rwl_len_ns == NULL or self.rwl_gap_ns == NULL or self.rwl_len_exp == NULL
+            or self.rwl_gap_busy == NULL or self.rwl_preemptible == NULL):
+        raise MemoryError()
+    for k in range(self.n_rwl):
+        self.rwl_len_ns[k] = r.len_ns[k]
+        self.rwl_gap_ns[k] = r.gap_ns[k]
+        self.rwl_len_exp[k] = r.len_exp[k]
+        self.rwl_gap_busy[k] = r.gap_busy[k]
+        self.rwl_preemptible[k] = r.preemptible[k]
+        if self.rwl_preemptible[k]:
+            self.preemptible_readers = 1
+    self.reader_first = e
+    for i in range(len(r.cpu)):
+        c = r.cpu[i]
+        self.cpus[c].reader = e
+        self.ents[e].kind = ENT_READER
+        self.ents[e].cpu = c
+        self.ents[e].idx = r.workload[i]
+        self.ents[e].rq = RQ_RT if r.rt[r.workload[i]] else RQ_NORMAL
+        self.ents[e].phase = RD_OUT
+        e += 1
+    self.n_readers = e - self.reader_first
+    return e
+
+
+cdef void rcu_readers_start(Engine self) except *:
+    """Each reader starts after an exponential gap (a random draw per reader, in order)."""
+    cdef int e
+    for e in range(self.reader_first, self.reader_first + self.n_readers):
+        self.ents[e].state = ST_RUNNABLE
+        push(self, exp_ns(self, self.rwl_gap_ns[self.ents[e].idx]), PRIO_NORMAL, EV_WAKE, e, 0)
+
+
 cdef inline bint in_reader(Engine self, int c) noexcept:
     cdef int e = self.cpus[c].curr
     return e >= 0 and self.ents[e].kind == ENT_READER and self.ents[e].phase == RD_IN

@@ -6,46 +6,81 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
-cdef void init_rt_latency(Engine self, dict p, dict wl) except *:
+cdef int tasks_init(Engine self, t) except -1:
+    """The sync_loop tasks (entities 0..n_tasks-1) and their workloads' parameters."""
+    cdef int e, k
+    self.n_tasks = len(t.cpu)
+    self.tasks_left = self.n_tasks
+    self.sync_entry_ns = t.sync_entry_ns
+    self.task_wl = <int *> malloc((self.n_tasks + 1) * sizeof(int))
+    for e in range(self.n_tasks):
+        self.ents[e].kind = ENT_TASK
+        self.ents[e].cpu = t.cpu[e]
+        self.ents[e].rq = RQ_RT if t.rt[e] else RQ_NORMAL
+        self.ents[e].loops_left = t.loops[e]
+        self.ents[e].phase = TASK_NEW
+        self.task_wl[e] = t.workload[e]
+    self.task_start = np.ascontiguousarray(t.start_ns, dtype=np.int64)
+    self.n_wl = len(t.think_ns)
+    self.wl_think_ns = <i64 *> malloc((self.n_wl + 1) * sizeof(i64))
+    self.wl_after_ns = <i64 *> malloc((self.n_wl + 1) * sizeof(i64))
+    self.wl_prim = <int *> malloc((self.n_wl + 1) * sizeof(int))
+    if self.task_wl == NULL or self.wl_think_ns == NULL or self.wl_after_ns == NULL or self.wl_prim == NULL:
+        raise MemoryError()
+    for k in range(self.n_wl):
+        self.wl_think_ns[k] = t.think_ns[k]
+        self.wl_after_ns[k] = t.after_ns[k]
+        self.wl_prim[k] = t.primitive[k]
+    return self.n_tasks
+
+
+cdef void tasks_start(Engine self) except *:
+    cdef int e
+    for e in range(self.n_tasks):
+        self.ents[e].state = ST_RUNNABLE
+        push(self, self.task_start[e], PRIO_NORMAL, EV_WAKE, e, 0)
+
+
+cdef void rt_latency_init(Engine self, cl, s, rl) except *:
     """Probe tasks, call_rcu_load tasks and krcud/N kthreads, after every other entity."""
     cdef int e = self.n_ents, i, c
-    self.classic = p["classic_rcu"]
-    self.softirq_restart_only = p["softirq_restart_only"]
-    self.rcumaxbatch = p["rcumaxbatch"]
-    self.rcuplugticks = p["rcuplugticks"]
-    self.krcud_bhlimit = p["krcud_bhlimit"]
-    self.irq_exit_softirq = p["irq_exit_softirq"]
+    self.classic = cl.classic_rcu
+    self.softirq_restart_only = s.softirq_restart_only
+    self.rcumaxbatch = cl.rcumaxbatch
+    self.rcuplugticks = cl.rcuplugticks
+    self.krcud_bhlimit = cl.krcud_bhlimit
+    self.irq_exit_softirq = s.irq_exit_softirq
     self.cl_curbatch = self.cl_maxbatch = self.gp_seq >> 2
-    self.probe_period_ns = np.ascontiguousarray(wl["probe_period_ns"], dtype=np.int64)
-    self.probe_run_ns = np.ascontiguousarray(wl["probe_run_ns"], dtype=np.int64)
-    self.bg_work_ns = np.ascontiguousarray(wl["bg_work_ns"], dtype=np.int64)
-    self.bg_groups_per_op = np.ascontiguousarray(wl["bg_groups_per_op"], dtype=np.float64)
-    self.bg_burst = np.ascontiguousarray(wl["bg_burst"], dtype=np.intc)
-    self.bg_cb_kind = np.ascontiguousarray(wl["bg_cb_kind"], dtype=np.intc)
-    self.bg_sec_first = np.ascontiguousarray(wl["bg_sec_first"], dtype=np.intc)
-    self.bg_sec_count = np.ascontiguousarray(wl["bg_sec_count"], dtype=np.intc)
-    self.bg_sec_ns = np.ascontiguousarray(wl["bg_sec_ns"], dtype=np.int64)
-    self.bg_sec_cum = np.ascontiguousarray(wl["bg_sec_cum"], dtype=np.float64)
+    self.probe_period_ns = np.ascontiguousarray(rl.probe_period_ns, dtype=np.int64)
+    self.probe_run_ns = np.ascontiguousarray(rl.probe_run_ns, dtype=np.int64)
+    self.bg_work_ns = np.ascontiguousarray(rl.bg_work_ns, dtype=np.int64)
+    self.bg_groups_per_op = np.ascontiguousarray(rl.bg_groups_per_op, dtype=np.float64)
+    self.bg_burst = np.ascontiguousarray(rl.bg_burst, dtype=np.intc)
+    self.bg_cb_kind = np.ascontiguousarray(rl.bg_cb_kind, dtype=np.intc)
+    self.bg_sec_first = np.ascontiguousarray(rl.bg_sec_first, dtype=np.intc)
+    self.bg_sec_count = np.ascontiguousarray(rl.bg_sec_count, dtype=np.intc)
+    self.bg_sec_ns = np.ascontiguousarray(rl.bg_sec_ns, dtype=np.int64)
+    self.bg_sec_cum = np.ascontiguousarray(rl.bg_sec_cum, dtype=np.float64)
     for c in range(self.nr_cpus):
         self.cpus[c].krcud = -1
         self.cpus[c].rcud_head = self.cpus[c].rcud_tail = -1
         self.cpus[c].probe_next = (<i64> 1) << 62
         self.cpus[c].probe_runnable_at = (<i64> 1) << 62
-    for i in range(len(wl["probe_cpu"])):
+    for i in range(len(rl.probe_cpu)):
         # amlat: a SCHED_FIFO task sleeping until the next RTC interrupt.
         self.ents[e].kind = ENT_RT_PROBE
-        self.ents[e].cpu = wl["probe_cpu"][i]
-        self.ents[e].idx = wl["probe_workload"][i]
+        self.ents[e].cpu = rl.probe_cpu[i]
+        self.ents[e].idx = rl.probe_workload[i]
         self.ents[e].rq = RQ_RT
-        self.ents[e].loops_left = wl["probe_samples"][self.ents[e].idx]
+        self.ents[e].loops_left = rl.probe_samples[self.ents[e].idx]
         self.tasks_left += 1
         push(self, self.probe_period_ns[self.ents[e].idx], PRIO_NORMAL, EV_PROBE_TIMER, e, 0)
         note_probe_timer(self, self.ents[e].cpu, self.probe_period_ns[self.ents[e].idx])
         e += 1
-    for i in range(len(wl["bg_cpu"])):
+    for i in range(len(rl.bg_cpu)):
         self.ents[e].kind = ENT_BG
-        self.ents[e].cpu = wl["bg_cpu"][i]
-        self.ents[e].idx = wl["bg_workload"][i]
+        self.ents[e].cpu = rl.bg_cpu[i]
+        self.ents[e].idx = rl.bg_workload[i]
         self.ents[e].rq = RQ_NORMAL
         self.ents[e].phase = BG_WORK
         self.ents[e].state = ST_RUNNABLE
@@ -99,7 +134,7 @@ cdef i64 task_next(Engine self, int e, i64 t0, i64 dur) except -2:
     cp.user_from = t0 + dur
     cp.user_to = t0 + dur + self.wl_think_ns[w]
     dur += self.wl_think_ns[w] + self.sync_entry_ns
-    if self.wl_prim[w] == 0 and not self.wake_from_gp:
+    if self.wl_prim[w] == PRIM_SYNCHRONIZE_RCU and not self.wake_from_gp:
         dur += self.call_rcu_ns
     return dur
 
@@ -128,7 +163,7 @@ cdef i64 task_done(Engine self, int e) except -2:
     else:
         ep.loops_left -= 1
         ep.t_call = self.now - self.sync_entry_ns
-        if self.wl_prim[self.task_wl[e]]:
+        if self.wl_prim[self.task_wl[e]] == PRIM_SYNCHRONIZE_RCU_EXPEDITED:
             nxt = synchronize_rcu_expedited(self, e, c)
         else:
             ep.phase = TASK_WAITING

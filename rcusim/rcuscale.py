@@ -23,10 +23,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .config import KfreeRcuFlood
 from .seq import rcu_seq_diff
 
-__all__ = ["kfree_lowlevel", "kfree_metrics", "rcuscale_line", "kvfree_bulk_max_entr",
+__all__ = ["kfree_metrics", "rcuscale_line", "kvfree_bulk_max_entr",
            "kmalloc_size", "compute_real"]
 
 PAGE_SHIFT = 12
@@ -69,41 +68,6 @@ def kvfree_bulk_max_entr(release: tuple[int, ...], polled: bool) -> int:
     if polled:
         header += 8
     return ((1 << PAGE_SHIFT) - header) // 8
-
-
-def kfree_lowlevel(spec, chunk: int = 0) -> dict:
-    """The engine's values for the variant's kfree_rcu_flood workload (none: no threads).
-
-    `chunk` 1 gives one event per kfree_rcu() call instead of one per page
-    (the aggregation check in the tests).
-    """
-    nr = spec.hardware.nr_cpus
-    p = spec.params
-    flood = next((w for w in spec.workloads if isinstance(w, KfreeRcuFlood)), None)
-    has_thread = np.zeros(nr, dtype=np.int8)
-    if flood is None:
-        return {"cpu": np.zeros(0, dtype=np.int32), "has_thread": has_thread}
-    n = compute_real(flood.kfree_nthreads, nr)
-    cpus = np.arange(n, dtype=np.int32) % nr  # set_cpus_allowed_ptr(cpumask_of(me % nr_cpu_ids))
-    has_thread[cpus] = 1
-    if flood.kfree_rcu_test_single == flood.kfree_rcu_test_double:
-        form = 0  # kfree_rcu_test_both: torture_random() picks each call's form
-    else:
-        form = 1 if flood.kfree_rcu_test_single else 2
-    return {
-        "cpu": cpus,
-        "has_thread": has_thread,
-        "alloc_num": flood.kfree_alloc_num,
-        "loops": flood.kfree_loops,
-        "polled": int(p.kvfree_polled),
-        "chunk": chunk,
-        "form": form,
-        "max_entr": kvfree_bulk_max_entr(p.release, p.kvfree_polled),
-        "drain_jiffies": p.kfree_drain_jiffies,
-        "min_cached": p.rcu_min_cached_objs,
-        "obj_bytes": kmalloc_size(KFREE_OBJ_BYTES * flood.kfree_mult),
-        "sample_ns": MEMORY_SAMPLE_NS,
-    }
 
 
 def kfree_metrics(kv: dict, loops: int) -> dict:

@@ -31,10 +31,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rcusim import _core
+
 from .histogram import format_log2_histogram
 
 #: Value of the ``primitive`` column for each ``synchronize_rcu*()`` kind.
-PRIMITIVE_NAMES = {0: "synchronize_rcu", 1: "synchronize_rcu_expedited"}
+PRIMITIVE_NAMES = {code: name for name, code in _core.PRIMITIVES.items()}
 
 #: Columns every ``requests`` frame must have.
 REQUEST_COLUMNS = ("task", "cpu", "primitive", "t_start_ns", "t_end_ns", "latency_ns")

@@ -45,9 +45,11 @@ the waiter's wake-up, two context switches and (normal GPs) a callback."""
 
 TR = _core.TRACE_KINDS
 ENT = _core.ENTITY_KINDS
-CB_FUNCS = {0: "wakeme_after_rcu", 1: "kfree_rcu_cb", 2: "rcu_cb"}
-"""Callback function names by the engine's callback kind (CB_WAKEME, CB_KFREE, CB_GENERIC)."""
-PRIMITIVES = {0: "synchronize_rcu", 1: "synchronize_rcu_expedited"}
+_CB = _core.CALLBACK_KINDS
+CB_FUNCS = {_CB["wakeme_after_rcu"]: "wakeme_after_rcu", _CB["kfree"]: "kfree_rcu_cb", _CB["generic"]: "rcu_cb",
+            _CB["rcu_work_rcufn"]: "rcu_work_rcufn"}
+"""Callback function names by the engine's callback kind."""
+PRIMITIVES = {code: name for name, code in _core.PRIMITIVES.items()}
 QS_NAMES = {0: "QS", 1: "QS (FQS: idle)", 2: "expedited QS"}
 """Chrome event names of a quiescent-state report by how it was found (TR_QS arg)."""
 _TASK_COMM_LEN = 16  # the kernel's comm[] holds 15 characters and a NUL
@@ -142,7 +144,17 @@ class _Names:
             return f"rcu_exp_par_gp_kthread_worker/{idx}"
         if kind == ENT["reader"]:
             return f"reader/{cpu}"
-        return f"entity/{e}"
+        if kind == ENT["kfree"]:
+            return f"kfree_scale_thread/{idx}"
+        if kind == ENT["kworker"]:
+            return f"kworker/{cpu}:2"
+        if kind == ENT["rt_probe"]:
+            return f"amlat/{cpu}"
+        if kind == ENT["bg"]:
+            return f"dbench/{cpu}"
+        if kind == ENT["krcud"]:
+            return f"krcud/{idx}"
+        raise ValueError(f"entity {e} has a kind the trace writer does not name: {kind}")
 
     def comm(self, e: int) -> str:
         return self.name(e)[: _TASK_COMM_LEN - 1]

@@ -37,6 +37,8 @@ All configurations keep every CPU's callbacks local (no rcu_nocbs=): NOCB
 is outside the reference's scope, and so are readers.
 """
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -46,7 +48,7 @@ from rcusim.reference import run_reference, run_reference_spec
 from rcusim.reference.compare import (agreement_table, covered_by_full_gp, first_difference, ks_2samp,
                                       latencies_ns, run_both, run_engine)
 from rcusim.scenario import load_scenario
-from rcusim.simulate import _ll_params, _ll_topology, _ll_workloads
+from rcusim.engine_input import engine_input
 
 SEED = 0
 GP_TOL = 0.10
@@ -203,11 +205,10 @@ def test_checks_reject_a_doubled_fqs_delay(variant):
     # reference alone, on the configuration whose GPs end on FQS scans.
     spec = load("cpu16_hz250").variants[variant]
     core = run_engine(spec, SEED)
-    p = _ll_params(spec)
-    p["jiffies_till_first_fqs"] *= 2
-    p["jiffies_till_next_fqs"] *= 2
-    tasks, wl = _ll_workloads(spec)
-    ref = run_reference(p, _ll_topology(spec), tasks, wl, SEED, round(spec.run.max_sim_time_s * 1e9))
+    inp, _ = engine_input(spec)
+    gp = dataclasses.replace(inp.gp, jiffies_till_first_fqs=2 * inp.gp.jiffies_till_first_fqs,
+                             jiffies_till_next_fqs=2 * inp.gp.jiffies_till_next_fqs)
+    ref = run_reference(dataclasses.replace(inp, gp=gp), SEED, round(spec.run.max_sim_time_s * 1e9))
     assert disagreements(core, ref)
 
 

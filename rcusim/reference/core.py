@@ -63,7 +63,7 @@ def call_rcu(sim, cpu, task) -> None:
     rdp.cblist.enqueue(Callback(task, sim.env.now))
     # call_rcu_core(): a callback flood forces the GP machinery along.
     n = rdp.cblist.n_cbs()
-    if n > rdp.qlen_last_fqs_check + sim.p["qhimark"]:
+    if n > rdp.qlen_last_fqs_check + sim.inp.core.qhimark:
         raw_spin_lock_rcu_node(sim, rdp.mynode)
         note_gp_changes(sim, rdp)
         if not rcu_seq_state(sim.gp_seq):
@@ -84,12 +84,12 @@ def rcu_do_batch(sim, cpu, t0: int) -> int:
     done = rdp.cblist.seg[RCU_DONE_TAIL]
     if not done:
         return 0
-    bl = max(len(done) >> sim.p["rcu_divisor"], rdp.blimit)
-    tlimit = t0 + sim.p["rcu_resched_ns"] if bl > 100 else 0
+    bl = max(len(done) >> sim.inp.core.rcu_divisor, rdp.blimit)
+    tlimit = t0 + sim.inp.core.rcu_resched_ns if bl > 100 else 0
     t, count = t0, 0
     while done:
         cb = done.popleft()
-        t += sim.p["cb_wakeme_ns"]
+        t += sim.inp.core.cb_wakeme_ns
         wake(sim, cb.task, cpu, t)  # wakeme_after_rcu(): complete()
         count += 1
         sim.counters["callbacks_invoked"] += 1
@@ -97,8 +97,8 @@ def rcu_do_batch(sim, cpu, t0: int) -> int:
             break
         if tlimit and count % 32 == 0 and t >= tlimit:
             break
-    if rdp.blimit == DEFAULT_MAX_RCU_BLIMIT and rdp.cblist.n_cbs() <= sim.p["qlowmark"]:
-        rdp.blimit = sim.p["blimit"]
+    if rdp.blimit == DEFAULT_MAX_RCU_BLIMIT and rdp.cblist.n_cbs() <= sim.inp.core.qlowmark:
+        rdp.blimit = sim.inp.core.blimit
     return t - t0
 
 
@@ -154,7 +154,7 @@ def rcu_core(sim, cpu, t0: int) -> int:
     """One rcu_core() pass on cpu starting at t0; returns its duration."""
     rdp = cpu.rdp
     seg = rdp.cblist.seg
-    sim.acc = sim.p["softirq_ns"]
+    sim.acc = sim.inp.sched.softirq_ns
     sim.counters["rcu_core_passes"] += 1
     if rdp.gp_seq != rdp.mynode.gp_seq:
         raw_spin_lock_rcu_node(sim, rdp.mynode)
@@ -203,7 +203,7 @@ def rcu_need_resched(sim, cpu) -> None:
     here block at the end of their step), so the QS waits for that.
     """
     rdp = cpu.rdp
-    if not sim.p["preemption"] and not cpu.user_from <= sim.env.now < cpu.user_to:
+    if not sim.inp.sched.preemption and not cpu.user_from <= sim.env.now < cpu.user_to:
         return  # the QS comes with the next context switch
     rdp.cpu_no_qs = False
     # rcu_note_context_switch() with rcu_urgent_qs: rcu_momentary_eqs(),
@@ -217,12 +217,12 @@ def rcu_sched_clock_irq(sim, cpu) -> None:
     """The scheduling-clock interrupt's RCU work, and RCU_SOFTIRQ if rcu_pending()."""
     rdp = cpu.rdp
     now = sim.env.now
-    cost = sim.p["tick_ns"]
+    cost = sim.inp.sched.tick_ns
     idle = cpu.state != CPU_BUSY
     sim.counters["ticks"] += 1
     # rcu_flavor_sched_clock_irq(): PREEMPT_RCU counts any tick outside a
     # reader; !PREEMPT_RCU only one that interrupted user mode (or idle).
-    if idle or sim.p["preempt_rcu"] or cpu.user_from <= now < cpu.user_to:
+    if idle or sim.inp.core.preempt_rcu or cpu.user_from <= now < cpu.user_to:
         rdp.cpu_no_qs = False
     if rdp.urgent_qs and not idle:
         # rcu_urgent_qs: set need_resched; the context switch is a QS.

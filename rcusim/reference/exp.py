@@ -41,7 +41,7 @@ class SleepingMutex:
         self.waiters = deque()
 
     def trylock(self, sim, task) -> bool:
-        sim.acc += sim.p["rnp_lock_ns"]
+        sim.acc += sim.inp.tree.rnp_lock_ns
         if self.owner is not None:
             return False
         if self.waiters:
@@ -75,7 +75,7 @@ class SleepingMutex:
         else:
             self.owner = None
         if w is not None:
-            sim.acc += sim.p["ttwu_ns"]
+            sim.acc += sim.inp.sched.ttwu_ns
             wake(sim, w, cpu, sim.env.now + sim.acc)
 
 
@@ -101,7 +101,7 @@ def synchronize_rcu_expedited(sim, task):
     call returns, when the caller's next code runs.
     """
     cpu = task.cpu
-    p = sim.p
+    p = sim.inp
     with sim.action(cpu):
         task.req_s = rcu_seq_snap(sim.exp_seq)  # rcu_exp_gp_seq_snap()
         outcome = exp_funnel_lock(sim, task, task.req_s)
@@ -111,7 +111,7 @@ def synchronize_rcu_expedited(sim, task):
         return (yield SLEEP)  # woken by rcu_exp_wait_wake()
     while outcome == MUTEX_WAIT:
         yield SLEEP
-        yield p["rnp_lock_ns"]  # mutex_lock() tries again
+        yield p.tree.rnp_lock_ns  # mutex_lock() tries again
         with sim.action(cpu):
             if sim.exp_mutex.retry(task):
                 outcome = MUTEX_HELD
@@ -119,7 +119,7 @@ def synchronize_rcu_expedited(sim, task):
                     return sim.env.now + sim.acc
     # This task's GP runs; it sleeps on the root's exp_wq until rcu_exp_wait_wake().
     yield SLEEP
-    yield p["rnp_lock_ns"]
+    yield p.tree.rnp_lock_ns
     with sim.action(cpu):
         sim.exp_mutex.unlock(sim, cpu)
         return sim.env.now + sim.acc
@@ -153,8 +153,8 @@ def exp_lock(sim, rnp) -> None:
     """A round on rnp->exp_lock, charged like rnp->lock."""
     t = sim.env.now + sim.acc
     wait = max(0, rnp.exp_lock_free - t)
-    rnp.exp_lock_free = t + wait + sim.p["rnp_lock_ns"]
-    sim.acc += wait + sim.p["rnp_lock_ns"]
+    rnp.exp_lock_free = t + wait + sim.inp.tree.rnp_lock_ns
+    sim.acc += wait + sim.inp.tree.rnp_lock_ns
     sim.counters["rnp_lock_wait_ns"] += wait
 
 
@@ -168,7 +168,7 @@ def exp_gp_start_or_done(sim, task) -> bool:
     sim.exp_gp_start = sim.exp_gp_qs = sim.env.now + sim.acc
     sim.exp_gp_ipis = 0
     sim.exp_work_queued = True
-    sim.acc += sim.p["ttwu_ns"]
+    sim.acc += sim.inp.sched.ttwu_ns
     wake(sim, sim.exp_kworker, cpu, sim.env.now + sim.acc)
     exp_wq(sim.nodes[0], task.req_s).append(task)
     return True
@@ -181,7 +181,7 @@ def rcu_exp_gp_kworker(sim, worker):
     while True:
         sim.exp_work_queued = False
         sim.exp_phase = EXP_RESET
-        yield len(sim.nodes) * sim.p["rnp_lock_ns"]  # sync_exp_reset_tree()
+        yield len(sim.nodes) * sim.inp.tree.rnp_lock_ns  # sync_exp_reset_tree()
         with sim.action(worker.cpu):
             sync_exp_reset_tree(sim)
             dur = sync_rcu_exp_select_cpus(sim, worker)
@@ -217,7 +217,7 @@ def rcu_exp_par_gp_kworker(sim, worker, rnp):
             rcu_report_exp_cpu_mult(sim, rnp, rnp.exp_sel_qs, wake_gp=False)
             sim.exp_par_pending -= 1
             if not sim.exp_par_pending and sim.exp_phase == EXP_FLUSH:
-                sim.acc += sim.p["ttwu_ns"]
+                sim.acc += sim.inp.sched.ttwu_ns
                 wake(sim, sim.exp_kworker, worker.cpu, sim.env.now + sim.acc)
         t0 = yield SLEEP
 
@@ -239,7 +239,7 @@ def sync_rcu_exp_select_cpus(sim, worker) -> int:
         if not rnp.expmask:
             continue
         sim.exp_par_pending += 1
-        sim.acc += sim.p["ttwu_ns"]
+        sim.acc += sim.inp.sched.ttwu_ns
         wake(sim, rnp.exp_par_worker, worker.cpu, sim.env.now + sim.acc)
     return exp_select_node_cpus(sim, sim.leaves[-1], worker.cpu, sim.env.now + sim.acc)
 
@@ -250,8 +250,8 @@ def exp_select_node_cpus(sim, rnp, self_cpu, t0: int) -> int:
     Idle CPUs and self_cpu are quiescent (reported when the selection ends,
     from rnp.exp_sel_qs); each other CPU gets an IPI, one after another.
     """
-    p = sim.p
-    t = t0 + p["rnp_lock_ns"]
+    p = sim.inp
+    t = t0 + p.tree.rnp_lock_ns
     qs = 0
     for bit in range(rnp.expmask.bit_length()):
         if not rnp.expmask >> bit & 1:
@@ -260,11 +260,11 @@ def exp_select_node_cpus(sim, rnp, self_cpu, t0: int) -> int:
         if cpu is self_cpu or cpu.state != CPU_BUSY:
             qs |= 1 << bit
             continue
-        t += p["ipi_send_ns"]
-        urgent_at(sim, t + p["ipi_latency_ns"], lambda _ev, c=cpu: rcu_exp_handler(sim, c))
+        t += p.exp.ipi_send_ns
+        urgent_at(sim, t + p.sched.ipi_latency_ns, lambda _ev, c=cpu: rcu_exp_handler(sim, c))
         sim.counters["exp_ipis"] += 1
         sim.exp_gp_ipis += 1
-        t += p["ipi_latency_ns"]
+        t += p.sched.ipi_latency_ns
     rnp.exp_sel_qs = qs
     return t - t0
 
@@ -286,7 +286,7 @@ def rcu_exp_handler(sim, cpu) -> None:
                 urgent_at(sim, cpu.nonpreempt_until, lambda _ev: rcu_exp_deferred(sim, cpu))
         else:
             rcu_report_exp_rdp(sim, cpu)
-    cpu.steal(sim.p["ipi_handler_ns"] + sim.acc)
+    cpu.steal(sim.inp.exp.ipi_handler_ns + sim.acc)
 
 
 def rcu_exp_deferred(sim, cpu) -> None:
@@ -326,7 +326,7 @@ def rcu_report_exp_rnp(sim, rnp, wake_gp: bool) -> None:
             if rcu_seq_state(sim.exp_seq):
                 sim.exp_gp_qs = sim.env.now + sim.acc
             if wake_gp and sim.exp_phase == EXP_WAIT:
-                sim.acc += sim.p["ttwu_ns"]
+                sim.acc += sim.inp.sched.ttwu_ns
                 wake(sim, sim.exp_kworker, None, sim.env.now + sim.acc)  # swake_up_one(&expedited_wq)
             return
         mask = rnp.grpmask
@@ -339,15 +339,15 @@ def rcu_report_exp_rnp(sim, rnp, wake_gp: bool) -> None:
 
 def rcu_exp_wait_wake(sim, worker, t0: int) -> int:
     """rcu_seq_end(&expedited_sequence), then wake every node's waiters; returns the cost."""
-    p = sim.p
-    t = t0 + p["rnp_lock_ns"]  # exp_wake_mutex
+    p = sim.inp
+    t = t0 + p.tree.rnp_lock_ns  # exp_wake_mutex
     sim.record_gp(sim.exp_seq, sim.exp_gp_start, sim.exp_gp_qs, t, sim.exp_gp_ipis, expedited=True)
     sim.exp_seq = s = rcu_seq_endval(sim.exp_seq)
     for rnp in sim.nodes:
-        t += p["rnp_lock_ns"]  # rnp->exp_lock
+        t += p.tree.rnp_lock_ns  # rnp->exp_lock
         rnp.exp_seq_rq = max(rnp.exp_seq_rq, s)
         waiters = exp_wq(rnp, s)
         while waiters:
-            t += p["ttwu_ns"]
+            t += p.sched.ttwu_ns
             wake(sim, waiters.popleft(), worker.cpu, t)
     return t - t0

@@ -29,7 +29,7 @@ SR_MAX_USERS_WAKE_FROM_GP = 5    # waiters the GP kthread wakes itself
 
 def rcu_gp_kthread(sim):
     """Body of the rcu_preempt / rcu_sched kthread."""
-    lock_ns = sim.p["rnp_lock_ns"]
+    lock_ns = sim.inp.tree.rnp_lock_ns
     yield SLEEP
     while True:
         # RCU_GP_WAIT_GPS
@@ -58,7 +58,7 @@ def rcu_gp_fqs_loop(sim):
     """Scan for holdouts every jiffies_till_*_fqs until the root's qsmask is empty."""
     root = sim.nodes[0]
     first = True
-    rcu_gp_fqs_timer(sim, sim.p["jiffies_till_first_fqs"])
+    rcu_gp_fqs_timer(sim, sim.inp.gp.jiffies_till_first_fqs)
     while True:
         # RCU_GP_WAIT_FQS: the timeout, or rcu_report_qs_rsp() setting FQS.
         yield from swait_event(sim, lambda: not root.qsmask or sim.gp_flags & RCU_GP_FLAG_FQS
@@ -67,17 +67,17 @@ def rcu_gp_fqs_loop(sim):
             return
         # RCU_GP_DOING_FQS: a lock round per leaf and per CPU still owing a QS.
         holdouts = sum(bin(rnp.qsmask).count("1") for rnp in sim.leaves)
-        yield (len(sim.leaves) + holdouts) * sim.p["rnp_lock_ns"]
+        yield (len(sim.leaves) + holdouts) * sim.inp.tree.rnp_lock_ns
         with sim.action(sim.gp_kthread.cpu, gp_kthread=True):
             force_qs_rnp(sim, first)
             sim.gp_flags &= ~RCU_GP_FLAG_FQS
-            rcu_gp_fqs_timer(sim, sim.p["jiffies_till_next_fqs"])
+            rcu_gp_fqs_timer(sim, sim.inp.gp.jiffies_till_next_fqs)
         first = False
 
 
 def rcu_gp_fqs_timer(sim, j: int) -> None:
     """Arm the WAIT_FQS timeout j jiffies ahead, on a jiffy boundary."""
-    jiffy = sim.p["jiffy_ns"]
+    jiffy = sim.inp.sched.jiffy_ns
     sim.fqs_deadline = (sim.env.now // jiffy + j) * jiffy
     sim.gp_timer_gen += 1
     gen = sim.gp_timer_gen
@@ -126,7 +126,7 @@ def force_qs_rnp(sim, first: bool) -> None:
     passed through idle since (rcu_watching_snap_recheck), and ask the rest
     for an urgent QS, then with a resched IPI.
     """
-    age = (sim.env.now - sim.gp_start) // sim.p["jiffy_ns"]
+    age = (sim.env.now - sim.gp_start) // sim.inp.sched.jiffy_ns
     sim.counters["fqs_scans"] += 1
     for rnp in sim.leaves:
         mask = 0
@@ -142,9 +142,9 @@ def force_qs_rnp(sim, first: bool) -> None:
             elif cpu.state == CPU_IDLE or cpu.watching != rdp.watching_snap:
                 mask |= 1 << bit
             else:
-                if age > sim.p["jiffies_to_sched_qs"]:
+                if age > sim.inp.gp.jiffies_to_sched_qs:
                     rdp.urgent_qs = True
-                if age > sim.p["jiffies_resched"]:
+                if age > sim.inp.gp.jiffies_resched:
                     resched_cpu(sim, cpu)
         if mask:
             rcu_report_qs_rnp(sim, mask, rnp, rnp.gp_seq)
@@ -160,7 +160,7 @@ def resched_cpu(sim, cpu) -> None:
             rcu_need_resched(sim, cpu)
             cpu.steal(sim.acc)
 
-    urgent_at(sim, sim.env.now + sim.p["ipi_latency_ns"], ipi)
+    urgent_at(sim, sim.env.now + sim.inp.sched.ipi_latency_ns, ipi)
 
 
 def rcu_gp_cleanup(sim) -> None:
@@ -212,7 +212,7 @@ def rcu_sr_normal_gp_cleanup(sim) -> None:
     waiters, sim.srs_wait = sim.srs_wait, deque()
     gp_cpu = sim.gp_kthread.cpu
     for _ in range(min(SR_MAX_USERS_WAKE_FROM_GP, len(waiters))):
-        sim.acc += sim.p["cb_wakeme_ns"]
+        sim.acc += sim.inp.core.cb_wakeme_ns
         wake(sim, waiters.popleft(), gp_cpu, sim.env.now + sim.acc)
     if not waiters and not sim.srs_done_heads:
         sim.srs_heads_inuse -= 1
@@ -230,7 +230,7 @@ def rcu_sr_normal_gp_cleanup_work(sim, worker):
         waiters, sim.srs_done = sim.srs_done, deque()
         t = t0
         for task in waiters:
-            t += sim.p["cb_wakeme_ns"]
+            t += sim.inp.core.cb_wakeme_ns
             wake(sim, task, worker.cpu, t)
         sim.srs_heads_inuse -= sim.srs_done_heads
         sim.srs_done_heads = 0

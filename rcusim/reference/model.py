@@ -1,8 +1,7 @@
 """The reference model: rcu_state, the CPUs and entities, the run and its records.
 
 :func:`run_reference` takes exactly the low-level values the compiled engine
-takes (built by ``rcusim.simulate._ll_params``, ``_ll_topology`` and
-``_ll_workloads``) and returns the same records.  The idle-exit latency is
+takes (an ``EngineInput``, built by ``rcusim.engine_input.engine_input``) and returns the same records.  The idle-exit latency is
 drawn as the engine draws it (Box-Muller on the same PCG64 stream, one draw
 per wake-up of an idle CPU), so with the same seed the two usually produce
 identical records.  They may differ where:
@@ -23,6 +22,9 @@ from contextlib import contextmanager
 
 import numpy as np
 import simpy
+
+from rcusim import _core
+from rcusim.engine_input import EngineInput, engine_input
 
 from . import core, exp, gp
 from .core import RcuData, ksoftirqd
@@ -55,9 +57,9 @@ class Model:
     rcu_gp_kthread_wake = gp.rcu_gp_kthread_wake
     rcu_report_exp_rdp = exp.rcu_report_exp_rdp
 
-    def __init__(self, p: dict, topo: dict, tasks: dict, wl: dict, seed: int):
-        _check_scope(p, topo, wl)
-        self.p = p
+    def __init__(self, inp: EngineInput, seed: int):
+        _check_scope(inp)
+        self.inp = p = inp
         self.env = CountingEnvironment()
         self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
         self.spare = None
@@ -66,7 +68,7 @@ class Model:
         self.in_gp_kthread = False
 
         # rcu_state
-        self.gp_seq = p["gp_seq_init"]
+        self.gp_seq = p.tree.gp_seq_init
         self.gp_flags = 0
         self.gp_state = gp.RCU_GP_IDLE
         self.gp_start = 0
@@ -78,7 +80,7 @@ class Model:
         self.srs_done_heads = 0
         # expedited GPs: rcu_state.expedited_sequence and the kworker's state
         self.exp_seq = 0
-        self.exp_mutex = exp.SleepingMutex(bool(p["exp_mutex_rt"]))
+        self.exp_mutex = exp.SleepingMutex(bool(p.exp.exp_mutex_rt))
         self.exp_phase = exp.EXP_IDLE
         self.exp_work_queued = False
         self.exp_par_pending = 0     # per-leaf selections not yet flushed
@@ -87,47 +89,47 @@ class Model:
 
         # The rcu_node tree, breadth first; every CPU online from the start.
         self.nodes = [RcuNode(int(par), int(m), int(lo), int(hi), self.gp_seq)
-                      for par, m, lo, hi in zip(topo["node_parent"], topo["node_grpmask"],
-                                                topo["node_grplo"], topo["node_grphi"])]
-        self.leaves = self.nodes[int(topo["leaf_first"]):]
+                      for par, m, lo, hi in zip(inp.tree.node_parent, inp.tree.node_grpmask,
+                                                inp.tree.node_grplo, inp.tree.node_grphi)]
+        self.leaves = self.nodes[int(inp.tree.leaf_first):]
         for rnp in self.nodes:
             if rnp.parent >= 0:
                 self.nodes[rnp.parent].qsmaskinit |= rnp.grpmask
                 self.nodes[rnp.parent].expmaskinit |= rnp.grpmask
         self.cpus = []
-        for c, (leaf, grpnum) in enumerate(zip(topo["cpu_leaf"], topo["cpu_grpnum"])):
+        for c, (leaf, grpnum) in enumerate(zip(inp.tree.cpu_leaf, inp.tree.cpu_grpnum)):
             cpu = Cpu(self, c)
-            cpu.rdp = RcuData(self.nodes[int(leaf)], 1 << int(grpnum), self.gp_seq, p["blimit"])
+            cpu.rdp = RcuData(self.nodes[int(leaf)], 1 << int(grpnum), self.gp_seq, p.core.blimit)
             cpu.rdp.mynode.qsmaskinit |= cpu.rdp.grpmask
             cpu.rdp.mynode.expmaskinit |= cpu.rdp.grpmask
             self.cpus.append(cpu)
 
         # Tasks first (their index is the request's task id), then kthreads.
         self.tasks = []
-        for i in range(len(tasks["cpu"])):
-            task = Entity(self, int(tasks["cpu"][i]), bool(tasks["rt"][i]), f"task/{i}")
+        for i in range(len(inp.tasks.cpu)):
+            task = Entity(self, int(inp.tasks.cpu[i]), bool(inp.tasks.rt[i]), f"task/{i}")
             task.index = i
-            task.loops_left = int(tasks["loops"][i])
-            task.primitive = int(wl["primitive"][int(tasks["workload"][i])])
-            w = int(tasks["workload"][i])
-            task.start(sync_loop(self, task, int(wl["think_ns"][w]), int(wl["after_ns"][w])))
-            self.env.timeout(int(tasks["start_ns"][i])).callbacks.append(
+            task.loops_left = int(inp.tasks.loops[i])
+            task.primitive = int(inp.tasks.primitive[int(inp.tasks.workload[i])])
+            w = int(inp.tasks.workload[i])
+            task.start(sync_loop(self, task, int(inp.tasks.think_ns[w]), int(inp.tasks.after_ns[w])))
+            self.env.timeout(int(inp.tasks.start_ns[i])).callbacks.append(
                 lambda _ev, t=task: t.cpu.activate(t))
             task.state = RUNNABLE  # until its start time
             self.tasks.append(task)
         self.tasks_left = len(self.tasks)
         self.all_exited = self.env.event()
-        self.gp_kthread = Entity(self, p["gp_cpu"], bool(p["gp_kthread_rt"]), "rcu_preempt")
+        self.gp_kthread = Entity(self, p.sched.gp_cpu, bool(p.gp.gp_kthread_rt), "rcu_preempt")
         self.gp_kthread.start(gp.rcu_gp_kthread(self))
-        self.sr_worker = Entity(self, p["gp_cpu"], False, "kworker/sr",
-                                head_enqueue=bool(p["sr_worker_highpri"]))
+        self.sr_worker = Entity(self, p.sched.gp_cpu, False, "kworker/sr",
+                                head_enqueue=bool(p.sr_normal.sr_worker_highpri))
         self.sr_worker.start(gp.rcu_sr_normal_gp_cleanup_work(self, self.sr_worker))
         for cpu in self.cpus:
             cpu.rdp.ksoftirqd = Entity(self, cpu.index, False, f"ksoftirqd/{cpu.index}")
             cpu.rdp.ksoftirqd.start(ksoftirqd(self, cpu))
         # Expedited GPs: the kworker on the housekeeping CPU, one worker per leaf on its first CPU.
-        exp_rt = bool(p["exp_kthread_rt"])
-        self.exp_kworker = Entity(self, p["gp_cpu"], exp_rt, "rcu_exp_gp_kthread_worker")
+        exp_rt = bool(p.exp.exp_kthread_rt)
+        self.exp_kworker = Entity(self, p.sched.gp_cpu, exp_rt, "rcu_exp_gp_kthread_worker")
         self.exp_kworker.start(exp.rcu_exp_gp_kworker(self, self.exp_kworker))
         for rnp in self.leaves:
             rnp.exp_par_worker = Entity(self, rnp.grplo, exp_rt, f"rcu_exp_par_gp_kthread_worker/{rnp.grplo}")
@@ -148,7 +150,7 @@ class Model:
             r = math.sqrt(-2.0 * math.log(u1))
             z = r * math.cos(2.0 * math.pi * u2)
             self.spare = r * math.cos(2.0 * math.pi * u2 + math.pi / 2)
-        return int(math.exp(self.p["idle_mu"] + self.p["idle_sigma"] * z))
+        return int(math.exp(self.inp.sched.idle_mu + self.inp.sched.idle_sigma * z))
 
     @contextmanager
     def action(self, cpu, gp_kthread: bool = False):
@@ -195,32 +197,32 @@ class Model:
         }
 
 
-def _check_scope(p: dict, topo: dict, wl: dict) -> None:
-    if len(wl["rd_cpu"]):
+def _check_scope(inp: EngineInput) -> None:
+    p = inp
+    if len(inp.readers.cpu):
         raise NotImplementedError("the reference model has no readers workload; readers are out of its scope")
-    if np.any(topo["offloaded"]):
+    if np.any(inp.nocb.offloaded):
         raise NotImplementedError(
             "the reference model does not model NOCB: offloaded CPUs (rcu_nocbs=) are out of its "
             "scope; compare configurations without rcu_nocbs")
-    if not p["use_softirq"]:
+    if not p.core.use_softirq:
         raise NotImplementedError(
             "the reference model runs rcu_core() as RCU_SOFTIRQ only; rcutree.use_softirq=0 "
             "(rcuc kthreads) is out of its scope")
-    if any(prim != 0 for prim in wl["primitive"]) and (
-            p["exp_funnel_mutexes"] or p["exp_driver_task"] or not p["exp_par"]):
+    if any(prim != _core.PRIMITIVES["synchronize_rcu"] for prim in inp.tasks.primitive) and (
+            p.exp.exp_funnel_mutexes or p.exp.exp_driver_task or not p.exp.exp_par):
         raise NotImplementedError(
             "the reference model has the expedited machinery of v4.17 and later (per-leaf "
             "workers, exp_wq funnel); earlier releases are out of its scope")
 
 
-def run_reference(p: dict, topo: dict, tasks: dict, wl: dict, seed: int, until_ns: int) -> dict:
-    """Run the reference model on the engine's low-level inputs.
+def run_reference(inp: EngineInput, seed: int, until_ns: int) -> dict:
+    """Run the reference model on the engine's input.
 
     Parameters
     ----------
-    p, topo, tasks, wl : dict
-        What ``rcusim.simulate._ll_params``, ``_ll_topology`` and
-        ``_ll_workloads`` return (the engine's constructor arguments).
+    inp : EngineInput
+        What ``rcusim.engine_input.engine_input`` builds (the engine's input).
     seed : int
         Seeds the PCG64 stream of idle-exit draws, as ``build_engine`` does.
     until_ns : int
@@ -240,13 +242,10 @@ def run_reference(p: dict, topo: dict, tasks: dict, wl: dict, seed: int, until_n
         If a CPU is offloaded (NOCB), use_softirq is 0, a readers workload is
         given, or synchronize_rcu_expedited() is called on a release before v4.17.
     """
-    return Model(p, topo, tasks, wl, seed).run(until_ns)
+    return Model(inp, seed).run(until_ns)
 
 
 def run_reference_spec(spec, seed: int) -> dict:
     """:func:`run_reference` on one scenario variant (a ``VariantSpec``)."""
-    from rcusim.simulate import _ll_params, _ll_topology, _ll_workloads
-
-    ll_tasks, ll_wl = _ll_workloads(spec)
-    return run_reference(_ll_params(spec), _ll_topology(spec), ll_tasks, ll_wl, seed,
-                         round(spec.run.max_sim_time_s * 1e9))
+    inp, _geometry = engine_input(spec)
+    return run_reference(inp, seed, round(spec.run.max_sim_time_s * 1e9))

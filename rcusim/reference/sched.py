@@ -136,8 +136,8 @@ class Cpu:
             if ent.remaining is not None:
                 dur, ent.remaining = ent.remaining, None
             else:
-                dur = ent.step(env.now + sim.p["ctxsw_ns"] + self.debt)
-            dur += sim.p["ctxsw_ns"]
+                dur = ent.step(env.now + sim.inp.sched.ctxsw_ns + self.debt)
+            dur += sim.inp.sched.ctxsw_ns
             while True:
                 try:
                     yield from self.burst(dur)
@@ -190,7 +190,7 @@ class Cpu:
             self.state = CPU_WAKING
             sim.counters["idle_exits"] += 1
             self.idle_wait.succeed(sim.idle_exit_ns())
-        elif (self.state == CPU_BUSY and ent.rq == RQ_RT and sim.p["preemption"]
+        elif (self.state == CPU_BUSY and ent.rq == RQ_RT and sim.inp.sched.preemption
               and self.curr is not None and self.curr.rq == RQ_NORMAL):
             self.try_preempt()
 
@@ -227,7 +227,7 @@ class Cpu:
     # --- the scheduling-clock tick ------------------------------------------
     def tick(self):
         """Periodic tick on jiffy boundaries; stops when the CPU is NO_HZ idle."""
-        env, jiffy = self.env, self.sim.p["jiffy_ns"]
+        env, jiffy = self.env, self.sim.inp.sched.jiffy_ns
         yield env.timeout(jiffy - env.now % jiffy)
         while True:
             if self.state != CPU_BUSY and self.rdp.cblist.n_cbs() == 0:
@@ -253,7 +253,7 @@ def wake(sim, ent: Entity, from_cpu, t: int) -> None:
     ent.state = RUNNABLE
     sim.counters["wakeups"] += 1
     if from_cpu is not ent.cpu:
-        t += sim.p["wakeup_busy_ns"]
+        t += sim.inp.sched.wakeup_busy_ns
     if t <= sim.env.now:
         ent.cpu.activate(ent)
     else:

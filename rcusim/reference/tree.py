@@ -69,8 +69,8 @@ def raw_spin_lock_rcu_node(sim, rnp: RcuNode) -> None:
     """One round on rnp->lock (wait if held, then hold), charged to the current action."""
     t = sim.env.now + sim.acc
     wait = max(0, rnp.lock_free - t)
-    rnp.lock_free = t + wait + sim.p["rnp_lock_ns"]
-    sim.acc += wait + sim.p["rnp_lock_ns"]
+    rnp.lock_free = t + wait + sim.inp.tree.rnp_lock_ns
+    sim.acc += wait + sim.inp.tree.rnp_lock_ns
     sim.counters["rnp_lock_wait_ns"] += wait
 
 

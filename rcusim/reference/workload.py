@@ -15,12 +15,12 @@ def sync_loop(sim, task, think_ns: int, after_ns: int):
     entry path; the call itself happens at the end of that step.  The request
     runs from the start of the entry path until the task is back on its CPU.
     """
-    p = sim.p
+    p = sim.inp
     cpu = task.cpu
     expedited = task.primitive == 1
-    entry_ns = p["sync_entry_ns"]
-    if not expedited and not p["wake_from_gp"]:
-        entry_ns += p["call_rcu_ns"]
+    entry_ns = p.tasks.sync_entry_ns
+    if not expedited and not p.sr_normal.wake_from_gp:
+        entry_ns += p.core.call_rcu_ns
     work = 0
     t0 = yield SLEEP  # woken at its start time
     while True:
@@ -33,7 +33,7 @@ def sync_loop(sim, task, think_ns: int, after_ns: int):
             t0 = yield from synchronize_rcu_expedited(sim, task)
         else:
             with sim.action(cpu):
-                if p["wake_from_gp"]:
+                if p.sr_normal.wake_from_gp:
                     synchronize_rcu_normal(sim, task, cpu)
                 else:
                     # wait_rcu_gp(call_rcu_hurry): wakeme_after_rcu behind other callbacks.
