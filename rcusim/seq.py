@@ -20,6 +20,8 @@ kernel/rcu/tree.c.
 
 from __future__ import annotations
 
+from rcusim import _seq
+
 #: Bits of state below the grace-period counter.
 RCU_SEQ_CTR_SHIFT = 2
 
@@ -52,6 +54,11 @@ def _ulong(x: int) -> int:
     return int(x) & ULONG_MAX
 
 
+def _signed(x: int) -> int:
+    """The same 64 bits read as signed: the engine's representation (rcusim._seq)."""
+    return ((int(x) + 2**63) & ULONG_MAX) - 2**63
+
+
 def ULONG_CMP_GE(a: int, b: int) -> bool:
     """Wrap-aware ``a >= b`` on 64-bit unsigned values.
 
@@ -66,7 +73,7 @@ def ULONG_CMP_GE(a: int, b: int) -> bool:
         True if ``a`` is at or after ``b``, i.e. ``a - b`` (mod 2**64) is
         at most ``ULONG_MAX / 2``.
     """
-    return ULONG_MAX // 2 >= _ulong(a - b)
+    return _seq.ULONG_CMP_GE(_signed(a), _signed(b))
 
 
 def ULONG_CMP_LT(a: int, b: int) -> bool:
@@ -83,17 +90,17 @@ def ULONG_CMP_LT(a: int, b: int) -> bool:
         True if ``a`` is before ``b``, i.e. ``a - b`` (mod 2**64) exceeds
         ``ULONG_MAX / 2``.
     """
-    return ULONG_MAX // 2 < _ulong(a - b)
+    return _seq.ULONG_CMP_LT(_signed(a), _signed(b))
 
 
 def rcu_seq_ctr(s: int) -> int:
     """Counter part of a sequence number (``s >> RCU_SEQ_CTR_SHIFT``)."""
-    return _ulong(s) >> RCU_SEQ_CTR_SHIFT
+    return _ulong(_seq.rcu_seq_ctr(_signed(s)))
 
 
 def rcu_seq_state(s: int) -> int:
     """State part of a sequence number (``s & RCU_SEQ_STATE_MASK``)."""
-    return _ulong(s) & RCU_SEQ_STATE_MASK
+    return _ulong(_seq.rcu_seq_state(_signed(s)))
 
 
 def rcu_seq_start(s: int) -> int:
@@ -122,7 +129,7 @@ def rcu_seq_start(s: int) -> int:
 
 def rcu_seq_endval(s: int) -> int:
     """End-of-grace-period value: ``(s | RCU_SEQ_STATE_MASK) + 1``."""
-    return _ulong((_ulong(s) | RCU_SEQ_STATE_MASK) + 1)
+    return _ulong(_seq.rcu_seq_endval(_signed(s)))
 
 
 def rcu_seq_end(s: int) -> int:
@@ -166,7 +173,7 @@ def rcu_seq_snap(s: int) -> int:
     int
         The snapshot (state bits zero).
     """
-    return _ulong(s + 2 * RCU_SEQ_STATE_MASK + 1) & ~RCU_SEQ_STATE_MASK
+    return _ulong(_seq.rcu_seq_snap(_signed(s)))
 
 
 def rcu_seq_done(cur: int, s: int) -> bool:
@@ -184,7 +191,7 @@ def rcu_seq_done(cur: int, s: int) -> bool:
     bool
         ``ULONG_CMP_GE(cur, s)``.
     """
-    return ULONG_CMP_GE(cur, s)
+    return _seq.rcu_seq_done(_signed(cur), _signed(s))
 
 
 def rcu_seq_done_exact(cur: int, s: int,
@@ -210,7 +217,7 @@ def rcu_seq_done_exact(cur: int, s: int,
     bool
         ``ULONG_CMP_GE(cur, s) or ULONG_CMP_LT(cur, s - guard)``.
     """
-    return ULONG_CMP_GE(cur, s) or ULONG_CMP_LT(cur, s - guard)
+    return _seq.rcu_seq_done_exact(_signed(cur), _signed(s), _signed(guard))
 
 
 def rcu_seq_started(cur: int, s: int) -> bool:
@@ -228,7 +235,7 @@ def rcu_seq_started(cur: int, s: int) -> bool:
     bool
         ``ULONG_CMP_LT((s - 1) & ~RCU_SEQ_STATE_MASK, cur)``.
     """
-    return ULONG_CMP_LT(_ulong(s - 1) & ~RCU_SEQ_STATE_MASK, cur)
+    return _seq.rcu_seq_started(_signed(cur), _signed(s))
 
 
 def rcu_seq_completed_gp(old: int, new: int) -> bool:
@@ -239,7 +246,7 @@ def rcu_seq_completed_gp(old: int, new: int) -> bool:
     bool
         ``ULONG_CMP_LT(old, new & ~RCU_SEQ_STATE_MASK)``.
     """
-    return ULONG_CMP_LT(old, _ulong(new) & ~RCU_SEQ_STATE_MASK)
+    return _seq.rcu_seq_completed_gp(_signed(old), _signed(new))
 
 
 def rcu_seq_new_gp(old: int, new: int) -> bool:
@@ -250,8 +257,7 @@ def rcu_seq_new_gp(old: int, new: int) -> bool:
     bool
         ``ULONG_CMP_LT((old + RCU_SEQ_STATE_MASK) & ~RCU_SEQ_STATE_MASK, new)``.
     """
-    return ULONG_CMP_LT(_ulong(old + RCU_SEQ_STATE_MASK) & ~RCU_SEQ_STATE_MASK,
-                        new)
+    return _seq.rcu_seq_new_gp(_signed(old), _signed(new))
 
 
 def rcu_seq_diff(new: int, old: int) -> int:
@@ -273,18 +279,7 @@ def rcu_seq_diff(new: int, old: int) -> int:
     int
         The kernel's estimate (an ``unsigned long``).
     """
-    new = _ulong(new)
-    old = _ulong(old)
-    if old == new:
-        return 0
-    # Grace periods still shifted up, plus one if either value is mid-GP.
-    partial = 1 if (new & RCU_SEQ_STATE_MASK) or (old & RCU_SEQ_STATE_MASK) else 0
-    rnd_diff = _ulong((new & ~RCU_SEQ_STATE_MASK)
-                      - ((old + RCU_SEQ_STATE_MASK) & ~RCU_SEQ_STATE_MASK)
-                      + partial)
-    if ULONG_CMP_GE(RCU_SEQ_STATE_MASK, rnd_diff):
-        return 1
-    return _ulong(((rnd_diff - RCU_SEQ_STATE_MASK - 1) >> RCU_SEQ_CTR_SHIFT) + 2)
+    return _ulong(_seq.rcu_seq_diff(_signed(new), _signed(old)))
 
 
 def exp_snap_onebit(s: int) -> int:

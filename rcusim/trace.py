@@ -50,6 +50,14 @@ CB_FUNCS = {_CB["wakeme_after_rcu"]: "wakeme_after_rcu", _CB["kfree"]: "kfree_rc
             _CB["rcu_work_rcufn"]: "rcu_work_rcufn"}
 """Callback function names by the engine's callback kind."""
 PRIMITIVES = {code: name for name, code in _core.PRIMITIVES.items()}
+_ENTITY_NAMES = {
+    ENT["task"]: "task/{e}", ENT["rcuog"]: "rcuog/{cpu}", ENT["rcuop"]: "rcuop/{idx}", ENT["rcuc"]: "rcuc/{idx}",
+    ENT["sr_worker"]: "kworker/{cpu}:1", ENT["exp_gp"]: "rcu_exp_gp_kthread_worker",
+    ENT["exp_par"]: "rcu_exp_par_gp_kthread_worker/{idx}", ENT["reader"]: "reader/{cpu}",
+    ENT["kfree"]: "kfree_scale_thread/{idx}", ENT["kworker"]: "kworker/{cpu}:2", ENT["rt_probe"]: "amlat/{cpu}",
+    ENT["bg"]: "dbench/{cpu}", ENT["krcud"]: "krcud/{idx}",
+}
+"""Thread names by entity kind (the GP kthread is named by flavour, rcuc/N is ksoftirqd/N with use_softirq)."""
 QS_NAMES = {0: "QS", 1: "QS (FQS: idle)", 2: "expedited QS"}
 """Chrome event names of a quiescent-state report by how it was found (TR_QS arg)."""
 _TASK_COMM_LEN = 16  # the kernel's comm[] holds 15 characters and a NUL
@@ -126,35 +134,13 @@ class _Names:
         if e < 0:
             return "<idle>"
         kind, cpu, idx = int(self.kind[e]), int(self.cpu[e]), int(self.idx[e])
-        if kind == ENT["task"]:
-            return f"task/{e}"
         if kind == ENT["gp"]:
             return self.rcu_name
-        if kind == ENT["rcuog"]:
-            return f"rcuog/{cpu}"
-        if kind == ENT["rcuop"]:
-            return f"rcuop/{idx}"
-        if kind == ENT["rcuc"]:
-            return f"ksoftirqd/{idx}" if self.use_softirq else f"rcuc/{idx}"
-        if kind == ENT["sr_worker"]:
-            return f"kworker/{cpu}:1"
-        if kind == ENT["exp_gp"]:
-            return "rcu_exp_gp_kthread_worker"
-        if kind == ENT["exp_par"]:
-            return f"rcu_exp_par_gp_kthread_worker/{idx}"
-        if kind == ENT["reader"]:
-            return f"reader/{cpu}"
-        if kind == ENT["kfree"]:
-            return f"kfree_scale_thread/{idx}"
-        if kind == ENT["kworker"]:
-            return f"kworker/{cpu}:2"
-        if kind == ENT["rt_probe"]:
-            return f"amlat/{cpu}"
-        if kind == ENT["bg"]:
-            return f"dbench/{cpu}"
-        if kind == ENT["krcud"]:
-            return f"krcud/{idx}"
-        raise ValueError(f"entity {e} has a kind the trace writer does not name: {kind}")
+        if kind == ENT["rcuc"] and self.use_softirq:
+            return f"ksoftirqd/{idx}"
+        if kind not in _ENTITY_NAMES:
+            raise ValueError(f"entity {e} has a kind the trace writer does not name: {kind}")
+        return _ENTITY_NAMES[kind].format(e=e, cpu=cpu, idx=idx)
 
     def comm(self, e: int) -> str:
         return self.name(e)[: _TASK_COMM_LEN - 1]

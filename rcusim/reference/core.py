@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from .segcblist import RCU_DONE_TAIL, RCU_NEXT_READY_TAIL, RCU_NEXT_TAIL, Callback, RcuSegCbList
 from .sched import SLEEP, CPU_BUSY, wake
-from .tree import (RcuNode, raw_spin_lock_rcu_node, rcu_report_qs_rnp, rcu_seq_completed_gp,
-                   rcu_seq_new_gp, rcu_seq_snap, rcu_seq_state, rcu_start_this_gp)
+from rcusim._seq import rcu_seq_completed_gp, rcu_seq_new_gp, rcu_seq_snap, rcu_seq_state
+
+from .tree import RcuNode, raw_spin_lock_rcu_node, rcu_report_qs_rnp, rcu_start_this_gp
 
 DEFAULT_MAX_RCU_BLIMIT = 10000   # rdp->blimit under callback overload
 MAX_SOFTIRQ_RESTART = 10         # __do_softirq() restarts before ksoftirqd takes over

@@ -26,7 +26,9 @@ from __future__ import annotations
 from collections import deque
 
 from .sched import CPU_BUSY, SLEEP, urgent_at, wake
-from .tree import raw_spin_lock_rcu_node, rcu_seq_endval, rcu_seq_snap, rcu_seq_state
+from rcusim._seq import rcu_seq_endval, rcu_seq_snap, rcu_seq_state
+
+from .tree import raw_spin_lock_rcu_node
 
 EXP_IDLE, EXP_RESET, EXP_SELECT, EXP_FLUSH, EXP_WAIT, EXP_WAKE = range(6)
 

@@ -19,8 +19,9 @@ from collections import deque
 
 from .core import note_gp_changes, rcu_need_resched
 from .sched import BLOCKED, CPU_BUSY, CPU_IDLE, SLEEP, urgent_at, wake
-from .tree import (RCU_GP_FLAG_FQS, RCU_GP_FLAG_INIT, raw_spin_lock_rcu_node, rcu_report_qs_rnp,
-                   rcu_seq_endval, rcu_seq_snap, rcu_start_this_gp)
+from rcusim._seq import rcu_seq_endval, rcu_seq_snap
+
+from .tree import RCU_GP_FLAG_FQS, RCU_GP_FLAG_INIT, raw_spin_lock_rcu_node, rcu_report_qs_rnp, rcu_start_this_gp
 
 RCU_GP_IDLE, RCU_GP_WAIT_FQS = 0, 5
 SR_NORMAL_GP_WAIT_HEAD_MAX = 5   # wait heads: GPs with claimed waiters not yet all woken

@@ -1,7 +1,7 @@
 """The rcu_node tree: gp_seq helpers, qsmask reporting and the GP-request funnel.
 
-Sequence numbers are plain ints, as in the engine: a run never wraps, so the
-kernel's ULONG_CMP_* are ordinary comparisons.
+Sequence numbers are the engine's int64 values, and the rcu_seq helpers are
+the engine's own (rcusim._seq wraps cython_core/rcu_seq.pxd).
 
 Lock cost: an rnp->lock is held ``rnp_lock_ns`` per acquisition and is free
 again at ``rnp.lock_free``; a CPU that finds it held waits.  Both the wait
@@ -13,33 +13,10 @@ from __future__ import annotations
 
 from collections import deque
 
+from rcusim._seq import rcu_seq_started, rcu_seq_state
+
 RCU_GP_FLAG_INIT = 0x1   # rcu_state.gp_flags: a grace period is requested
 RCU_GP_FLAG_FQS = 0x2    # ... force a quiescent-state scan (or finish: the root is clear)
-
-
-def rcu_seq_state(s: int) -> int:
-    return s & 3
-
-
-def rcu_seq_snap(s: int) -> int:
-    """The gp_seq value once a full grace period has run after now."""
-    return (s + 7) & ~3
-
-
-def rcu_seq_endval(s: int) -> int:
-    return (s | 3) + 1
-
-
-def rcu_seq_started(cur: int, s: int) -> bool:
-    return ((s - 1) & ~3) < cur
-
-
-def rcu_seq_completed_gp(old: int, new: int) -> bool:
-    return old < (new & ~3)
-
-
-def rcu_seq_new_gp(old: int, new: int) -> bool:
-    return ((old + 3) & ~3) < new
 
 
 class RcuNode:

@@ -1,0 +1,56 @@
+"""The typed boundary between a resolved scenario and the engine (rcusim.engine_input)."""
+
+import dataclasses
+import re
+import types
+import typing
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rcusim import _core
+from rcusim.engine_input import EngineInput, Gp, engine_input
+from rcusim.scenario import load_scenario
+from rcusim.trace import _ENTITY_NAMES
+
+ENGINE_SOURCES = "\n".join(p.read_text() for p in (Path(__file__).parents[1] / "cython_core").glob("*.p*"))
+
+SCENARIO = {
+    "name": "boundary",
+    "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 4},
+    "kernel": {"release": "6.6", "HZ": 1000},
+    "workloads": [{"kind": "sync_loop", "tasks": 4, "loops": 2}],
+}
+
+
+def test_every_field_of_every_section_is_read_by_the_engine():
+    sections = typing.get_type_hints(EngineInput).values()
+    unread = [f"{section.__name__}.{f.name}" for section in sections
+              for f in dataclasses.fields(section) if not re.search(rf"\.{f.name}\b", ENGINE_SOURCES)]
+    assert len(sections) == 12 and unread == []
+
+
+def test_a_section_refuses_unknown_and_missing_fields():
+    values = {f.name: 1 for f in dataclasses.fields(Gp)}
+    Gp(**values)
+    with pytest.raises(TypeError):
+        Gp(**values, jiffies_till_frist_fqs=3)
+    del values["jiffies_resched"]
+    with pytest.raises(TypeError):
+        Gp(**values)
+
+
+def test_the_engine_refuses_an_input_without_a_section():
+    inp, _ = engine_input(load_scenario(SCENARIO).variants["default"])
+    _core.Engine(inp, np.random.PCG64(0))
+    partial = types.SimpleNamespace(**{f.name: getattr(inp, f.name) for f in dataclasses.fields(inp)
+                                       if f.name != "exp"})
+    with pytest.raises(AttributeError, match="exp"):
+        _core.Engine(partial, np.random.PCG64(0))
+
+
+def test_the_engine_exports_its_codes_and_the_trace_names_every_entity_kind():
+    assert set(_core.PRIMITIVES) == {"synchronize_rcu", "synchronize_rcu_expedited"}
+    assert len(set(_core.ENTITY_KINDS.values())) == len(_core.ENTITY_KINDS)
+    assert set(_ENTITY_NAMES) | {_core.ENTITY_KINDS["gp"]} == set(_core.ENTITY_KINDS.values())
