@@ -1,12 +1,34 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """rcusim._core: the discrete-event engine.
 
-One ``Engine`` owns all state: an event heap of C structs, the CPUs with their
-run queues, the rcu_node tree, the per-CPU callback lists (struct rcu_data),
-the grace-period kthread, NOCB rcuog/rcuop kthreads, the synchronize_rcu()
-wake-from-GP machinery and the workload tasks.  Python builds it from plain
-integers and NumPy arrays (see rcusim/simulate.py), calls ``run()`` in chunks
-and reads the records back as NumPy arrays.
+One ``Engine`` owns all state, declared by mechanism in ``rcusim._core.pxd``
+(the name Cython looks for beside a module built as rcusim._core).  Each
+mechanism lives in its own file, included below as module-level functions
+that take the Engine, under the kernel's names:
+
+=================  ==========================================================
+eventq.pxd         the event queue (shared with rcusim._membarrier)
+rcu_seq.pxd        rcu_seq_*() and ULONG_CMP_*() (shared with rcusim._seq)
+sched.pxi          run queues, wake-ups, bursts, preemption, idle, the tick
+locking.pxi        rcu_node spinlocks and sleeping mutexes
+tree.pxi           rcu_node tree: rcu_report_qs_rnp, rcu_start_this_gp
+gp.pxi             rcu_gp_kthread: rcu_gp_init, rcu_gp_fqs, rcu_gp_cleanup
+sr_normal.pxi      synchronize_rcu() with rcu_normal_wake_from_gp
+segcblist.pxi      rcu_segcblist and the callback pool
+core.pxi           call_rcu, rcu_core, rcu_do_batch, softirq, rcuc
+nocb.pxi           tree_nocb.h: bypass, nocb_gp_wait, nocb_cb_wait
+exp.pxi            tree_exp.h: expedited grace periods
+tree_plugin.pxi    readers, blocked readers, cond_resched()
+kvfree.pxi         kvfree_rcu() batching and rcuscale's kfree threads
+classic.pxi        classic RCU (before v2.6.29) and its 2004 patches
+workloads.pxi      sync_loop, rt_latency_probe and call_rcu_load tasks
+records.pxi        request and grace-period records
+checker.pxi        the always-on safety checker
+trace.pxi          the optional trace buffer
+=================  ==========================================================
+
+Python builds the engine from an ``EngineInput`` (rcusim.engine_input), calls
+``run()`` in chunks and reads the records back as NumPy arrays.
 
 Conventions
 -----------

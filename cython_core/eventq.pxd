@@ -1,7 +1,9 @@
 # cython: language_level=3
 """The event queue both engines share: a binary heap of event_t ordered by
 (t, prio, seq), so that events at the same time fire urgent first, then in the
-order they were pushed.  Growing it doubles its capacity."""
+order they were pushed.  prio and seq share one word (prio in the top bit),
+so that an event is 32 bytes and one comparison orders the tie.  Growing the
+heap doubles its capacity."""
 
 from libc.stdint cimport int64_t, uint64_t, int32_t
 from libc.stdlib cimport malloc, realloc, free
@@ -9,8 +11,8 @@ from libc.stdlib cimport malloc, realloc, free
 
 cdef struct event_t:
     int64_t t            # when the event fires (ns)
-    int32_t prio         # PRIO_URGENT before PRIO_NORMAL at equal t
-    uint64_t seq         # insertion counter: FIFO among equal (t, prio)
+    uint64_t key         # prio << 63 | seq: PRIO_URGENT (0) before PRIO_NORMAL (1)
+                         # at equal t, then FIFO by the insertion counter seq
     int32_t kind         # EV_*
     int32_t target       # CPU, entity, group or thread index, by kind
     int64_t arg          # generation number or payload, by kind
@@ -20,7 +22,7 @@ cdef struct eventq_t:
     event_t *heap
     int64_t n            # events pending
     int64_t cap          # events the heap can hold
-    uint64_t seq         # the next event's seq
+    uint64_t seq         # the next event's seq (below 2**63)
 
 
 cdef inline int eventq_init(eventq_t *q, int64_t cap) noexcept nogil:
@@ -40,9 +42,17 @@ cdef inline void eventq_free(eventq_t *q) noexcept nogil:
 cdef inline bint ev_before(event_t *a, event_t *b) noexcept nogil:
     if a.t != b.t:
         return a.t < b.t
-    if a.prio != b.prio:
-        return a.prio < b.prio
-    return a.seq < b.seq
+    return a.key < b.key
+
+
+cdef inline int eventq_grow(eventq_t *q) noexcept nogil:
+    """Double the heap's capacity; -1 if out of memory."""
+    cdef event_t *grown = <event_t *> realloc(q.heap, 2 * q.cap * sizeof(event_t))
+    if grown == NULL:
+        return -1
+    q.heap = grown
+    q.cap *= 2
+    return 0
 
 
 cdef inline int eventq_push(eventq_t *q, int64_t t, int prio, int kind, int target,
@@ -50,16 +60,10 @@ cdef inline int eventq_push(eventq_t *q, int64_t t, int prio, int kind, int targ
     """Queue an event; -1 if the heap could not grow."""
     cdef int64_t i, parent
     cdef event_t ev
-    cdef event_t *grown
-    if q.n == q.cap:
-        grown = <event_t *> realloc(q.heap, 2 * q.cap * sizeof(event_t))
-        if grown == NULL:
-            return -1
-        q.heap = grown
-        q.cap *= 2
+    if q.n == q.cap and eventq_grow(q) < 0:
+        return -1
     ev.t = t
-    ev.prio = prio
-    ev.seq = q.seq
+    ev.key = (<uint64_t> prio << 63) | q.seq
     q.seq += 1
     ev.kind = kind
     ev.target = target

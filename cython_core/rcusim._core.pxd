@@ -10,62 +10,18 @@ from eventq cimport event_t, eventq_t
 
 
 cdef class Engine:
-    # --- event queue -------------------------------------------------------
+    # --- event queue and clock (sched.pxi) ------------------------------------
     cdef eventq_t evq
     cdef readonly i64 now
     cdef readonly i64 events
 
-    # --- model objects -----------------------------------------------------
+    # --- entities and CPUs: run queues, idle, ticks, interrupts (sched.pxi) ---
     cdef ent_t *ents
     cdef int n_ents
     cdef cpu_t *cpus
     cdef int nr_cpus
-    cdef rnp_t *nodes
-    cdef int num_nodes
-    cdef int leaf_first
-    cdef group_t *groups
-    cdef int n_groups
-    cdef int *group_cpus
-    cdef cb_t *cbs
-    cdef int cb_cap
-    cdef int cb_free
-
-    # --- tasks and workloads -----------------------------------------------
-    cdef int n_tasks
-    cdef int tasks_left
-    cdef int *task_wl
-    cdef i64[::1] task_start      # when each task first wakes (ns)
-    cdef int n_wl
-    cdef i64 *wl_think_ns
-    cdef i64 *wl_after_ns
-    cdef int *wl_prim
-    # reader workloads
-    cdef int n_rwl
-    cdef int reader_first         # entity index of the first reader task
-    cdef int n_readers
-    cdef i64 *rwl_len_ns
-    cdef i64 *rwl_gap_ns
-    cdef int *rwl_len_exp
-    cdef int *rwl_gap_busy
-    cdef int *rwl_preemptible
-    cdef int preemptible_readers
-
-    # --- parameters (resolved kernel values and platform costs) -------------
     cdef i64 jiffy_ns
-    cdef int preempt_rcu
     cdef int preemption
-    cdef int blimit_default
-    cdef i64 qhimark
-    cdef i64 qlowmark
-    cdef int rcu_divisor
-    cdef i64 rcu_resched_ns
-    cdef i64 jiffies_till_first_fqs
-    cdef i64 jiffies_till_next_fqs
-    cdef i64 jiffies_to_sched_qs
-    cdef i64 jiffies_resched
-    cdef int use_softirq
-    cdef i64 nocb_nobypass_lim
-    cdef int wake_from_gp
     cdef int gp_cpu
     cdef i64 ctxsw_ns
     cdef i64 wakeup_busy_ns
@@ -74,17 +30,29 @@ cdef class Engine:
     cdef i64 ipi_latency_ns
     cdef i64 tick_ns
     cdef i64 softirq_ns
-    cdef i64 rnp_lock_ns
-    cdef i64 cb_cost[4]
-    cdef i64 call_rcu_ns
-    cdef i64 sync_entry_ns
     cdef i64 ttwu_ns
-    cdef i64 ipi_send_ns
-    cdef i64 ipi_handler_ns
-    cdef int exp_mutex_rt
     cdef int fault
 
-    # --- rcu_state ----------------------------------------------------------
+    # --- random stream: one NumPy BitGenerator, drawn in event order (sched.pxi) 
+    cdef object bitgen_obj
+    cdef bitgen_t *rng
+    cdef int have_spare
+    cdef double spare
+
+    # --- CPU time of the action in progress: lock hold and wait, callbacks, wake-ups (ns) 
+    cdef i64 acc
+
+    # --- rcu_node tree (tree.pxi) ---------------------------------------------
+    cdef rnp_t *nodes
+    cdef int num_nodes
+    cdef int leaf_first
+    cdef i64 rnp_lock_ns
+
+    # --- rcu_state and the GP kthread (gp.pxi) --------------------------------
+    cdef i64 jiffies_till_first_fqs
+    cdef i64 jiffies_till_next_fqs
+    cdef i64 jiffies_to_sched_qs
+    cdef i64 jiffies_resched
     cdef readonly i64 gp_seq
     cdef int gp_flags
     cdef int gp_state
@@ -96,7 +64,9 @@ cdef class Engine:
     cdef int fqs_first
     cdef u64 gp_timer_gen
     cdef int gp_pending_phase
-    # rcu_normal_wake_from_gp: synchronize_rcu() callers tracked apart
+
+    # --- rcu_normal_wake_from_gp: synchronize_rcu() callers tracked apart (sr_normal.pxi) 
+    cdef int wake_from_gp
     cdef int srs_next_head, srs_next_tail
     cdef int srs_wait_head, srs_wait_tail
     cdef int srs_done_head, srs_done_tail
@@ -104,7 +74,30 @@ cdef class Engine:
     cdef int srs_done_heads
     cdef int sr_ent
 
-    # --- expedited GPs (rcu_state.expedited_sequence and friends) ------------
+    # --- callbacks: the pool, blimit and costs (segcblist.pxi, core.pxi) ------
+    cdef cb_t *cbs
+    cdef int cb_cap
+    cdef int cb_free
+    cdef int preempt_rcu
+    cdef int blimit_default
+    cdef i64 qhimark
+    cdef i64 qlowmark
+    cdef int rcu_divisor
+    cdef i64 rcu_resched_ns
+    cdef int use_softirq
+    cdef i64 cb_cost[4]
+    cdef i64 call_rcu_ns
+
+    # --- NOCB groups (nocb.pxi) -----------------------------------------------
+    cdef group_t *groups
+    cdef int n_groups
+    cdef int *group_cpus
+    cdef i64 nocb_nobypass_lim
+
+    # --- expedited GPs: rcu_state.expedited_sequence and friends (exp.pxi, locking.pxi) 
+    cdef i64 ipi_send_ns
+    cdef i64 ipi_handler_ns
+    cdef int exp_mutex_rt
     cdef readonly i64 exp_seq
     # Sleeping mutexes: rcu_state.exp_mutex, and before v4.6 the funnel's
     # rnp->exp_funnel_mutex (index = node) and rdp->exp_funnel_mutex
@@ -128,57 +121,29 @@ cdef class Engine:
     cdef i64 exp_gp_qs           # when the root's expmask emptied
     cdef i64 exp_gp_ipis
 
-    # --- safety checker: the last completed GP of each flavour ----------------
-    cdef i64 last_gp_start[2]
-    cdef i64 last_gp_seq[2]
-    cdef i64 gp_completions[2]
-    cdef i64 n_readers_checked
-    cdef i64 reader_pipe[2][3]   # readers by GPs (0, 1, 2+) completed during them
-    cdef i64 n_violations
-    cdef list violations
+    # --- sync_loop tasks and their workloads (workloads.pxi) ------------------
+    cdef int n_tasks
+    cdef int tasks_left
+    cdef int *task_wl
+    cdef i64[::1] task_start      # when each task first wakes (ns)
+    cdef int n_wl
+    cdef i64 *wl_think_ns
+    cdef i64 *wl_after_ns
+    cdef int *wl_prim
+    cdef i64 sync_entry_ns
 
-    # --- random stream ------------------------------------------------------
-    cdef object bitgen_obj
-    cdef bitgen_t *rng
-    cdef int have_spare
-    cdef double spare
+    # --- reader tasks (tree_plugin.pxi) ---------------------------------------
+    cdef int n_rwl
+    cdef int reader_first         # entity index of the first reader task
+    cdef int n_readers
+    cdef i64 *rwl_len_ns
+    cdef i64 *rwl_gap_ns
+    cdef int *rwl_len_exp
+    cdef int *rwl_gap_busy
+    cdef int *rwl_preemptible
+    cdef int preemptible_readers
 
-    # --- cost accumulator: lock hold/wait and callback time of one action ----
-    cdef i64 acc
-
-    # --- records ------------------------------------------------------------
-    cdef int *req_task
-    cdef int *req_cpu
-    cdef signed char *req_prim
-    cdef i64 *req_start
-    cdef i64 *req_end
-    cdef i64 req_n
-    cdef i64 req_cap
-    cdef i64 *gprec_seq
-    cdef i64 *gprec_start
-    cdef i64 *gprec_end
-    cdef i64 *gprec_qs
-    cdef i64 *gprec_ipis
-    cdef signed char *gprec_exp
-    cdef i64 *req_seq
-    cdef i64 gprec_n
-    cdef i64 gprec_cap
-    cdef readonly i64 completion_ns
-    cdef readonly dict counters_init
-    cdef i64 n_ctxsw, n_cbs_invoked, n_wakeups, n_idle_exits, n_softirq
-    cdef i64 n_fqs, n_bypass_enq, n_bypass_flush, n_lock_wait_ns, n_ticks
-    cdef i64 n_ipis, n_preempt, n_rcuog_wake, n_gp_wake
-    cdef i64 n_exp_ipis, n_exp_deferred, n_exp_funnel_wait, n_exp_mutex_wait, n_exp_mutex_steal
-    cdef i64 n_reader_blocked
-    # Optional trace buffer (trace_enable()); every hook tests trace_on first.
-    cdef bint trace_on
-    cdef trace_rec_t *trace_buf
-    cdef i64 trace_n
-    cdef i64 trace_cap
-    cdef readonly bint trace_overflow
-    cdef i64 trace_max
-
-    # --- real-time latency: rt_latency_probe, call_rcu_load, 2004 callback patches
+    # --- real-time latency: probes, call_rcu_load, classic RCU, 2004 patches (workloads.pxi, classic.pxi) 
     cdef int classic             # kernel.release < 2.6.29: classic RCU's rcu_do_batch()
     cdef int softirq_restart_only # __do_softirq() before v3.9: a restart count, no time or need_resched check
     cdef int rcumaxbatch         # throttle-rcu: callbacks per tasklet pass, 0 = no limit
@@ -242,3 +207,47 @@ cdef class Engine:
     cdef i64 kv_peak_bytes
     cdef i64 n_kv_pages_filled, n_kv_batches, n_kv_works, n_kv_ready_pages
     cdef i64 n_kv_sync, n_kv_head_objs, n_kv_page_allocs, n_kv_monitor_runs
+
+    # --- records (records.pxi) ------------------------------------------------
+    cdef int *req_task
+    cdef int *req_cpu
+    cdef signed char *req_prim
+    cdef i64 *req_start
+    cdef i64 *req_end
+    cdef i64 req_n
+    cdef i64 req_cap
+    cdef i64 *gprec_seq
+    cdef i64 *gprec_start
+    cdef i64 *gprec_end
+    cdef i64 *gprec_qs
+    cdef i64 *gprec_ipis
+    cdef signed char *gprec_exp
+    cdef i64 *req_seq
+    cdef i64 gprec_n
+    cdef i64 gprec_cap
+    cdef readonly i64 completion_ns
+
+    # --- counters (Engine.counters()) -----------------------------------------
+    cdef readonly dict counters_init
+    cdef i64 n_ctxsw, n_cbs_invoked, n_wakeups, n_idle_exits, n_softirq
+    cdef i64 n_fqs, n_bypass_enq, n_bypass_flush, n_lock_wait_ns, n_ticks
+    cdef i64 n_ipis, n_preempt, n_rcuog_wake, n_gp_wake
+    cdef i64 n_exp_ipis, n_exp_deferred, n_exp_funnel_wait, n_exp_mutex_wait, n_exp_mutex_steal
+    cdef i64 n_reader_blocked
+
+    # --- safety checker: the last completed GP of each flavour (checker.pxi) --
+    cdef i64 last_gp_start[2]
+    cdef i64 last_gp_seq[2]
+    cdef i64 gp_completions[2]
+    cdef i64 n_readers_checked
+    cdef i64 reader_pipe[2][3]   # readers by GPs (0, 1, 2+) completed during them
+    cdef i64 n_violations
+    cdef list violations
+
+    # --- optional trace buffer: every hook tests trace_on first (trace.pxi) ---
+    cdef bint trace_on
+    cdef trace_rec_t *trace_buf
+    cdef i64 trace_n
+    cdef i64 trace_cap
+    cdef readonly bint trace_overflow
+    cdef i64 trace_max
