@@ -10,12 +10,8 @@ holds every kernel tunable as a concrete number, computed the way the kernel
 computes it at boot (``rcu_init_geometry()``, ``adjust_jiffies_till_sched_qs()``,
 ``sanitize_kthread_prio()``, ``rcu_init_nohz()``, ...).
 
-Where the kernel changed over time in a way rcusim models, the behaviour is a
-named switch derived from ``kernel.release``:
-
-* ``kfree_drain_jiffies``: ``KFREE_DRAIN_JIFFIES`` is ``5*HZ`` from v6.1, ``HZ/50`` before;
-* ``kvfree_polled``: per-page polled reclaim of kvfree_rcu() batches, from v6.3;
-* ``rcu_normal_wake_from_gp``: auto-enabled on systems of at most 16 CPUs from v6.17.
+What ``kernel.release`` switches is decided in :mod:`rcusim.releases`;
+:class:`RcuParams` carries the switches of its release.
 
 Every problem raises :class:`~rcusim.errors.ScenarioError` naming the key path.
 """
@@ -23,7 +19,6 @@ Every problem raises :class:`~rcusim.errors.ScenarioError` naming the key path.
 from __future__ import annotations
 
 import math
-import re
 import types
 from typing import Annotated, Literal, Optional, Union, get_args, get_origin
 
@@ -36,6 +31,7 @@ from .cpulist import CPULIST_ALLOWED, parse_cpulist
 from .errors import ScenarioError, show_value
 from .membarrier import MembarrierLoop
 from .profiles import COST_NAMES, PROFILES, load_profile, profile_sources
+from .releases import RELEASE_ALLOWED, ReleaseSwitches, parse_release, release_switches
 
 __all__ = [
     "MAX_CPUS", "Costs", "CostOverrides", "Hardware", "HardwareSpec", "Kernel",
@@ -179,39 +175,6 @@ class HardwareSpec(_Model):
 # Kernel
 # --------------------------------------------------------------------------
 
-_RELEASE_RE = re.compile(r"^(\d{1,2})\.(\d{1,3})(?:\.(\d{1,3}))?$")
-_RELEASE_ALLOWED = 'a release "MAJOR.MINOR" written as a quoted string, e.g. "6.6", "6.17" or "2.6"'
-
-
-def parse_release(text) -> tuple[int, ...]:
-    """Parse a kernel release.
-
-    Parameters
-    ----------
-    text : str
-        ``"MAJOR.MINOR"`` or ``"MAJOR.MINOR.PATCH"``, e.g. ``"6.6"``, ``"6.17"``, ``"2.6.4"``.
-
-    Returns
-    -------
-    tuple of int
-        ``(major, minor)`` or ``(major, minor, patch)``; tuples compare in
-        release order.
-
-    Raises
-    ------
-    ScenarioError
-        If `text` is not a release string. A number is refused because YAML
-        reads ``6.10`` as the number 6.1.
-    """
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
-        raise ScenarioError(f"{text!r} is a number, not a release string "
-                            "(YAML reads 6.10 as the number 6.1)", allowed=_RELEASE_ALLOWED)
-    m = _RELEASE_RE.match(text.strip()) if isinstance(text, str) else None
-    if m is None or int(m[1]) < 2:
-        raise ScenarioError(f"{text!r} is not a kernel release", allowed=_RELEASE_ALLOWED)
-    return tuple(int(part) for part in m.groups() if part is not None)
-
-
 # Kconfig "depends on" rules that rcusim checks: option -> (needed option, why).
 _KCONFIG_DEPENDS = [
     ("CONFIG_RCU_NOCB_CPU_DEFAULT_ALL", "CONFIG_RCU_NOCB_CPU"),
@@ -231,7 +194,7 @@ class Kernel(_Model):
     64-bit build, except where noted.
     """
 
-    release: Annotated[str, Field(json_schema_extra={"allowed": _RELEASE_ALLOWED})] = "6.17"
+    release: Annotated[str, Field(json_schema_extra={"allowed": RELEASE_ALLOWED})] = "6.17"
     """Kernel release whose behaviour to model, "MAJOR.MINOR"; selects the release switches."""
     HZ: Literal[100, 250, 300, 1000] = 250
     """Scheduling-clock rate; the Kconfig default is HZ_250."""
@@ -533,6 +496,8 @@ class RcuParams(_Model):
 
     release: tuple[int, ...]
     """Kernel release modelled, e.g. (6, 6)."""
+    switches: ReleaseSwitches
+    """The release's switches (rcusim.releases)."""
     hz: int
     """HZ: jiffies per second."""
     nr_cpu_ids: int
@@ -670,6 +635,7 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
     nr = nr_cpus
     hz = kernel.HZ
     release = kernel.release_tuple
+    switches = release_switches(release)
     nr_config = kernel.CONFIG_NR_CPUS if kernel.CONFIG_NR_CPUS is not None else nr
     try:
         args = parse_bootargs(kernel.bootargs, nr_cpus=nr)
@@ -687,7 +653,7 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
     needs(_NOCB_PARAMS, "CONFIG_RCU_NOCB_CPU")
     for name in _CLASSIC_PARAMS:
         # The 2004 patches were for classic RCU; Tree RCU (v2.6.29) has no such knob.
-        if name in args and release >= (2, 6, 29):
+        if name in args and switches.tree_rcu:
             raise ScenarioError(f"{name} belongs to a 2004 patch for classic RCU", path=_BOOTARGS_PATH,
                                 allowed='drop it, or set kernel.release below "2.6.29"',
                                 token=_token_for(kernel.bootargs, name))
@@ -765,13 +731,14 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
                                                not kernel.CONFIG_RCU_LAZY_DEFAULT_OFF)
 
     # rcu_normal_wake_from_gp: explicit values are kept; -1 (auto) is the
-    # release's default: on for at most 16 possible CPUs from v6.17
-    # (WAKE_FROM_GP_CPU_THRESHOLD), off before.
+    # release's default: on for at most 16 possible CPUs (WAKE_FROM_GP_CPU_THRESHOLD)
+    # where the release has the auto setting, off before.
     wake = args.get("rcutree.rcu_normal_wake_from_gp", -1)
-    wake_from_gp = (release >= (6, 17) and nr <= 16) if wake < 0 else wake >= 1
+    wake_from_gp = (switches.wake_from_gp_auto and nr <= 16) if wake < 0 else wake >= 1
 
     return RcuParams(
         release=release,
+        switches=switches,
         hz=hz,
         nr_cpu_ids=nr,
         nr_cpus_config=nr_config,
@@ -812,8 +779,8 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
         rcumaxbatch=args.get("rcupdate.rcumaxbatch"),
         rcuplugticks=args.get("rcupdate.rcuplugticks", 4),
         krcud_bhlimit=args.get("rcupdate.bhlimit", 0),
-        kfree_drain_jiffies=5 * hz if release >= (6, 1) else hz // 50,
-        kvfree_polled=release >= (6, 3),
+        kfree_drain_jiffies=5 * hz if switches.kfree_drain_5hz else hz // 50,
+        kvfree_polled=switches.kvfree_polled,
         rcu_min_cached_objs=args.get("rcutree.rcu_min_cached_objs", 5),
         rcuscale={name.split(".", 1)[1]: value for name, value in args.items()
                   if name.startswith("rcuscale.")},

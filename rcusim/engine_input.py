@@ -240,10 +240,8 @@ def _sched(spec, fault: int) -> Sched:
         tick_ns=costs.tick_ns,
         softirq_ns=costs.softirq_ns,
         ttwu_ns=costs.ttwu_ns,
-        softirq_restart_only=int(p.release < (3, 9)),
-        # Irq exit ran pending softirqs even with ksoftirqd awake until v4.10
-        # ("softirq: Let ksoftirqd do its job").
-        irq_exit_softirq=int(p.release < (4, 10)),
+        softirq_restart_only=int(not p.switches.softirq_time_limit),
+        irq_exit_softirq=int(not p.switches.ksoftirqd_does_its_job),
         fault=fault,
     )
 
@@ -263,9 +261,9 @@ def _gp(spec) -> Gp:
         # mean the same to it: no run lasts 2**63 jiffies.
         jiffies_to_sched_qs=min(p.jiffies_to_sched_qs, INT64_MAX),
         jiffies_resched=RCU_CPU_STALL_TIMEOUT_S * p.hz // 2,
-        # Before v3.7 no kthread drove grace periods: the work ran in softirq, which no
-        # task can delay. rcusim keeps its GP kthread and lets no task delay it either.
-        gp_kthread_rt=int(p.kthread_prio > 0 or p.release < (3, 7)),
+        # Before the GP kthread, softirq drove grace periods, which no task can
+        # delay. rcusim keeps its GP kthread and lets no task delay it either.
+        gp_kthread_rt=int(p.kthread_prio > 0 or not p.switches.gp_kthread),
     )
 
 
@@ -304,27 +302,22 @@ def _nocb(spec) -> Nocb:
 
 def _sr_normal(spec) -> SrNormal:
     p = spec.params
-    # Up to v6.9 the wake-from-GP cleanup work ran on system_highpri_wq (nice -20);
-    # later kernels use sync_wq, an ordinary workqueue.
-    return SrNormal(wake_from_gp=int(p.rcu_normal_wake_from_gp), sr_worker_highpri=int(p.release <= (6, 9)))
+    return SrNormal(wake_from_gp=int(p.rcu_normal_wake_from_gp),
+                    sr_worker_highpri=int(not p.switches.sr_normal_sync_wq))
 
 
 def _exp(spec) -> Exp:
     p, costs = spec.params, spec.hardware.costs
-    # The expedited machinery by release (boundaries from the commit history,
-    # not checked against release tags): the funnel became rcu_node wait
-    # queues plus one exp_mutex in v4.6; a workqueue (later a kthread worker)
-    # has driven the GP since v4.9; per-leaf CPU selection runs in parallel
-    # since v4.17.
+    sw = p.switches
     return Exp(exp_kthread_rt=int(p.exp_kthread_rt), exp_mutex_rt=int(p.exp_mutex_rt),
-               exp_funnel_mutexes=int(p.release < (4, 6)), exp_driver_task=int(p.release < (4, 9)),
-               exp_par=int(p.release >= (4, 17)), ipi_send_ns=costs.ipi_send_ns, ipi_handler_ns=costs.ipi_handler_ns)
+               exp_funnel_mutexes=int(not sw.exp_funnel_wait_queues), exp_driver_task=int(not sw.exp_gp_workqueue),
+               exp_par=int(sw.exp_par_init), ipi_send_ns=costs.ipi_send_ns, ipi_handler_ns=costs.ipi_handler_ns)
 
 
 def _classic(spec) -> Classic:
     p = spec.params
-    # Callback invocation of classic RCU (before Tree RCU, v2.6.29) and the 2004 patches.
-    return Classic(classic_rcu=int(p.release < (2, 6, 29)), rcumaxbatch=p.rcumaxbatch or 0,
+    # Callback invocation of classic RCU (before Tree RCU) and the 2004 patches.
+    return Classic(classic_rcu=int(not p.switches.tree_rcu), rcumaxbatch=p.rcumaxbatch or 0,
                    rcuplugticks=p.rcuplugticks, krcud_bhlimit=p.krcud_bhlimit)
 
 
@@ -398,7 +391,7 @@ def _kvfree(spec, chunk: int) -> Kvfree:
         alloc_num=flood.kfree_alloc_num if flood else 0,
         loops=flood.kfree_loops if flood else 0,
         polled=int(p.kvfree_polled), chunk=chunk, form=form,
-        max_entr=kvfree_bulk_max_entr(p.release, p.kvfree_polled),
+        max_entr=kvfree_bulk_max_entr(p.switches),
         drain_jiffies=p.kfree_drain_jiffies, min_cached=p.rcu_min_cached_objs,
         obj_bytes=kmalloc_size(KFREE_OBJ_BYTES * flood.kfree_mult) if flood else 0,
         sample_ns=MEMORY_SAMPLE_NS,

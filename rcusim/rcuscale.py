@@ -58,14 +58,14 @@ def kmalloc_size(nbytes: int) -> int:
     return next(size for size in KMALLOC_SIZES if size >= nbytes)
 
 
-def kvfree_bulk_max_entr(release: tuple[int, ...], polled: bool) -> int:
+def kvfree_bulk_max_entr(switches) -> int:
     """KVFREE_BULK_MAX_ENTR: pointers in one 4 KiB page after the header.
 
-    v6.1: {nr_records, next} = 16 B -> 510; v6.2 (list_head + nr_records) = 24 B
-    -> 509; with the polled reclaim's unsigned long gp_snap = 32 B -> 508.
+    v6.1: {nr_records, next} = 16 B -> 510; with a list_head = 24 B -> 509;
+    with the polled reclaim's unsigned long gp_snap = 32 B -> 508.
     """
-    header = 16 if release < (6, 2) else 24
-    if polled:
+    header = 24 if switches.kvfree_bulk_list_head else 16
+    if switches.kvfree_polled:
         header += 8
     return ((1 << PAGE_SHIFT) - header) // 8
 
