@@ -27,7 +27,7 @@ checker.pxi        the always-on safety checker
 trace.pxi          the optional trace buffer
 =================  ==========================================================
 
-Python builds the engine from an ``EngineInput`` (rcusim.engine_input), calls
+Python builds the engine from an ``EngineInput`` (rcusim.engine.engine_input), calls
 ``run()`` in chunks and reads the records back as NumPy arrays.
 
 Conventions

@@ -64,7 +64,7 @@ COST_KEYS = (
     "ipi_send_ns", "ipi_latency_ns", "ipi_entry_ns", "ipi_exit_ns", "csd_ack_ns",
     "ipi_xsocket_ns", "cfd_setup_ns", "cfd_line_ns", "tick_ns",
 )
-"""Costs the engine reads, all integer ns (see rcusim.membarrier for their meaning)."""
+"""Costs the engine reads, all integer ns (see rcusim.engine.membarrier for their meaning)."""
 
 
 @cython.final

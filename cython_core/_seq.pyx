@@ -2,7 +2,7 @@
 """rcusim._seq: the engine's rcu_seq helpers (cython_core/rcu_seq.pxd) for Python.
 
 Values are int64 in the engine's representation (the kernel's unsigned long
-read as signed); rcusim.seq converts to and from the kernel's unsigned values.
+read as signed); rcusim.kernel.seq converts to and from the kernel's unsigned values.
 """
 
 from libc.stdint cimport int64_t

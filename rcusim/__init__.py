@@ -6,25 +6,18 @@ Typical use from Python or Jupyter::
     r = rcusim.run("scenarios/sync_rcu_10k.yaml", overrides=["workloads.0.loops=20"])
     r.latencies          # one row per synchronize_rcu() call, with a 'variant' column
     print(r.table())     # the variants side by side
+
+The package is laid out in stages whose imports go one way:
+``input`` (scenarios, configuration, kernel command line, profiles, releases)
+→ ``kernel`` (rcu_seq and rcu_node arithmetic) → ``engine`` (the engine's
+input, the engines, the SimPy reference) → ``results`` (Result, metrics,
+report, traces) → ``plots`` → ``commands`` (command line, compare, sweep, bench).
 """
 
-from rcusim.result import installed_version
+from rcusim.input.scenario import load_scenario
+from rcusim.results.result import Result, installed_version
+from rcusim.results.run import run
 
 __version__ = installed_version()
 
-
-def run(source, overrides=None, seed=None, variants=None, progress=None, check=False):
-    """Run a scenario file or mapping; see :func:`rcusim.simulate.run`."""
-    from rcusim.simulate import run as _run
-
-    return _run(source, overrides=overrides, seed=seed, variants=variants, progress=progress, check=check)
-
-
-def load_scenario(source, overrides=None, seed=None):
-    """Load and validate a scenario; see :func:`rcusim.scenario.load_scenario`."""
-    from rcusim.scenario import load_scenario as _load
-
-    return _load(source, overrides=overrides, seed=seed)
-
-
-__all__ = ["run", "load_scenario", "__version__"]
+__all__ = ["run", "load_scenario", "Result", "__version__"]

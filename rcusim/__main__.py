@@ -1,5 +1,5 @@
-"""``python -m rcusim``: see rcusim.cli."""
+"""``python -m rcusim``: see rcusim.commands.cli."""
 
-from rcusim.cli import main
+from rcusim.commands.cli import main
 
 raise SystemExit(main())

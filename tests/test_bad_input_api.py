@@ -10,7 +10,7 @@ import pickle
 import pytest
 
 from rcusim.errors import ScenarioError
-from rcusim.scenario import load_scenario
+from rcusim.input.scenario import load_scenario
 
 TEMPLATE = """\
 name: bad
@@ -76,7 +76,7 @@ FIELD_CASES = [
      "out of range", "from 2 to 64"),
     ({"hz": 123}, "kernel.HZ", LINE["HZ"], "123 is not allowed", "100, 250, 300, 1000"),
     ({"bootargs": "rcutree.foo=1"}, "kernel.bootargs", LINE["bootargs"],
-     "unknown parameter 'rcutree.foo'", "rcusim.bootargs.PARAMETERS"),
+     "unknown parameter 'rcutree.foo'", "rcusim.input.bootargs.PARAMETERS"),
     ({"bootargs": "rcutree.blimit=abc"}, "kernel.bootargs", LINE["bootargs"],
      "bad value in 'rcutree.blimit=abc'", "an integer"),
     ({"bootargs": "rcu_nocbs=0-x"}, "kernel.bootargs", LINE["bootargs"],

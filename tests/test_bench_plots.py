@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rcusim import bench
-from rcusim.cli import main
+from rcusim.commands import bench
+from rcusim.commands.cli import main
+from rcusim.commands.sweep import mean_ci
+from rcusim.input.scenario import load_scenario
 from rcusim.plots import GpTimelineDisplay, PercentileDisplay, TimeSeriesDisplay, waiters_over_time
-from rcusim.scenario import load_scenario
-from rcusim.simulate import run_scenario
-from rcusim.sweep import mean_ci
+from rcusim.results.run import run_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNC = ROOT / "scenarios" / "sync_rcu_10k.yaml"

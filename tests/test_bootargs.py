@@ -1,11 +1,10 @@
-"""Tests for rcusim.bootargs and rcusim.cpulist: kernel command lines and CPU lists."""
+"""Tests for rcusim.input.bootargs and rcusim.input.cpulist: kernel command lines and CPU lists."""
 
 import pytest
 
-from rcusim.bootargs import PARAMETERS, parse_bootargs
-from rcusim.cpulist import format_cpulist, parse_cpulist
 from rcusim.errors import ScenarioError
-
+from rcusim.input.bootargs import PARAMETERS, parse_bootargs
+from rcusim.input.cpulist import format_cpulist, parse_cpulist
 
 # ---------------------------------------------------------------- cpulist
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rcusim.cli import main
+from rcusim.commands.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "scenarios" / "sync_rcu_10k.yaml"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rcusim.cli import main
+from rcusim.commands.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNC = ROOT / "scenarios" / "sync_rcu_10k.yaml"

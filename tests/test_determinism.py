@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import rcusim
-from rcusim.cli import main
+from rcusim.commands.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "scenarios" / "sync_rcu_10k.yaml"

@@ -1,4 +1,4 @@
-"""The typed boundary between a resolved scenario and the engine (rcusim.engine_input)."""
+"""The typed boundary between a resolved scenario and the engine (rcusim.engine.engine_input)."""
 
 import dataclasses
 import re
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from rcusim import _core
-from rcusim.engine_input import EngineInput, Gp, engine_input
-from rcusim.scenario import load_scenario
-from rcusim.trace import _ENTITY_NAMES
+from rcusim.engine.engine_input import EngineInput, Gp, engine_input
+from rcusim.input.scenario import load_scenario
+from rcusim.results.trace import _ENTITY_NAMES
 
 ENGINE_SOURCES = "\n".join(p.read_text() for p in (Path(__file__).parents[1] / "cython_core").glob("*.p*"))
 

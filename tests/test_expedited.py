@@ -14,8 +14,9 @@ import pytest
 import yaml
 
 import rcusim
-from rcusim.scenario import load_scenario
-from rcusim.simulate import build_engine, run_variant
+from rcusim.engine.simulate import build_engine
+from rcusim.input.scenario import load_scenario
+from rcusim.results.run import run_variant
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 
@@ -131,7 +132,7 @@ def test_the_checker_catches_a_broken_model(fault, prim, flavour, length):
 
 
 def test_a_leaf_fanout_the_kernel_refuses_is_one_line_and_exit_2(tmp_path, capsys):
-    from rcusim.cli import main
+    from rcusim.commands.cli import main
 
     out = tmp_path / "r"
     code = main(["run", str(SCENARIOS / "expedited_storm_4096.yaml"),

@@ -1,7 +1,7 @@
 """Hostile-input fuzz test of the command line.
 
 Scenario files and command lines are derived from the bundled scenario by a
-seeded ``random.Random`` and fed to ``rcusim.cli.main`` in-process. Every case
+seeded ``random.Random`` and fed to ``rcusim.commands.cli.main`` in-process. Every case
 must end in one of two ways:
 
 * exit status 0: a valid run, whose results directory is complete; or
@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rcusim.cli import main
+from rcusim.commands.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "scenarios" / "sync_rcu_10k.yaml"

@@ -1,4 +1,4 @@
-"""Tests of rcusim.histogram against bcc's log2 bucketing and print layout.
+"""Tests of rcusim.results.histogram against bcc's log2 bucketing and print layout.
 
 The expected buckets and strings are written out by hand from bcc's rules
 (``bpf_log2l()`` in src/cc/export/helpers.h, ``_print_log2_hist()`` and
@@ -9,15 +9,8 @@ test.
 import numpy as np
 import pytest
 
-from rcusim.histogram import (
-    LOG2_INDEX_MAX,
-    format_log2_counts,
-    format_log2_histogram,
-    linear_histogram,
-    log2_bucket_bounds,
-    log2_histogram,
-    log2_slot,
-)
+from rcusim.results.histogram import (LOG2_INDEX_MAX, format_log2_counts, format_log2_histogram, linear_histogram,
+                                      log2_bucket_bounds, log2_histogram, log2_slot)
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 import rcusim
-from rcusim.scenario import load_scenario
-from rcusim.simulate import run_variant
+from rcusim.input.scenario import load_scenario
+from rcusim.plots import save_result_figures
+from rcusim.results.run import run_variant
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "scenarios" / "kfree_flood_64cpu.yaml"
@@ -108,7 +109,7 @@ def test_yaml_report_has_rcuscale_line(scaled):
 
 
 def test_written_results_have_memory_series(scaled, tmp_path):
-    out = scaled.write(tmp_path / "r")
+    out = scaled.write(tmp_path / "r", figures=save_result_figures)
     assert (out / "kvfree_memory.png").stat().st_size > 0
     import pandas as pd
 

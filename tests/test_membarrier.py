@@ -13,11 +13,11 @@ import pytest
 import yaml
 
 from rcusim import _membarrier
+from rcusim.engine.membarrier import (SEED_MANY_S, SEED_SINGLE_S, SEED_VARIANTS, calibrate, engine_costs, placement,
+                                      run_membarrier, run_membarrier_loop, sweep_membarrier)
 from rcusim.errors import ScenarioError
-from rcusim.membarrier import (SEED_CALLS, SEED_MANY_S, SEED_SINGLE_S, SEED_VARIANTS,
-                               MembarrierLoop, calibrate, engine_costs, membarrier_costs, placement,
-                               run_membarrier, run_membarrier_loop, sweep_membarrier)
-from rcusim.profiles import load_profile
+from rcusim.input.membarrier import SEED_CALLS, MembarrierLoop, membarrier_costs
+from rcusim.input.profiles import load_profile
 
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "membarrier_e5405.yaml"
 SMALL = 100_000
@@ -256,7 +256,7 @@ def test_run_membarrier_loop_and_plot(tmp_path):
     w = MembarrierLoop(kind="membarrier_loop", threads=[1, 4], calls=1000, ipi="single")
     df = run_membarrier_loop(w, nr_cpus=8, hz=250, profile="xeon-e5405-8cpu")
     assert df["threads"].tolist() == [1, 4] and (df["membarrier_s"] > 0).all()
-    from rcusim.plots_membarrier import MembarrierDisplay, save_membarrier_plot
+    from rcusim.plots.membarrier import MembarrierDisplay, save_membarrier_plot
 
     sweep = sweep_membarrier(calls=1000, threads=[1, 2, 3])
     path = tmp_path / "membarrier.png"
@@ -308,7 +308,7 @@ def test_scenario_runs_through_the_cli(tmp_path):
 
 
 def test_membarrier_loop_cannot_share_a_variant_with_rcu_workloads():
-    from rcusim.scenario import load_scenario
+    from rcusim.input.scenario import load_scenario
 
     doc = _scaled_scenario(10)
     doc["workloads"].append({"kind": "sync_loop", "tasks": 1, "loops": 1})

@@ -21,9 +21,9 @@ import numpy as np
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
+from rcusim.engine.simulate import ExitReason, build_engine
 from rcusim.errors import ScenarioError
-from rcusim.scenario import load_scenario
-from rcusim.simulate import ExitReason, build_engine
+from rcusim.input.scenario import load_scenario
 
 EXAMPLES = int(os.environ.get("RCUSIM_HYPOTHESIS_EXAMPLES", "30"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,

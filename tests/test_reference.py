@@ -1,4 +1,4 @@
-"""The SimPy reference model (rcusim.reference) against the compiled engine.
+"""The SimPy reference model (rcusim.engine.reference) against the compiled engine.
 
 Both run the same scenario variant from the same low-level inputs and the
 same seed.  They implement the same mechanisms but are free to order events
@@ -44,11 +44,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from rcusim.reference import run_reference, run_reference_spec
-from rcusim.reference.compare import (agreement_table, covered_by_full_gp, first_difference, ks_2samp,
-                                      latencies_ns, run_both, run_engine)
-from rcusim.scenario import load_scenario
-from rcusim.engine_input import engine_input
+from rcusim.engine.engine_input import engine_input
+from rcusim.engine.reference import run_reference, run_reference_spec
+from rcusim.engine.reference.compare import (agreement_table, covered_by_full_gp, first_difference, ks_2samp,
+                                             latencies_ns, run_both, run_engine)
+from rcusim.input.scenario import load_scenario
 
 SEED = 0
 GP_TOL = 0.10
@@ -220,7 +220,7 @@ def test_checks_reject_a_partial_expedited_gp_snapshot(cfg, monkeypatch):
     # return before a full GP that began after the call.
     spec = load(cfg).variants["default"]
     core = run_engine(spec, SEED)
-    monkeypatch.setattr("rcusim.reference.exp.rcu_seq_snap", lambda s: (s + 4) & ~3)
+    monkeypatch.setattr("rcusim.engine.reference.exp.rcu_seq_snap", lambda s: (s + 4) & ~3)
     ref = run_reference_spec(spec, SEED)
     assert disagreements(core, ref)
     assert not covered_by_full_gp(ref).all()

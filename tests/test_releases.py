@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from rcusim import releases
 from rcusim.errors import ScenarioError
-from rcusim.releases import NEWEST, SWITCHES, ReleaseSwitches, parse_release, release_switches
+from rcusim.input import releases
+from rcusim.input.releases import NEWEST, SWITCHES, ReleaseSwitches, parse_release, release_switches
 
 
 def test_every_switch_has_a_field_and_a_source():
@@ -28,7 +28,7 @@ def test_switch_turns_on_at_its_release(switch):
 
 
 def test_nothing_else_compares_releases():
-    # Release boundaries live only in rcusim/releases.py.
+    # Release boundaries live only in rcusim/input/releases.py.
     root = pathlib.Path(releases.__file__).parent
     pattern = re.compile(r"release\w*\s*(<|>|<=|>=)\s*\(\d")
     offenders = [str(p.relative_to(root)) for p in root.rglob("*.py")

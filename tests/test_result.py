@@ -1,4 +1,4 @@
-"""Tests of rcusim.result: metrics, summary, table, report and written files.
+"""Tests of rcusim.results.result: metrics, summary, table, report and written files.
 
 Results are built from synthetic NumPy arrays generated here, and every
 expected number is computed here with NumPy, independently of the code
@@ -12,13 +12,9 @@ import pandas as pd
 import pytest
 
 import rcusim.plots
-from rcusim.histogram import format_log2_histogram
-from rcusim.result import (
-    Result,
-    VariantResult,
-    make_gps_frame,
-    make_requests_frame,
-)
+from rcusim.plots import save_result_figures
+from rcusim.results.histogram import format_log2_histogram
+from rcusim.results.result import Result, VariantResult, make_gps_frame, make_requests_frame
 
 N_REQUESTS = 2000
 
@@ -241,7 +237,7 @@ EXPECTED_FILES = {"summary.json", "latencies.parquet", "gps.parquet", "latency_h
 
 
 def test_write_produces_all_files(result_fixture, tmp_path):
-    out = result_fixture.write(tmp_path / "results")
+    out = result_fixture.write(tmp_path / "results", figures=save_result_figures)
     assert out == tmp_path / "results"
     assert {p.name for p in out.iterdir()} == EXPECTED_FILES
     assert json.loads((out / "summary.json").read_text()) == result_fixture.summary()
@@ -255,6 +251,11 @@ def test_write_produces_all_files(result_fixture, tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["results"]
 
 
+def test_write_without_figures_writes_the_data(result_fixture, tmp_path):
+    out = result_fixture.write(tmp_path / "results")
+    assert {p.name for p in out.iterdir()} == EXPECTED_FILES - {"latency_hist.png"}
+
+
 def _fail(*args, **kwargs):
     raise RuntimeError("disk full")
 
@@ -262,7 +263,7 @@ def _fail(*args, **kwargs):
 def test_failed_write_leaves_nothing(result_fixture, tmp_path, monkeypatch):
     monkeypatch.setattr(rcusim.plots, "save_latency_histogram", _fail)
     with pytest.raises(RuntimeError, match="disk full"):
-        result_fixture.write(tmp_path / "results")
+        result_fixture.write(tmp_path / "results", figures=save_result_figures)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -272,7 +273,7 @@ def test_failed_write_keeps_previous_outdir(result_fixture, tmp_path, monkeypatc
     (out / "summary.json").write_text("previous")
     monkeypatch.setattr(rcusim.plots, "save_latency_histogram", _fail)
     with pytest.raises(RuntimeError):
-        result_fixture.write(out)
+        result_fixture.write(out, figures=save_result_figures)
     assert [p.name for p in tmp_path.iterdir()] == ["results"]
     assert [p.name for p in out.iterdir()] == ["summary.json"]
     assert (out / "summary.json").read_text() == "previous"
@@ -282,9 +283,9 @@ def test_rewrite_replaces_outdir(result_fixture, tmp_path):
     out = tmp_path / "results"
     out.mkdir()
     (out / "stale.txt").write_text("from an older run")
-    result_fixture.write(out)
+    result_fixture.write(out, figures=save_result_figures)
     assert {p.name for p in out.iterdir()} == EXPECTED_FILES
-    result_fixture.write(out)
+    result_fixture.write(out, figures=save_result_figures)
     assert {p.name for p in out.iterdir()} == EXPECTED_FILES
     assert [p.name for p in tmp_path.iterdir()] == ["results"]
 
@@ -293,7 +294,7 @@ def test_write_refuses_a_file(result_fixture, tmp_path):
     target = tmp_path / "results"
     target.write_text("not a directory")
     with pytest.raises(FileExistsError):
-        result_fixture.write(target)
+        result_fixture.write(target, figures=save_result_figures)
     assert target.read_text() == "not a directory"
 
 

@@ -83,7 +83,7 @@ def probe_latency(scenario):
 
 def test_without_sections_or_callbacks_latency_is_irq_plus_switch():
     stats, _ = probe_latency(small({"work_us": 30}))
-    costs = rcusim.profiles.load_profile("pentium4-2.4ghz-up")
+    costs = rcusim.input.profiles.load_profile("pentium4-2.4ghz-up")
     floor = (costs["tick_ns"] + costs["ctxsw_ns"]) / 1e3
     # At worst the RTC interrupt lands on a tick (no callbacks: no softirq work).
     assert floor <= stats["mean"] and stats["max"] <= floor + costs["tick_ns"] / 1e3 + 1e-9
@@ -105,7 +105,7 @@ def test_batch_limit_bounds_the_softirq():
     assert vanilla["max"] > 300
     # At most 10 passes of 16 callbacks at an irq exit (twice: a tick's, then the
     # probe's own), plus the two interrupts and the switch.
-    c = rcusim.profiles.load_profile("pentium4-2.4ghz-up")
+    c = rcusim.input.profiles.load_profile("pentium4-2.4ghz-up")
     per_pass = 16 * c["cb_kfree_ns"] + c["softirq_ns"] + 2 * c["rnp_lock_ns"]
     bound = 2 * 10 * per_pass + 2 * c["tick_ns"] + c["ctxsw_ns"]
     assert throttle["max"] <= bound / 1e3

@@ -1,4 +1,4 @@
-"""Tests for rcusim.scenario and rcusim.config: loading, merging and resolving scenarios.
+"""Tests for rcusim.input.scenario and rcusim.input.config: loading, merging and resolving scenarios.
 
 Expected values come from the kernel (KERNEL-FACTS tables, kernel/rcu/tree.c),
 not from the code under test.
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from rcusim.config import Costs, RcuParams, VariantSpec
 from rcusim.errors import ScenarioError
-from rcusim.profiles import COST_NAMES, PROFILES, load_profile, profile_sources
-from rcusim.scenario import Scenario, load_scenario
+from rcusim.input.config import Costs, RcuParams, VariantSpec
+from rcusim.input.profiles import COST_NAMES, PROFILES, load_profile, profile_sources
+from rcusim.input.scenario import Scenario, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "scenarios" / "sync_rcu_10k.yaml"

@@ -1,30 +1,12 @@
-"""Tests for rcusim.seq: grace-period sequence numbers."""
+"""Tests for rcusim.kernel.seq: grace-period sequence numbers."""
 
 import pytest
 
-from rcusim.seq import (
-    GP_SEQ_INIT,
-    RCU_GET_STATE_COMPLETED,
-    RCU_SEQ_CTR_SHIFT,
-    RCU_SEQ_DONE_EXACT_GUARD,
-    RCU_SEQ_STATE_MASK,
-    ULONG_CMP_GE,
-    ULONG_CMP_LT,
-    ULONG_MAX,
-    exp_snap_onebit,
-    rcu_seq_completed_gp,
-    rcu_seq_ctr,
-    rcu_seq_diff,
-    rcu_seq_done,
-    rcu_seq_done_exact,
-    rcu_seq_end,
-    rcu_seq_endval,
-    rcu_seq_new_gp,
-    rcu_seq_snap,
-    rcu_seq_start,
-    rcu_seq_started,
-    rcu_seq_state,
-)
+from rcusim.kernel.seq import (GP_SEQ_INIT, RCU_GET_STATE_COMPLETED, RCU_SEQ_CTR_SHIFT, RCU_SEQ_DONE_EXACT_GUARD,
+                               RCU_SEQ_STATE_MASK, ULONG_CMP_GE, ULONG_CMP_LT, ULONG_MAX, exp_snap_onebit,
+                               rcu_seq_completed_gp, rcu_seq_ctr, rcu_seq_diff, rcu_seq_done, rcu_seq_done_exact,
+                               rcu_seq_end, rcu_seq_endval, rcu_seq_new_gp, rcu_seq_snap, rcu_seq_start,
+                               rcu_seq_started, rcu_seq_state)
 
 
 def test_constants():

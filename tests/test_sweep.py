@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from rcusim import sweep as sw
-from rcusim.cli import main
+from rcusim.commands import sweep as sw
+from rcusim.commands.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNC = ROOT / "scenarios" / "sync_rcu_10k.yaml"
@@ -67,16 +67,14 @@ def test_local_pool_and_dask_give_identical_tables(tmp_path):
 
 
 def test_failed_point_is_reported_and_others_kept(tmp_path, monkeypatch):
-    import rcusim.simulate
-
-    real = rcusim.simulate.run_scenario
+    real = sw.run_scenario
 
     def flaky(scenario, **kw):
         if scenario.variants["default"].hardware.nr_cpus == 4:
             raise RuntimeError("the simulation stalled")
         return real(scenario, **kw)
 
-    monkeypatch.setattr(rcusim.simulate, "run_scenario", flaky)
+    monkeypatch.setattr(sw, "run_scenario", flaky)
     sweep = sw.load_sweep(write_sweep(tmp_path, sweep={"hardware.nr_cpus": [4, 8]}))
     lines = []
     table, failures = sw.run_sweep(sweep, out=tmp_path / "out", workers=1, progress=False, log=lines.append)
@@ -84,7 +82,7 @@ def test_failed_point_is_reported_and_others_kept(tmp_path, monkeypatch):
     assert all("point 0 (hardware.nr_cpus=4" in ln and "RuntimeError: the simulation stalled" in ln for ln in failures)
     assert set(table["hardware.nr_cpus"]) == {8} and len(table) == 4
     # A re-run retries only the failed point.
-    monkeypatch.setattr(rcusim.simulate, "run_scenario", real)
+    monkeypatch.setattr(sw, "run_scenario", real)
     table2, failures2 = sw.run_sweep(sweep, out=tmp_path / "out", workers=1, progress=False)
     assert failures2 == [] and len(table2) == 8
     pd.testing.assert_frame_equal(table2[table2["hardware.nr_cpus"] == 8].reset_index(drop=True),

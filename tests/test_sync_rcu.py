@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 import rcusim
-from rcusim.simulate import build_engine
-from rcusim.scenario import load_scenario
+from rcusim.engine.simulate import build_engine
+from rcusim.input.scenario import load_scenario
 
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "sync_rcu_10k.yaml"
 SMALL = ["workloads.0.tasks=1000", "workloads.0.loops=20"]

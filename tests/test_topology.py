@@ -1,19 +1,11 @@
-"""Tests for rcusim.topology: the rcu_node tree and the NOCB groups."""
+"""Tests for rcusim.kernel.topology: the rcu_node tree and the NOCB groups."""
 
 import random
 
 import numpy as np
 import pytest
 
-from rcusim.topology import (
-    Geometry,
-    describe,
-    nocb_gp_leader,
-    nocb_gp_stride,
-    nocb_groups,
-    rcu_init_geometry,
-)
-
+from rcusim.kernel.topology import Geometry, describe, nocb_gp_leader, nocb_gp_stride, nocb_groups, rcu_init_geometry
 
 # (nr_cpu_ids, kwargs, levels, num_rcu_lvl, levelspread, num_nodes)
 KNOWN_GEOMETRIES = [

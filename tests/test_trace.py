@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rcusim import trace
-from rcusim.cli import main
+from rcusim.commands.cli import main
 from rcusim.errors import ScenarioError
-from rcusim.scenario import load_scenario
-from rcusim.simulate import run_scenario
+from rcusim.input.scenario import load_scenario
+from rcusim.results import trace
+from rcusim.results.run import run_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNC = ROOT / "scenarios" / "sync_rcu_10k.yaml"

@@ -83,8 +83,8 @@ def _results_hashes(out: Path) -> dict:
 
 
 def _quick_sets(path: Path) -> list[str]:
-    from rcusim.bench import _quick_overrides
-    from rcusim.scenario import load_scenario
+    from rcusim.commands.bench import _quick_overrides
+    from rcusim.input.scenario import load_scenario
 
     sets = []
     for key, value in sorted(_quick_overrides(load_scenario(path)).items()):
@@ -93,9 +93,9 @@ def _quick_sets(path: Path) -> list[str]:
 
 
 def _reference_hash() -> str:
-    from rcusim.bench import REFERENCE_CONFIG
-    from rcusim.reference.compare import run_both
-    from rcusim.scenario import load_scenario
+    from rcusim.commands.bench import REFERENCE_CONFIG
+    from rcusim.engine.reference.compare import run_both
+    from rcusim.input.scenario import load_scenario
 
     core, ref = run_both(load_scenario(REFERENCE_CONFIG).variants["default"], 0)
     records = {k: list(map(int, v)) for k, v in ref["requests"].items()}

@@ -1,0 +1,1 @@
+"""Commands: the command line (run, rcuscale), compare, sweep and bench."""

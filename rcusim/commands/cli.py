@@ -1,0 +1,146 @@
+"""Command line: ``python -m rcusim run SCENARIO.yaml [--out DIR] [--seed N] [--set key=value ...]``,
+and ``compare``, ``sweep`` and ``bench`` (one module each: rcusim/commands/compare.py,
+rcusim/commands/sweep.py, rcusim/commands/bench.py).
+
+Bad input ends with one line on stderr naming the key and what is allowed, and
+exit status 2; results are written to a temporary directory and renamed into
+place only when complete.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+from pathlib import Path
+
+from rcusim.commands import bench, compare, sweep
+from rcusim.engine.rcuscale import rcuscale_line
+from rcusim.engine.simulate import ModelError
+from rcusim.errors import ScenarioError
+from rcusim.input.kvmcmd import add_kvm_arguments, scenario_from_kvm
+from rcusim.input.scenario import load_scenario
+from rcusim.plots import save_result_figures
+from rcusim.results import trace
+from rcusim.results.run import run_scenario
+
+EXIT_USAGE = 2
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse that reports errors in one line with exit status 2."""
+
+    def error(self, message):
+        raise ScenarioError(f"command line: {message}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _ArgumentParser(prog="python -m rcusim", description="Discrete-event simulator of Linux kernel Tree RCU.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
+    run = sub.add_parser("run", help="run a scenario and write its results")
+    run.add_argument("scenario", help="scenario YAML file")
+    run.add_argument("--out", help="results directory (default: results/<scenario name>)")
+    run.add_argument("--seed", type=int, help="random seed (default: the scenario's)")
+    run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                     help="override a scenario value, e.g. --set hardware.nr_cpus=32 (repeatable)")
+    run.add_argument("--variant", dest="variants", action="append", metavar="NAME",
+                     help="run only this variant (repeatable)")
+    run.add_argument("--check", action="store_true", help="verify the engine's invariants while running")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--trace", metavar="FILE", help="write a Chrome trace-event JSON file (Perfetto); small runs only")
+    run.add_argument("--ftrace", metavar="FILE", help="write the rcu tracepoints as ftrace text; small runs only")
+    run.add_argument("--linear", action="store_true", help="latency histogram with linear buckets (default: log2)")
+    run.set_defaults(func=cmd_run)
+    compare.add_parser(sub)
+    sweep.add_parser(sub)
+    bench.add_parser(sub)
+    rcuscale = sub.add_parser("rcuscale", help="run a kvm.sh rcuscale command line (kfree test)")
+    add_kvm_arguments(rcuscale)
+    rcuscale.set_defaults(func=cmd_rcuscale)
+    return parser
+
+
+def _check_seed(seed: int | None) -> None:
+    if seed is not None and seed < 0:
+        raise ScenarioError(f"--seed: {seed} is negative; allowed: an integer >= 0")
+
+
+def _write_result(result, out: Path, log2: bool = True) -> Path:
+    """Write the results directory with its figures; an OS error is reported as bad --out."""
+    try:
+        return result.write(out, figures=functools.partial(save_result_figures, log2=log2))
+    except OSError as exc:
+        raise ScenarioError(f"--out: cannot write results to {str(out)!r}: "
+                            f"{exc.strerror or exc}") from None
+
+
+def cmd_run(args) -> int:
+    _check_seed(args.seed)
+    scenario = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed)
+    out = Path(args.out) if args.out else Path("results") / scenario.name
+    if out.exists() and not out.is_dir():  # found now, not after a long run
+        raise ScenarioError(f"--out: {str(out)!r} exists and is not a directory",
+                            allowed="a directory to create or replace")
+    trace_limit = None
+    if args.trace or args.ftrace:
+        for path, option in ((args.trace, "--trace"), (args.ftrace, "--ftrace")):
+            if path:
+                trace.check_output_path(path, option)
+        trace.check_trace_size(scenario, args.variants)
+        trace_limit = trace.MAX_TRACE_RECORDS
+    result = run_scenario(scenario, variants=args.variants, progress=False if args.no_progress else None,
+                          check=args.check, trace_limit=trace_limit)
+    print(result.table())
+    for name, v in result.variants.items():
+        if v.metrics.get("total_time_ns") is not None:  # a kfree_rcu() flood, as rcuscale prints it
+            print(f"{name}: {rcuscale_line(v.metrics)}")
+    path = _write_result(result, out, log2=not args.linear)
+    for file, option, write in ((args.trace, "--trace", "write_chrome_trace"),
+                                (args.ftrace, "--ftrace", "write_ftrace")):
+        if file:
+            try:
+                getattr(trace, write)(result, file)
+            except OSError as exc:
+                raise ScenarioError(f"{option}: cannot write {str(file)!r}: {exc.strerror or exc}") from None
+            print(f"{option[2:]} written to {file}")
+    print(f"\nresults written to {path}/")
+    return 0
+
+
+def cmd_rcuscale(args) -> int:
+    _check_seed(args.seed)
+    data, notes = scenario_from_kvm(args, profile=args.profile, release=args.release, seed=args.seed)
+    scenario = load_scenario(data)
+    for note in notes:
+        print(f"rcusim: note: {note}", file=sys.stderr)
+    result = run_scenario(scenario, progress=False)
+    for v in result.variants.values():
+        m = v.metrics
+        if m["total_time_ns"] is None:
+            raise ScenarioError("the kfree threads did not finish within run.max_sim_time_s")
+        print(rcuscale_line(m))
+    if args.out:
+        path = _write_result(result, Path(args.out))
+        print(f"results written to {path}/", file=sys.stderr)
+    return 0
+
+
+def main(argv=None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+        return args.func(args)
+    except ScenarioError as exc:
+        print(f"rcusim: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ModelError as exc:
+        # A broken RCU guarantee is a bug in rcusim, not bad input: exit 1.
+        print(f"rcusim: model error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        # The reader of our output went away (e.g. '| head'): stop quietly.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        print("rcusim: interrupted", file=sys.stderr)
+        return 130

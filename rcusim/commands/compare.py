@@ -1,0 +1,155 @@
+"""``python -m rcusim compare A B``: two results side by side, with ratios.
+
+A and B are results directories written by ``python -m rcusim run`` (or their
+``summary.json`` files). The table has one row per metric and one column per
+variant of each, then ``B/A`` ratios: each variant of B against the variant of
+A with the same name, or against A's first variant. When both directories
+hold ``latencies.parquet``, the latency histograms of every variant are
+overlaid in one figure (``--plot``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from rcusim.errors import ScenarioError
+from rcusim.plots import LatencyHistogramDisplay
+from rcusim.plots.axes import agg_figure
+
+__all__ = ["load_summary", "flatten_metrics", "compare_table", "add_parser", "cmd_compare"]
+
+#: Metrics shown first, in this order; any other numeric metric follows, by name.
+HEADLINE = ["completion_time_s", "latency_us.count", "latency_us.min", "latency_us.mean", "latency_us.p50",
+            "latency_us.p90", "latency_us.p99", "latency_us.max", "grace_periods", "expedited_grace_periods",
+            "batching", "events"]
+
+
+def _summary_path(source) -> Path:
+    path = Path(source)
+    if path.is_dir():
+        path = path / "summary.json"
+    if not path.is_file():
+        raise ScenarioError(f"no results at {str(source)!r}", key="compare",
+                            allowed="a results directory of 'rcusim run' or its summary.json")
+    return path
+
+
+def load_summary(source) -> dict:
+    """Read ``summary.json`` from a results directory or the file itself."""
+    path = _summary_path(source)
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ScenarioError(f"cannot read {str(path)!r}: {exc}", key="compare",
+                            allowed="a summary.json written by 'rcusim run'") from None
+    if not isinstance(summary, dict) or not isinstance(summary.get("variants"), dict) or not summary["variants"]:
+        raise ScenarioError(f"{str(path)!r} has no variants", key="compare",
+                            allowed="a summary.json written by 'rcusim run'")
+    return summary
+
+
+def flatten_metrics(variant: dict) -> dict[str, float]:
+    """One variant's numeric metrics (and event count) under dotted names."""
+    out = {}
+
+    def walk(prefix, value):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else str(k), v)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[prefix] = value
+
+    walk("", variant.get("metrics", {}))
+    if "events" in variant:
+        out["events"] = variant["events"]
+    return out
+
+
+def _labels(a, b) -> tuple[str, str]:
+    la, lb = Path(a).resolve(), Path(b).resolve()
+    la = la.parent.name if la.name == "summary.json" else la.name
+    lb = lb.parent.name if lb.name == "summary.json" else lb.name
+    return (la, lb) if la != lb else ("A", "B")
+
+
+def compare_table(a: dict, b: dict, label_a: str = "A", label_b: str = "B") -> str:
+    """The side-by-side table of two summaries, as text."""
+    va, vb = a["variants"], b["variants"]
+    cols = [(label_a, n, flatten_metrics(v)) for n, v in va.items()]
+    cols += [(label_b, n, flatten_metrics(v)) for n, v in vb.items()]
+    first_a = next(iter(va))
+    ratios = [(n, n if n in va else first_a) for n in vb]
+    keys = [k for k in HEADLINE if any(k in c[2] for c in cols)]
+    keys += sorted({k for c in cols for k in c[2]} - set(keys))
+    header = ["metric"] + [f"{lab}:{n}" for lab, n, _ in cols] + [f"{label_b}:{nb}/{label_a}:{na}" for nb, na in ratios]
+    body = []
+    for key in keys:
+        row = [key] + [_fmt(c[2].get(key)) for c in cols]
+        for nb, na in ratios:
+            x, base = flatten_metrics(vb[nb]).get(key), flatten_metrics(va[na]).get(key)
+            row.append(_fmt(None if x is None or not base else x / base))
+        body.append(row)
+    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
+    lines = ["  ".join([header[0].ljust(widths[0])] + [h.rjust(w) for h, w in zip(header[1:], widths[1:])]),
+             "  ".join("-" * w for w in widths)]
+    for r in body:
+        lines.append("  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])]))
+    return "\n".join(lines)
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, int):
+        return str(x)
+    return f"{x:.3f}"
+
+
+def save_overlaid_histogram(sources, labels, path, *, log2: bool = True) -> bool:
+    """Overlay the latency histograms of every variant of each results directory.
+
+    Returns False (and writes nothing) unless every directory has ``latencies.parquet``.
+    """
+    import pandas as pd
+
+    files = [Path(s) if Path(s).is_dir() else Path(s).parent for s in sources]
+    files = [f / "latencies.parquet" for f in files]
+    if not all(f.is_file() for f in files):
+        return False
+    arrays, names = [], []
+    for f, label in zip(files, labels):
+        frame = pd.read_parquet(f, columns=["variant", "latency_ns"])
+        for name, group in frame.groupby("variant", sort=False, observed=True):
+            arrays.append(group["latency_ns"].to_numpy(dtype=np.int64) / 1e3)
+            names.append(f"{label}:{name}")
+    fig, ax = agg_figure(figsize=(9, 5.5))
+    LatencyHistogramDisplay(arrays, names, log2=log2).plot(ax=ax)
+    ax.set_title(f"request latency: {labels[0]} vs {labels[1]}")
+    fig.tight_layout()
+    fig.savefig(path, format="png", dpi=100)
+    return True
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("compare", help="compare two results side by side")
+    p.add_argument("a", metavar="A", help="results directory (or summary.json): the baseline")
+    p.add_argument("b", metavar="B", help="results directory (or summary.json) to compare with A")
+    p.add_argument("--plot", default="compare_latency_hist.png", metavar="FILE",
+                   help="overlaid latency histogram, when both have latencies.parquet (default: %(default)s)")
+    p.add_argument("--linear", action="store_true", help="linear histogram buckets (default: log2)")
+    p.set_defaults(func=cmd_compare)
+
+
+def cmd_compare(args) -> int:
+    a, b = load_summary(args.a), load_summary(args.b)
+    label_a, label_b = _labels(args.a, args.b)
+    print(compare_table(a, b, label_a, label_b))
+    try:
+        if save_overlaid_histogram([args.a, args.b], [label_a, label_b], args.plot, log2=not args.linear):
+            print(f"\noverlaid latency histogram written to {args.plot}")
+    except OSError as exc:
+        raise ScenarioError(f"cannot write {str(args.plot)!r}: {exc.strerror or exc}", key="--plot") from None
+    return 0

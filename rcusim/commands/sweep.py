@@ -1,0 +1,365 @@
+"""``python -m rcusim sweep FILE``: run a scenario over a grid of parameters and seeds.
+
+A sweep file names a scenario and the values to try, with the same dotted
+keys as ``--set``::
+
+    name: expedited_fanout                     # default: the file's stem
+    scenario: ../expedited_storm_4096.yaml     # a path (relative to this file) or a mapping
+    set: {workloads.0.loops: 5}                # fixed overrides (optional)
+    sweep:                                     # the grid: every combination is a point
+      hardware.nr_cpus: [64, 256, 1024, 4096]
+      kernel.CONFIG_RCU_FANOUT_LEAF: [16, 64]
+    seeds: 5                                   # seeds 0..4 (or a list of seeds)
+    variants: [leaf16_mutex]                   # optional: a subset of the scenario's variants
+    plot: hardware.nr_cpus                     # x axis of percentiles.png (default: the first key)
+
+Every (point, seed) runs all variants and yields one row per variant in one
+tidy table (``sweep.parquet``): the point's number, one column per swept key,
+``variant``, ``seed`` and the variant's metrics under their ``summary.json``
+names (``latency_us.p99``, ``batching``, ...). The summary printed at the end
+gives, per point and variant, the mean over seeds and a 95 % confidence
+interval (Student's t).
+
+Points run on a local process pool (``--workers N``, default: the number of
+CPUs) or, given ``--scheduler ADDRESS``, on a Dask cluster
+(``dask.distributed``). Each finished (point, seed) is stored at once under
+``points/``; a re-run skips those already done. A point that fails is
+reported and the others are kept (exit status 1). Every point is validated
+before anything runs, so bad input ends at once with one line and status 2.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rcusim.commands.compare import flatten_metrics
+from rcusim.errors import ScenarioError, show_value
+from rcusim.input.scenario import load_scenario
+from rcusim.plots import save_percentiles
+from rcusim.results.result import installed_version
+from rcusim.results.run import run_scenario
+from rcusim.results.stats import mean_ci
+
+__all__ = ["Sweep", "load_sweep", "run_sweep", "summarize", "mean_ci", "add_parser", "cmd_sweep"]
+
+SWEEP_KEYS = ("name", "scenario", "set", "sweep", "seeds", "variants", "plot")
+MAX_POINTS = 100_000
+"""Most (point, seed) runs one sweep may ask for."""
+
+@dataclass(frozen=True)
+class Sweep:
+    """A loaded, validated sweep."""
+
+    name: str
+    """Name of the sweep (results go to ``results/sweeps/<name>/``)."""
+    scenario: dict
+    """The scenario as a mapping, with the fixed ``set`` overrides applied."""
+    params: dict
+    """Swept dotted keys and their values, in file order."""
+    seeds: tuple
+    """Seeds each point runs with."""
+    variants: tuple | None = None
+    """Variants to run (None: all of the scenario's)."""
+    plot_x: str | None = None
+    """Swept key on the x axis of the percentile plot."""
+    source: Path | None = field(default=None, compare=False)
+
+    def points(self) -> list[dict]:
+        """Every combination of the swept values, in file order (last key fastest)."""
+        keys = list(self.params)
+        return [dict(zip(keys, combo)) for combo in itertools.product(*(self.params[k] for k in keys))]
+
+
+def load_sweep(path) -> Sweep:
+    """Read and validate a sweep file; every point's scenario is loaded once.
+
+    Raises
+    ------
+    ScenarioError
+        For any problem, naming the key (``sweep.<key>``) and the file.
+    """
+    import yaml
+
+    path = Path(path)
+    where = str(path)
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ScenarioError(f"cannot read sweep file {where!r}: {exc.strerror or exc}") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"sweep file is not valid YAML: {str(exc).splitlines()[0]}", where=where) from None
+    if not isinstance(doc, dict):
+        raise ScenarioError("a sweep file must be a mapping", allowed="keys " + ", ".join(SWEEP_KEYS), where=where)
+    for key in doc:
+        if key not in SWEEP_KEYS:
+            raise ScenarioError("unknown key", key=f"sweep.{key}", allowed=", ".join(SWEEP_KEYS), where=where)
+    source = doc.get("scenario")
+    if isinstance(source, str):
+        scenario_path = (path.parent / source)
+        base = load_scenario(scenario_path)
+    elif isinstance(source, dict):
+        base = load_scenario(source)
+    else:
+        raise ScenarioError(f"{show_value(source)} is not a scenario", key="sweep.scenario",
+                            allowed="a scenario file path (relative to the sweep file) or a mapping", where=where)
+    fixed = doc.get("set") or {}
+    if not isinstance(fixed, dict):
+        raise ScenarioError("must be a mapping of dotted keys to values", key="sweep.set", where=where)
+    scenario = load_scenario(base.asdict(), overrides=fixed).asdict() if fixed else base.asdict()
+    params = doc.get("sweep")
+    if not isinstance(params, dict) or not params:
+        raise ScenarioError("must name at least one key", key="sweep.sweep", where=where,
+                            allowed="a mapping of dotted keys to lists of values, e.g. hardware.nr_cpus: [64, 256]")
+    for key, values in params.items():
+        if not isinstance(values, list) or not values:
+            raise ScenarioError(f"{show_value(values)} is not a list of values", key=f"sweep.sweep.{key}",
+                                allowed="a non-empty list", where=where)
+    seeds = doc.get("seeds", 1)
+    if isinstance(seeds, int) and not isinstance(seeds, bool) and 1 <= seeds <= 10_000:
+        seeds = tuple(range(base.seed, base.seed + seeds))
+    elif (isinstance(seeds, list) and seeds
+          and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**64 for s in seeds)):
+        seeds = tuple(seeds)
+    else:
+        raise ScenarioError(f"{show_value(seeds)} is not valid", key="sweep.seeds", where=where,
+                            allowed="a count from 1 to 10000, or a list of seeds >= 0")
+    variants = doc.get("variants")
+    if variants is not None:
+        if isinstance(variants, str):
+            variants = [variants]
+        if not isinstance(variants, list) or not all(v in base.variants for v in variants):
+            raise ScenarioError(f"{show_value(variants)} names unknown variants", key="sweep.variants", where=where,
+                                allowed="a list of: " + ", ".join(base.variants))
+        variants = tuple(variants)
+    plot_x = doc.get("plot", next(iter(params)))
+    if plot_x not in params:
+        raise ScenarioError(f"{show_value(plot_x)} is not a swept key", key="sweep.plot", where=where,
+                            allowed="one of: " + ", ".join(params))
+    name = doc.get("name", path.stem)
+    if not isinstance(name, str) or not name.strip() or "/" in name:
+        raise ScenarioError(f"{show_value(name)} is not a sweep name", key="sweep.name",
+                            allowed="a non-empty string without '/'", where=where)
+    sweep = Sweep(name=name, scenario=scenario, params=dict(params), seeds=seeds, variants=variants,
+                  plot_x=plot_x, source=path)
+    n_runs = len(sweep.points()) * len(seeds)
+    if n_runs > MAX_POINTS:
+        raise ScenarioError(f"{n_runs:,} runs (points x seeds)", key="sweep.sweep", where=where,
+                            allowed=f"at most {MAX_POINTS:,}")
+    for point in sweep.points():
+        try:
+            load_scenario(scenario, overrides=point)
+        except ScenarioError as exc:
+            raise ScenarioError(f"{exc.message} in sweep point {_point_text(point)} of {where}") from None
+    return sweep
+
+
+def _point_text(point: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in point.items())
+
+
+def _task_key(sweep: Sweep, point: dict, seed: int) -> str:
+    """Stable name of one (point, seed) run: changes with the scenario, the point, the seed and the version."""
+    text = json.dumps({"scenario": sweep.scenario, "point": point, "seed": seed,
+                       "variants": sweep.variants, "version": installed_version()},
+                      sort_keys=True, default=str)
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+def run_point(scenario: dict, point: dict, seed: int, variants) -> dict:
+    """Run every variant of one (point, seed); never raises.
+
+    Returns ``{"rows": [...]}`` (one dict of metrics per variant) or
+    ``{"error": "one line"}``. Runs in a worker process or on a Dask worker.
+    """
+    try:
+        loaded = load_scenario(scenario, overrides=point, seed=seed)
+        result = run_scenario(loaded, variants=list(variants) if variants else None, progress=False)
+        summary = result.summary()
+        return {"rows": [{"variant": name, **flatten_metrics(v)} for name, v in summary["variants"].items()]}
+    except Exception as exc:  # reported by the caller; the other points go on
+        return {"error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"}
+
+
+def run_sweep(sweep: Sweep, *, out=None, workers: int | None = None, scheduler: str | None = None,
+              progress: bool | None = None, log=None) -> tuple[pd.DataFrame, list[str]]:
+    """Run the points of `sweep` not already done under `out`, and gather the table.
+
+    Parameters
+    ----------
+    sweep : Sweep
+    out : path-like, optional
+        Results directory; finished runs are kept in ``out/points/`` and
+        skipped next time. None: nothing is stored.
+    workers : int, optional
+        Size of the local process pool (default: the number of CPUs; 1 runs
+        in this process). Ignored with `scheduler`.
+    scheduler : str, optional
+        Address of a Dask scheduler (``tcp://host:8786``) to run the points on.
+    progress : bool, optional
+        One progress bar for the whole sweep (default: when stderr is a terminal).
+    log : callable, optional
+        Called with a line for each failed run (default: print to stderr).
+
+    Returns
+    -------
+    (pandas.DataFrame, list of str)
+        The table (one row per point, variant and seed, in point, seed and
+        variant order) and the failures, one line each.
+    """
+    log = log or (lambda line: print(line, file=sys.stderr))
+    store = Path(out) / "points" if out is not None else None
+    if store is not None:
+        store.mkdir(parents=True, exist_ok=True)
+    tasks, frames = [], {}
+    for i, point in enumerate(sweep.points()):
+        for seed in sweep.seeds:
+            key = _task_key(sweep, point, seed)
+            done = store / f"{key}.parquet" if store is not None else None
+            if done is not None and done.is_file():
+                frames[(i, seed)] = pd.read_parquet(done)
+            else:
+                tasks.append((i, point, seed, key))
+    failures = []
+
+    def finish(task, outcome):
+        i, point, seed, key = task
+        if "error" in outcome:
+            line = f"rcusim: sweep point {i} ({_point_text(point)}, seed {seed}) failed: {outcome['error']}"
+            failures.append(line)
+            log(line)
+            return
+        frame = _rows_frame(sweep, i, point, seed, outcome["rows"])
+        frames[(i, seed)] = frame
+        if store is not None:
+            tmp = store / f".{key}.tmp-{os.getpid()}"
+            frame.to_parquet(tmp, index=False)
+            os.replace(tmp, store / f"{key}.parquet")
+
+    if progress is None:
+        progress = sys.stderr.isatty()
+    from tqdm import tqdm
+
+    with tqdm(total=len(tasks), desc=sweep.name, unit="run", file=sys.stderr, disable=not progress) as bar:
+        for task, outcome in _execute(sweep, tasks, workers, scheduler):
+            finish(task, outcome)
+            bar.update(1)
+    table = pd.concat([frames[k] for k in sorted(frames)], ignore_index=True) if frames else pd.DataFrame()
+    return table, failures
+
+
+def _execute(sweep: Sweep, tasks: list, workers: int | None, scheduler: str | None):
+    """Yield (task, outcome) as runs finish, on Dask, a process pool or in this process."""
+    args = [(sweep.scenario, point, seed, sweep.variants) for _, point, seed, _ in tasks]
+    if not tasks:
+        return
+    if scheduler:
+        from distributed import Client, as_completed
+
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError) as exc:
+            raise ScenarioError(f"cannot connect to {scheduler!r}: {exc}", key="--scheduler",
+                                allowed="the address of a running dask scheduler, e.g. tcp://host:8786") from None
+        with client:
+            futures = [client.submit(run_point, *a, pure=False) for a in args]
+            index = {f.key: k for k, f in enumerate(futures)}
+            for fut in as_completed(futures):
+                yield tasks[index[fut.key]], fut.result()
+        return
+    workers = workers or os.cpu_count() or 1
+    if workers == 1 or len(tasks) == 1:
+        for task, a in zip(tasks, args):
+            yield task, run_point(*a)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import as_completed as done
+
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)),
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(run_point, *a): task for task, a in zip(tasks, args)}
+        for fut in done(futures):
+            yield futures[fut], fut.result()
+
+
+def _rows_frame(sweep: Sweep, i: int, point: dict, seed: int, rows: list[dict]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows)
+    lead = {"point": np.full(len(frame), i, dtype=np.int64)}
+    for key, value in point.items():
+        lead[key] = [value] * len(frame)
+    lead["seed"] = np.full(len(frame), seed, dtype=np.uint64 if seed >= 2**63 else np.int64)
+    return pd.concat([pd.DataFrame(lead), frame], axis=1)
+
+
+SUMMARY_METRICS = [("latency_us.mean", "mean (µs)"), ("latency_us.p50", "p50 (µs)"),
+                   ("latency_us.p99", "p99 (µs)"), ("batching", "batching")]
+
+
+def summarize(table: pd.DataFrame, params) -> str:
+    """Per point and variant: seeds run and each headline metric's mean ± 95 % CI half-width."""
+    if table.empty:
+        return "no results"
+    keys = ["point", *params, "variant"]
+    header = [*params, "variant", "seeds"] + [label for _, label in SUMMARY_METRICS]
+    body = []
+    for key, g in table.groupby(keys, sort=False):
+        cells = [str(k) for k in key[1:]] + [str(len(g))]
+        for col, _ in SUMMARY_METRICS:
+            if col not in g:
+                cells.append("-")
+                continue
+            m, h = mean_ci(g[col].to_numpy(dtype=float))
+            cells.append("-" if math.isnan(m) else (f"{m:.1f}" if math.isnan(h) else f"{m:.1f} ± {h:.1f}"))
+        body.append(cells)
+    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(header, widths)), "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in body]
+    return "\n".join(lines)
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("sweep", help="run a scenario over a grid of parameters and seeds")
+    p.add_argument("file", help="sweep YAML file")
+    p.add_argument("--out", help="results directory (default: results/sweeps/<name>)")
+    p.add_argument("--workers", type=int, help="local worker processes (default: the number of CPUs)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler, e.g. tcp://host:8786")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_sweep)
+
+
+def cmd_sweep(args) -> int:
+    if args.workers is not None and not 1 <= args.workers <= 4096:
+        raise ScenarioError(f"{args.workers} workers", key="--workers", allowed="an integer from 1 to 4096")
+    sweep = load_sweep(args.file)
+    out = Path(args.out) if args.out else Path("results") / "sweeps" / sweep.name
+    if out.exists() and not out.is_dir():
+        raise ScenarioError(f"{str(out)!r} exists and is not a directory", key="--out",
+                            allowed="a directory to create or reuse")
+    n = len(sweep.points())
+    print(f"sweep {sweep.name}: {n} points x {len(sweep.seeds)} seeds, "
+          f"on {'dask ' + args.scheduler if args.scheduler else 'a local pool'}")
+    table, failures = run_sweep(sweep, out=out, workers=args.workers, scheduler=args.scheduler,
+                                progress=False if args.no_progress else None)
+    params = list(sweep.params)
+    print(summarize(table, params))
+    if not table.empty:
+        tmp = out / f".sweep.parquet.tmp-{os.getpid()}"
+        table.to_parquet(tmp, index=False)
+        os.replace(tmp, out / "sweep.parquet")
+        save_percentiles(table, sweep.plot_x, out / "percentiles.png", params=params,
+                         title=f"{sweep.name}: latency percentiles over {len(sweep.seeds)} seed(s)")
+        print(f"\ntable written to {out / 'sweep.parquet'}, plot to {out / 'percentiles.png'}")
+    if failures:
+        print(f"{len(failures)} run(s) failed; re-run the sweep to retry them", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,442 @@
+"""The engine's input: a resolved variant turned into the values ``rcusim._core.Engine`` takes.
+
+This is the one place where a ``VariantSpec`` (kernel tunables, hardware costs,
+workloads) becomes the engine's integers and arrays, one typed section per
+mechanism, each named after the engine file that reads it (cython_core/*.pxi).
+Every field is named once: a section built with a missing or unknown field is a
+TypeError here, and a field the engine asks for that a section lacks is an
+AttributeError when the engine is built.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from rcusim import _core
+from rcusim.engine.rcuscale import KFREE_OBJ_BYTES, MEMORY_SAMPLE_NS, compute_real, kmalloc_size, kvfree_bulk_max_entr
+from rcusim.input.config import CallRcuLoad, KfreeRcuFlood, Readers, RtLatencyProbe, SyncLoop
+from rcusim.input.cpulist import parse_cpulist
+from rcusim.kernel.topology import Geometry, nocb_groups, rcu_init_geometry
+
+__all__ = ["EngineInput", "engine_input", "Sched", "Tree", "Gp", "Core", "Nocb", "SrNormal", "Exp", "Classic",
+           "Tasks", "ReaderTasks", "Kvfree", "RtLatency", "GP_SEQ_INIT"]
+
+#: The kernel starts rcu_state.gp_seq close to wrap on purpose: (0 - 300) << 2.
+GP_SEQ_INIT = -300 << 2
+
+#: CONFIG_RCU_CPU_STALL_TIMEOUT default (s); FQS starts resched IPIs at half of it.
+RCU_CPU_STALL_TIMEOUT_S = 21
+
+#: z-score of the 99th percentile of a standard normal, to fit a lognormal to (median, p99).
+Z_P99 = 2.3263478740408408
+
+#: Largest values of the engine's C int and int64 fields.
+C_INT_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
+_section = dataclass(frozen=True, slots=True, kw_only=True)
+
+
+@_section
+class Sched:
+    """sched.pxi: the scheduler, ticks, interrupts and idle."""
+    jiffy_ns: int
+    preemption: int            # CONFIG_PREEMPTION
+    gp_cpu: int                # housekeeping CPU of the GP kthread and its kworkers
+    ctxsw_ns: int
+    wakeup_busy_ns: int
+    idle_mu: float             # lognormal idle-exit latency: mean of log(ns)
+    idle_sigma: float          # ... and its standard deviation
+    ipi_latency_ns: int
+    tick_ns: int
+    softirq_ns: int
+    ttwu_ns: int
+    softirq_restart_only: int  # __do_softirq() bounded by restarts only (before v3.9)
+    irq_exit_softirq: int      # irq exit runs softirqs with ksoftirqd awake (before v4.10)
+    fault: int                 # a deliberate model fault, for tests of the checker only
+
+
+@_section
+class Tree:
+    """tree.pxi: the rcu_node tree as rcu_init_geometry() builds it."""
+    node_parent: np.ndarray
+    node_grpmask: np.ndarray
+    node_grplo: np.ndarray
+    node_grphi: np.ndarray
+    leaf_first: int
+    cpu_leaf: np.ndarray
+    cpu_grpnum: np.ndarray
+    gp_seq_init: int
+    rnp_lock_ns: int
+
+
+@_section
+class Gp:
+    """gp.pxi: the grace-period kthread."""
+    jiffies_till_first_fqs: int
+    jiffies_till_next_fqs: int
+    jiffies_to_sched_qs: int
+    jiffies_resched: int       # FQS starts resched_cpu() IPIs after this many jiffies
+    gp_kthread_rt: int         # SCHED_FIFO (kthread_prio > 0, or the softirq-driven GPs before v3.7)
+
+
+@_section
+class Core:
+    """core.pxi: call_rcu(), rcu_core(), rcu_do_batch()."""
+    preempt_rcu: int
+    blimit: int
+    qhimark: int
+    qlowmark: int
+    rcu_divisor: int
+    rcu_resched_ns: int
+    use_softirq: int
+    call_rcu_ns: int
+    cb_wakeme_ns: int
+    cb_kfree_ns: int
+    cb_generic_ns: int
+
+
+@_section
+class Nocb:
+    """nocb.pxi: offloaded CPUs and their rcuog groups."""
+    offloaded: np.ndarray      # per CPU: 1 if its callbacks are offloaded
+    group_first: np.ndarray    # group g's CPUs are group_cpus[group_first[g]:group_first[g + 1]]
+    group_cpus: np.ndarray
+    nocb_nobypass_lim: int     # direct enqueues per jiffy before the bypass list is used
+    nocb_cb_rt: int
+
+
+@_section
+class SrNormal:
+    """sr_normal.pxi: synchronize_rcu() with rcutree.rcu_normal_wake_from_gp."""
+    wake_from_gp: int
+    sr_worker_highpri: int     # the cleanup work on system_highpri_wq (nice -20)
+
+
+@_section
+class Exp:
+    """exp.pxi: expedited grace periods."""
+    exp_kthread_rt: int
+    exp_mutex_rt: int
+    exp_funnel_mutexes: int
+    exp_driver_task: int
+    exp_par: int
+    ipi_send_ns: int
+    ipi_handler_ns: int
+
+
+@_section
+class Classic:
+    """classic.pxi: classic RCU and the 2004 callback patches."""
+    classic_rcu: int
+    rcumaxbatch: int
+    rcuplugticks: int
+    krcud_bhlimit: int
+
+
+@_section
+class Tasks:
+    """workloads.pxi: one row per sync_loop task, one per sync_loop workload."""
+    cpu: np.ndarray
+    rt: np.ndarray
+    loops: np.ndarray
+    start_ns: np.ndarray
+    workload: np.ndarray
+    expected_requests: int
+    think_ns: list
+    after_ns: list
+    primitive: list            # _core.PRIMITIVES
+    sync_entry_ns: int
+
+
+@_section
+class ReaderTasks:
+    """tree_plugin.pxi: one row per reader task, one per readers workload."""
+    cpu: np.ndarray
+    workload: np.ndarray
+    len_ns: list
+    gap_ns: list
+    len_exp: list
+    gap_busy: list
+    preemptible: list
+    rt: list
+
+
+@_section
+class Kvfree:
+    """kvfree.pxi: rcuscale's kfree threads and kvfree_rcu() batching (no threads: cpu is empty)."""
+    cpu: np.ndarray
+    has_thread: np.ndarray
+    alloc_num: int
+    loops: int
+    polled: int
+    chunk: int
+    form: int                  # 0 both kfree_rcu() forms at random, 1 single-argument, 2 two-argument
+    max_entr: int
+    drain_jiffies: int
+    min_cached: int
+    obj_bytes: int
+    sample_ns: int
+    kfree_ns: int
+    kmalloc_ns: int
+    kvfree_call_rcu_ns: int
+    kfree_bulk_ns: int
+    page_alloc_ns: int
+
+
+@_section
+class RtLatency:
+    """workloads.pxi: rt_latency_probe tasks and call_rcu_load tasks."""
+    probe_cpu: list
+    probe_workload: list
+    probe_period_ns: list
+    probe_run_ns: list
+    probe_samples: list
+    bg_cpu: list
+    bg_workload: list
+    bg_work_ns: list
+    bg_groups_per_op: list
+    bg_burst: list
+    bg_cb_kind: list           # _core.CALLBACK_KINDS
+    bg_sec_first: list
+    bg_sec_count: list
+    bg_sec_ns: list
+    bg_sec_cum: list
+
+
+@_section
+class EngineInput:
+    sched: Sched
+    tree: Tree
+    gp: Gp
+    core: Core
+    nocb: Nocb
+    sr_normal: SrNormal
+    exp: Exp
+    classic: Classic
+    tasks: Tasks
+    readers: ReaderTasks
+    kvfree: Kvfree
+    rt_latency: RtLatency
+
+
+def _sched(spec, fault: int) -> Sched:
+    p, costs = spec.params, spec.hardware.costs
+    median = max(costs.wakeup_idle_median_ns, 1)
+    p99 = max(costs.wakeup_idle_p99_ns, median)
+    return Sched(
+        jiffy_ns=1_000_000_000 // p.hz,
+        preemption=int(p.preemption),
+        # The GP kthread, its kworkers and rcuog leaders live on CPU 0 (housekeeping).
+        gp_cpu=0,
+        ctxsw_ns=costs.ctxsw_ns,
+        wakeup_busy_ns=costs.wakeup_busy_ns,
+        idle_mu=math.log(median),
+        idle_sigma=(math.log(p99) - math.log(median)) / Z_P99,
+        ipi_latency_ns=costs.ipi_latency_ns,
+        tick_ns=costs.tick_ns,
+        softirq_ns=costs.softirq_ns,
+        ttwu_ns=costs.ttwu_ns,
+        softirq_restart_only=int(not p.switches.softirq_time_limit),
+        irq_exit_softirq=int(not p.switches.ksoftirqd_does_its_job),
+        fault=fault,
+    )
+
+
+def _tree(spec, geom: Geometry) -> Tree:
+    return Tree(node_parent=geom.node_parent, node_grpmask=geom.node_grpmask, node_grplo=geom.node_grplo,
+                node_grphi=geom.node_grphi, leaf_first=geom.leaf_first, cpu_leaf=geom.cpu_leaf,
+                cpu_grpnum=geom.cpu_grpnum, gp_seq_init=GP_SEQ_INIT, rnp_lock_ns=spec.hardware.costs.rnp_lock_ns)
+
+
+def _gp(spec) -> Gp:
+    p = spec.params
+    return Gp(
+        jiffies_till_first_fqs=p.jiffies_till_first_fqs,
+        jiffies_till_next_fqs=p.jiffies_till_next_fqs,
+        # The kernel takes any long here; larger values than the engine's C types
+        # mean the same to it: no run lasts 2**63 jiffies.
+        jiffies_to_sched_qs=min(p.jiffies_to_sched_qs, INT64_MAX),
+        jiffies_resched=RCU_CPU_STALL_TIMEOUT_S * p.hz // 2,
+        # Before the GP kthread, softirq drove grace periods, which no task can
+        # delay. rcusim keeps its GP kthread and lets no task delay it either.
+        gp_kthread_rt=int(p.kthread_prio > 0 or not p.switches.gp_kthread),
+    )
+
+
+def _core_section(spec) -> Core:
+    p, costs = spec.params, spec.hardware.costs
+    return Core(
+        preempt_rcu=int(p.preempt_rcu),
+        # No CPU queues 2**31 callbacks: a larger blimit means no limit, as to the kernel.
+        blimit=min(p.blimit, C_INT_MAX),
+        qhimark=p.qhimark,
+        qlowmark=p.qlowmark,
+        rcu_divisor=p.rcu_divisor,
+        rcu_resched_ns=p.rcu_resched_ns,
+        use_softirq=int(p.use_softirq),
+        call_rcu_ns=costs.call_rcu_ns,
+        cb_wakeme_ns=costs.cb_wakeme_ns,
+        cb_kfree_ns=costs.cb_kfree_ns,
+        cb_generic_ns=costs.cb_generic_ns,
+    )
+
+
+def _nocb(spec) -> Nocb:
+    p, nr_cpus = spec.params, spec.hardware.nr_cpus
+    offloaded = np.zeros(nr_cpus, dtype=np.int8)
+    offloaded[list(p.nocb_cpus)] = 1
+    groups = nocb_groups(list(p.nocb_cpus), nr_cpus, p.nocb_gp_stride) if p.nocb_cpus else []
+    return Nocb(
+        offloaded=offloaded,
+        group_first=np.cumsum([0] + [len(g) for g in groups]).astype(np.int32),
+        group_cpus=np.array([c for g in groups for c in g], dtype=np.int32),
+        # nocb_nobypass_lim_per_jiffy = 16 * 1000 / HZ direct enqueues per jiffy.
+        nocb_nobypass_lim=16 * 1000 // p.hz,
+        nocb_cb_rt=int(p.nocb_cb_boost and p.kthread_prio > 0),
+    )
+
+
+def _sr_normal(spec) -> SrNormal:
+    p = spec.params
+    return SrNormal(wake_from_gp=int(p.rcu_normal_wake_from_gp),
+                    sr_worker_highpri=int(not p.switches.sr_normal_sync_wq))
+
+
+def _exp(spec) -> Exp:
+    p, costs = spec.params, spec.hardware.costs
+    sw = p.switches
+    return Exp(exp_kthread_rt=int(p.exp_kthread_rt), exp_mutex_rt=int(p.exp_mutex_rt),
+               exp_funnel_mutexes=int(not sw.exp_funnel_wait_queues), exp_driver_task=int(not sw.exp_gp_workqueue),
+               exp_par=int(sw.exp_par_init), ipi_send_ns=costs.ipi_send_ns, ipi_handler_ns=costs.ipi_handler_ns)
+
+
+def _classic(spec) -> Classic:
+    p = spec.params
+    # Callback invocation of classic RCU (before Tree RCU) and the 2004 patches.
+    return Classic(classic_rcu=int(not p.switches.tree_rcu), rcumaxbatch=p.rcumaxbatch or 0,
+                   rcuplugticks=p.rcuplugticks, krcud_bhlimit=p.krcud_bhlimit)
+
+
+def _column(parts: list, dtype) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+
+def _tasks(spec) -> Tasks:
+    nr_cpus, costs, p = spec.hardware.nr_cpus, spec.hardware.costs, spec.params
+    cpu, rt, loops, start, wl_idx, think, after, prim = [], [], [], [], [], [], [], []
+    for i, wl in enumerate(w for w in spec.workloads if isinstance(w, SyncLoop)):
+        primitive = wl.primitive
+        if p.rcu_normal:
+            primitive = "synchronize_rcu"  # rcupdate.rcu_normal wins over everything
+        elif p.rcu_expedited:
+            primitive = "synchronize_rcu_expedited"
+        cpus = parse_cpulist(wl.cpus, nr_cpus)
+        n = wl.tasks
+        cpu.append(np.asarray(cpus, dtype=np.int32)[np.arange(n) % len(cpus)])
+        rt.append(np.full(n, int(wl.rt), dtype=np.int8))
+        loops.append(np.full(n, wl.loops, dtype=np.int64))
+        start.append(np.full(n, round(wl.start_us * 1000), dtype=np.int64))
+        wl_idx.append(np.full(n, i, dtype=np.int32))
+        think.append(round(wl.think_us * 1000))
+        after.append(costs.kfree_ns if wl.work_after == "kfree" else 0)
+        prim.append(_core.PRIMITIVES[primitive])
+    loops_column = _column(loops, np.int64)
+    return Tasks(cpu=_column(cpu, np.int32), rt=_column(rt, np.int8), loops=loops_column,
+                 start_ns=_column(start, np.int64), workload=_column(wl_idx, np.int32),
+                 expected_requests=int(loops_column.sum()), think_ns=think, after_ns=after, primitive=prim,
+                 sync_entry_ns=costs.sync_entry_ns)
+
+
+def _readers(spec) -> ReaderTasks:
+    nr_cpus = spec.hardware.nr_cpus
+    cpu, workload, len_ns, gap_ns, len_exp, gap_busy, preemptible, rt = [], [], [], [], [], [], [], []
+    for wl in spec.workloads:
+        if not isinstance(wl, Readers):
+            continue
+        cpus = parse_cpulist(wl.cpus, nr_cpus)
+        cpu += cpus
+        workload += [len(len_ns)] * len(cpus)
+        length = round(wl.length_us * 1000)
+        len_ns.append(length)
+        gap_ns.append(max(0, round(1e9 / wl.rate_per_s) - length))
+        len_exp.append(int(wl.length_dist == "exponential"))
+        gap_busy.append(int(wl.between == "busy"))
+        preemptible.append(int(spec.params.preempt_rcu if wl.preemptible is None else wl.preemptible))
+        rt.append(int(wl.rt))
+    return ReaderTasks(cpu=np.asarray(cpu, dtype=np.int32), workload=np.asarray(workload, dtype=np.int32),
+                       len_ns=len_ns, gap_ns=gap_ns, len_exp=len_exp, gap_busy=gap_busy,
+                       preemptible=preemptible, rt=rt)
+
+
+def _kvfree(spec, chunk: int) -> Kvfree:
+    """rcuscale's kfree threads; `chunk` 1 gives one event per kfree_rcu() call instead
+    of one per page (the aggregation check in the tests)."""
+    nr, p, costs = spec.hardware.nr_cpus, spec.params, spec.hardware.costs
+    flood = next((w for w in spec.workloads if isinstance(w, KfreeRcuFlood)), None)
+    has_thread = np.zeros(nr, dtype=np.int8)
+    cpus = np.zeros(0, dtype=np.int32)
+    form = 0  # kfree_rcu_test_both: torture_random() picks each call's form
+    if flood is not None:
+        n = compute_real(flood.kfree_nthreads, nr)
+        cpus = np.arange(n, dtype=np.int32) % nr  # set_cpus_allowed_ptr(cpumask_of(me % nr_cpu_ids))
+        has_thread[cpus] = 1
+        if flood.kfree_rcu_test_single != flood.kfree_rcu_test_double:
+            form = 1 if flood.kfree_rcu_test_single else 2
+    return Kvfree(
+        cpu=cpus, has_thread=has_thread,
+        alloc_num=flood.kfree_alloc_num if flood else 0,
+        loops=flood.kfree_loops if flood else 0,
+        polled=int(p.kvfree_polled), chunk=chunk, form=form,
+        max_entr=kvfree_bulk_max_entr(p.switches),
+        drain_jiffies=p.kfree_drain_jiffies, min_cached=p.rcu_min_cached_objs,
+        obj_bytes=kmalloc_size(KFREE_OBJ_BYTES * flood.kfree_mult) if flood else 0,
+        sample_ns=MEMORY_SAMPLE_NS,
+        kfree_ns=costs.kfree_ns, kmalloc_ns=costs.kmalloc_ns, kvfree_call_rcu_ns=costs.kvfree_call_rcu_ns,
+        kfree_bulk_ns=costs.kfree_bulk_ns, page_alloc_ns=costs.page_alloc_ns,
+    )
+
+
+def _rt_latency(spec) -> RtLatency:
+    nr_cpus = spec.hardware.nr_cpus
+    out = {name: [] for name in RtLatency.__dataclass_fields__}
+    for wl in spec.workloads:
+        if isinstance(wl, RtLatencyProbe):
+            k = len(out["probe_period_ns"])
+            cpus = parse_cpulist(wl.cpus, nr_cpus)
+            out["probe_cpu"] += cpus
+            out["probe_workload"] += [k] * len(cpus)
+            out["probe_period_ns"].append(round(wl.period_us * 1000))
+            out["probe_run_ns"].append(round(wl.run_us * 1000))
+            out["probe_samples"].append(wl.samples)
+        elif isinstance(wl, CallRcuLoad):
+            k = len(out["bg_work_ns"])
+            for c in parse_cpulist(wl.cpus, nr_cpus):
+                out["bg_cpu"] += [c] * wl.tasks_per_cpu
+                out["bg_workload"] += [k] * wl.tasks_per_cpu
+            out["bg_work_ns"].append(round(wl.work_us * 1000))
+            out["bg_groups_per_op"].append(wl.call_rcu_per_op / wl.burst)
+            out["bg_burst"].append(wl.burst)
+            out["bg_cb_kind"].append(_core.CALLBACK_KINDS[wl.callback])
+            out["bg_sec_first"].append(len(out["bg_sec_ns"]))
+            out["bg_sec_count"].append(len(wl.nonpreempt))
+            cum = 0.0
+            for row in wl.nonpreempt:
+                cum += row.per_op
+                out["bg_sec_ns"].append(round(row.us * 1000))
+                out["bg_sec_cum"].append(cum)
+    return RtLatency(**out)
+
+
+def engine_input(spec, fault: int = 0, kfree_chunk: int = 0) -> tuple[EngineInput, Geometry]:
+    """The engine's input for one variant, and the rcu_node geometry it was built from."""
+    p = spec.params
+    geom = rcu_init_geometry(spec.hardware.nr_cpus, p.fanout, p.fanout_leaf, p.fanout_exact)
+    inp = EngineInput(sched=_sched(spec, fault), tree=_tree(spec, geom), gp=_gp(spec), core=_core_section(spec),
+                      nocb=_nocb(spec), sr_normal=_sr_normal(spec), exp=_exp(spec), classic=_classic(spec),
+                      tasks=_tasks(spec), readers=_readers(spec), kvfree=_kvfree(spec, kfree_chunk),
+                      rt_latency=_rt_latency(spec))
+    return inp, geom

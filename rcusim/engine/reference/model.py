@@ -1,0 +1,250 @@
+"""The reference model: rcu_state, the CPUs and entities, the run and its records.
+
+:func:`run_reference` takes exactly the low-level values the compiled engine
+takes (an ``EngineInput``, built by ``rcusim.engine.engine_input.engine_input``) and returns the same records.  The idle-exit latency is
+drawn as the engine draws it (Box-Muller on the same PCG64 stream, one draw
+per wake-up of an idle CPU), so with the same seed the two usually produce
+identical records.  They may differ where:
+
+* events fall on the same instant: SimPy orders them by its own
+  ``(time, priority, id)`` and resumes processes one step later, so the
+  contract between the two is agreement in distribution;
+* the GP kthread's own CPU has callbacks when a grace period ends:
+  rcu_gp_cleanup() here notes them inside the cleanup walk, before
+  rcu_future_gp_cleanup() looks for further requests, as the kernel does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from contextlib import contextmanager
+
+import numpy as np
+import simpy
+
+from rcusim import _core
+from rcusim.engine.engine_input import EngineInput, engine_input
+from rcusim.engine.reference import core, exp, gp
+from rcusim.engine.reference.core import RcuData, ksoftirqd
+from rcusim.engine.reference.sched import RUNNABLE, Cpu, Entity
+from rcusim.engine.reference.tree import RcuNode
+from rcusim.engine.reference.workload import sync_loop
+
+COUNTERS = ("context_switches", "callbacks_invoked", "wakeups", "idle_exits", "rcu_core_passes",
+            "ticks", "fqs_scans", "rnp_lock_wait_ns", "resched_ipis", "preemptions", "gp_kthread_wakeups",
+            "exp_ipis", "exp_ipis_deferred", "exp_funnel_waits", "exp_mutex_waits", "exp_mutex_steals")
+
+
+class CountingEnvironment(simpy.Environment):
+    """A SimPy environment that counts the events it processes."""
+
+    def __init__(self):
+        super().__init__()
+        self.events_processed = 0
+
+    def step(self) -> None:
+        self.events_processed += 1
+        simpy.Environment.step(self)
+
+
+class Model:
+    """rcu_state plus the machine it runs on, built from the engine's inputs."""
+
+    # Hooks the scheduler and the tree call back into.
+    rcu_sched_clock_irq = core.rcu_sched_clock_irq
+    rcu_gp_kthread_wake = gp.rcu_gp_kthread_wake
+    rcu_report_exp_rdp = exp.rcu_report_exp_rdp
+
+    def __init__(self, inp: EngineInput, seed: int):
+        _check_scope(inp)
+        self.inp = p = inp
+        self.env = CountingEnvironment()
+        self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
+        self.spare = None
+        self.counters = dict.fromkeys(COUNTERS, 0)
+        self.acc = 0               # CPU time of the action in progress (lock rounds, wake-ups)
+        self.in_gp_kthread = False
+
+        # rcu_state
+        self.gp_seq = p.tree.gp_seq_init
+        self.gp_flags = 0
+        self.gp_state = gp.RCU_GP_IDLE
+        self.gp_start = 0
+        self.gp_qs_t = 0           # when the root's qsmask emptied
+        self.fqs_deadline = 0
+        self.gp_timer_gen = 0
+        self.srs_next, self.srs_wait, self.srs_done = deque(), deque(), deque()
+        self.srs_heads_inuse = 0
+        self.srs_done_heads = 0
+        # expedited GPs: rcu_state.expedited_sequence and the kworker's state
+        self.exp_seq = 0
+        self.exp_mutex = exp.SleepingMutex(bool(p.exp.exp_mutex_rt))
+        self.exp_phase = exp.EXP_IDLE
+        self.exp_work_queued = False
+        self.exp_par_pending = 0     # per-leaf selections not yet flushed
+        self.exp_gp_start = self.exp_gp_qs = 0
+        self.exp_gp_ipis = 0
+
+        # The rcu_node tree, breadth first; every CPU online from the start.
+        self.nodes = [RcuNode(int(par), int(m), int(lo), int(hi), self.gp_seq)
+                      for par, m, lo, hi in zip(inp.tree.node_parent, inp.tree.node_grpmask,
+                                                inp.tree.node_grplo, inp.tree.node_grphi)]
+        self.leaves = self.nodes[int(inp.tree.leaf_first):]
+        for rnp in self.nodes:
+            if rnp.parent >= 0:
+                self.nodes[rnp.parent].qsmaskinit |= rnp.grpmask
+                self.nodes[rnp.parent].expmaskinit |= rnp.grpmask
+        self.cpus = []
+        for c, (leaf, grpnum) in enumerate(zip(inp.tree.cpu_leaf, inp.tree.cpu_grpnum)):
+            cpu = Cpu(self, c)
+            cpu.rdp = RcuData(self.nodes[int(leaf)], 1 << int(grpnum), self.gp_seq, p.core.blimit)
+            cpu.rdp.mynode.qsmaskinit |= cpu.rdp.grpmask
+            cpu.rdp.mynode.expmaskinit |= cpu.rdp.grpmask
+            self.cpus.append(cpu)
+
+        # Tasks first (their index is the request's task id), then kthreads.
+        self.tasks = []
+        for i in range(len(inp.tasks.cpu)):
+            task = Entity(self, int(inp.tasks.cpu[i]), bool(inp.tasks.rt[i]), f"task/{i}")
+            task.index = i
+            task.loops_left = int(inp.tasks.loops[i])
+            task.primitive = int(inp.tasks.primitive[int(inp.tasks.workload[i])])
+            w = int(inp.tasks.workload[i])
+            task.start(sync_loop(self, task, int(inp.tasks.think_ns[w]), int(inp.tasks.after_ns[w])))
+            self.env.timeout(int(inp.tasks.start_ns[i])).callbacks.append(
+                lambda _ev, t=task: t.cpu.activate(t))
+            task.state = RUNNABLE  # until its start time
+            self.tasks.append(task)
+        self.tasks_left = len(self.tasks)
+        self.all_exited = self.env.event()
+        self.gp_kthread = Entity(self, p.sched.gp_cpu, bool(p.gp.gp_kthread_rt), "rcu_preempt")
+        self.gp_kthread.start(gp.rcu_gp_kthread(self))
+        self.sr_worker = Entity(self, p.sched.gp_cpu, False, "kworker/sr",
+                                head_enqueue=bool(p.sr_normal.sr_worker_highpri))
+        self.sr_worker.start(gp.rcu_sr_normal_gp_cleanup_work(self, self.sr_worker))
+        for cpu in self.cpus:
+            cpu.rdp.ksoftirqd = Entity(self, cpu.index, False, f"ksoftirqd/{cpu.index}")
+            cpu.rdp.ksoftirqd.start(ksoftirqd(self, cpu))
+        # Expedited GPs: the kworker on the housekeeping CPU, one worker per leaf on its first CPU.
+        exp_rt = bool(p.exp.exp_kthread_rt)
+        self.exp_kworker = Entity(self, p.sched.gp_cpu, exp_rt, "rcu_exp_gp_kthread_worker")
+        self.exp_kworker.start(exp.rcu_exp_gp_kworker(self, self.exp_kworker))
+        for rnp in self.leaves:
+            rnp.exp_par_worker = Entity(self, rnp.grplo, exp_rt, f"rcu_exp_par_gp_kthread_worker/{rnp.grplo}")
+            rnp.exp_par_worker.start(exp.rcu_exp_par_gp_kworker(self, rnp.exp_par_worker, rnp))
+
+        self.req = {k: [] for k in ("task", "cpu", "primitive", "t_start_ns", "t_end_ns")}
+        self.gprec = {k: [] for k in ("gp_seq", "t_start_ns", "t_qs_ns", "t_end_ns", "ipis", "expedited")}
+        self.completion_ns = 0
+
+    # --- draws, actions, records -------------------------------------------
+    def idle_exit_ns(self) -> int:
+        """Wake-up latency of an idle CPU: lognormal, Box-Muller as in the engine."""
+        if self.spare is not None:
+            z, self.spare = self.spare, None
+        else:
+            u1 = max(self.rng.random(), 1e-300)
+            u2 = self.rng.random()
+            r = math.sqrt(-2.0 * math.log(u1))
+            z = r * math.cos(2.0 * math.pi * u2)
+            self.spare = r * math.cos(2.0 * math.pi * u2 + math.pi / 2)
+        return int(math.exp(self.inp.sched.idle_mu + self.inp.sched.idle_sigma * z))
+
+    @contextmanager
+    def action(self, cpu, gp_kthread: bool = False):
+        """RCU work done at the end of a step: its lock rounds delay cpu's next burst."""
+        self.acc = 0
+        self.in_gp_kthread = gp_kthread
+        try:
+            yield
+        finally:
+            self.in_gp_kthread = False
+            cpu.debt += self.acc
+
+    def record_request(self, task, t_end: int) -> None:
+        for key, value in (("task", task.index), ("cpu", task.cpu.index), ("primitive", task.primitive),
+                           ("t_start_ns", task.t_call), ("t_end_ns", t_end)):
+            self.req[key].append(value)
+
+    def record_gp(self, gp_seq: int, t0: int, t_qs: int, t1: int, ipis: int = 0, expedited: bool = False) -> None:
+        """A GP (normal, or expedited) ended at t1; all its QS were reported at t_qs."""
+        for key, value in (("gp_seq", gp_seq), ("t_start_ns", t0), ("t_qs_ns", t_qs), ("t_end_ns", t1),
+                           ("ipis", ipis), ("expedited", expedited)):
+            self.gprec[key].append(value)
+
+    def task_exited(self) -> None:
+        self.tasks_left -= 1
+        if not self.tasks_left:
+            self.all_exited.succeed()
+
+    # --- run ----------------------------------------------------------------
+    def run(self, until_ns: int) -> dict:
+        if self.tasks_left:
+            self.env.run(until=self.all_exited | self.env.timeout(until_ns))
+        req_types = {"task": np.int32, "cpu": np.int32, "primitive": np.int8,
+                     "t_start_ns": np.int64, "t_end_ns": np.int64}
+        return {
+            "requests": {k: np.array(v, dtype=req_types[k]) for k, v in self.req.items()},
+            "grace_periods": {k: np.array(v, dtype=bool if k == "expedited" else np.int64)
+                              for k, v in self.gprec.items()},
+            "counters": dict(self.counters),
+            "finished": not self.tasks_left,
+            "now": self.env.now,
+            "completion_ns": self.completion_ns,
+            "simpy_events": self.env.events_processed,
+        }
+
+
+def _check_scope(inp: EngineInput) -> None:
+    p = inp
+    if len(inp.readers.cpu):
+        raise NotImplementedError("the reference model has no readers workload; readers are out of its scope")
+    if np.any(inp.nocb.offloaded):
+        raise NotImplementedError(
+            "the reference model does not model NOCB: offloaded CPUs (rcu_nocbs=) are out of its "
+            "scope; compare configurations without rcu_nocbs")
+    if not p.core.use_softirq:
+        raise NotImplementedError(
+            "the reference model runs rcu_core() as RCU_SOFTIRQ only; rcutree.use_softirq=0 "
+            "(rcuc kthreads) is out of its scope")
+    if any(prim != _core.PRIMITIVES["synchronize_rcu"] for prim in inp.tasks.primitive) and (
+            p.exp.exp_funnel_mutexes or p.exp.exp_driver_task or not p.exp.exp_par):
+        raise NotImplementedError(
+            "the reference model has the expedited machinery of v4.17 and later (per-leaf "
+            "workers, exp_wq funnel); earlier releases are out of its scope")
+
+
+def run_reference(inp: EngineInput, seed: int, until_ns: int) -> dict:
+    """Run the reference model on the engine's input.
+
+    Parameters
+    ----------
+    inp : EngineInput
+        What ``rcusim.engine.engine_input.engine_input`` builds (the engine's input).
+    seed : int
+        Seeds the PCG64 stream of idle-exit draws, as ``build_engine`` does.
+    until_ns : int
+        Stop at this simulated time if the tasks have not all finished.
+
+    Returns
+    -------
+    dict
+        ``requests`` and ``grace_periods``: NumPy arrays with the keys and
+        dtypes of ``Engine.requests()`` and ``Engine.grace_periods()``;
+        ``counters``: the engine's counters this model keeps; ``finished``,
+        ``now``, ``completion_ns``; ``simpy_events``: SimPy events processed.
+
+    Raises
+    ------
+    NotImplementedError
+        If a CPU is offloaded (NOCB), use_softirq is 0, a readers workload is
+        given, or synchronize_rcu_expedited() is called on a release before v4.17.
+    """
+    return Model(inp, seed).run(until_ns)
+
+
+def run_reference_spec(spec, seed: int) -> dict:
+    """:func:`run_reference` on one scenario variant (a ``VariantSpec``)."""
+    inp, _geometry = engine_input(spec)
+    return run_reference(inp, seed, round(spec.run.max_sim_time_s * 1e9))

@@ -1,0 +1,166 @@
+"""Drive the engine: build it for one variant, run it, read its records back.
+
+The engine's input is built by rcusim.engine.engine_input; rcusim.results.run
+turns what is read back here into a ``Result``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from rcusim import _core
+from rcusim.engine.engine_input import engine_input
+from rcusim.errors import ScenarioError
+from rcusim.input.config import KfreeRcuFlood, SyncLoop
+from rcusim.input.scenario import Scenario
+
+#: Events per engine call between progress updates.
+EVENT_CHUNK = 2_000_000
+
+#: Rough bytes of engine state per task and per CPU, for the up-front memory check.
+BYTES_PER_REQUEST = 32
+BYTES_PER_TASK = 160
+BYTES_PER_CPU = 600
+
+
+class ExitReason:
+    """Why ``Engine.run`` returned (values from ``rcusim._core``)."""
+
+    DONE = _core.EXIT_DONE
+    MAX_EVENTS = _core.EXIT_MAX_EVENTS
+    TIME_LIMIT = _core.EXIT_TIME_LIMIT
+    STALLED = _core.EXIT_STALLED
+
+
+def sync_loops(spec) -> list:
+    return [wl for wl in spec.workloads if isinstance(wl, SyncLoop)]
+
+
+def kfree_flood(spec):
+    return next((wl for wl in spec.workloads if isinstance(wl, KfreeRcuFlood)), None)
+
+
+def estimate_memory_bytes(spec) -> int:
+    """Up-front estimate of a variant's peak memory (engine records + frames)."""
+    requests = sum(wl.tasks * wl.loops for wl in sync_loops(spec))
+    tasks = sum(wl.tasks for wl in sync_loops(spec)) + spec.hardware.nr_cpus
+    # Records are copied once into NumPy and once into the DataFrame.
+    return requests * BYTES_PER_REQUEST * 3 + tasks * BYTES_PER_TASK + spec.hardware.nr_cpus * BYTES_PER_CPU
+
+
+def check_memory(scenario: Scenario, limit_bytes: int | None = None) -> None:
+    """Refuse a scenario whose estimated memory exceeds what the machine has."""
+    if limit_bytes is None:
+        limit_bytes = _available_memory_bytes()
+    for name, spec in scenario.variants.items():
+        need = estimate_memory_bytes(spec)
+        if need > limit_bytes:
+            raise ScenarioError(
+                f"variants.{name}: needs about {need / 2**30:.1f} GiB of memory "
+                f"(tasks x loops requests), more than the {limit_bytes / 2**30:.1f} GiB available; "
+                "allowed: fewer tasks or loops"
+            )
+
+
+def _available_memory_bytes() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 16 * 2**30
+
+
+def build_engine(spec, seed: int, fault: int = 0, kfree_chunk: int = 0) -> tuple[_core.Engine, dict]:
+    """Build the engine for one variant with its own seeded random stream.
+
+    `fault` breaks the model on purpose, for tests of the safety checker only:
+    1 = the expedited IPI handler ignores readers, 2 = the tick ignores readers.
+    `kfree_chunk` 1 runs the kfree flood with one event per kfree_rcu() call.
+    """
+    inp, geometry = engine_input(spec, fault, kfree_chunk)
+    bitgen = np.random.PCG64(np.random.SeedSequence(seed))
+    engine = _core.Engine(inp, bitgen)
+    return engine, {"geometry": geometry, "expected_requests": inp.tasks.expected_requests}
+
+
+@dataclass
+class EngineRun:
+    """What one variant's engine run left behind: its exit and the records read back."""
+
+    reason: int
+    """Why the last ``Engine.run`` returned (an ``ExitReason``)."""
+    wall_time_s: float
+    requests: dict
+    gps: dict
+    counters: dict
+    safety: dict
+    probe_latencies_ns: np.ndarray
+    sim_time_ns: int
+    completion_ns: int
+    kvfree: dict | None
+    """The kvfree_rcu() record, for a variant with a kfree flood."""
+    trace: dict | None
+
+
+def trace_too_large(variant: str, limit: int) -> ScenarioError:
+    """The error for a run whose trace buffer filled while running."""
+    return ScenarioError(f"variant {variant} produced more than {limit:,} trace records",
+                         key="--trace", allowed="a smaller run (fewer CPUs, tasks, loops or readers)")
+
+
+def run_engine(name: str, spec, seed: int, progress: Callable[[int], None] | None = None,
+               check: bool = False, kfree_chunk: int = 0, trace_limit: int | None = None) -> EngineRun:
+    """Simulate one variant to completion (or its time limit) and read its records back.
+
+    With `trace_limit`, the engine records up to that many trace events
+    (see rcusim.results.trace); a run that would record more is refused.
+    """
+    engine, info = build_engine(spec, seed, kfree_chunk=kfree_chunk)
+    if trace_limit:
+        engine.trace_enable(trace_limit)
+    until_ns = round(spec.run.max_sim_time_s * 1e9)
+    t0 = time.perf_counter()
+    done_before = 0
+    while True:
+        reason = engine.run(until_ns, EVENT_CHUNK)
+        if check:
+            problems = engine.verify()
+            if problems:
+                raise AssertionError(f"variant {name}: " + "; ".join(problems[:5]))
+        if progress is not None:
+            done = engine.requests_done
+            progress(done - done_before)
+            done_before = done
+        if trace_limit and engine.trace_overflow:
+            raise trace_too_large(name, trace_limit)
+        if reason != ExitReason.MAX_EVENTS:
+            break
+    wall = time.perf_counter() - t0
+    if reason == ExitReason.STALLED:
+        raise RuntimeError(f"variant {name}: the simulation stalled with tasks still waiting")
+    trace = None
+    if trace_limit:
+        trace = {"records": engine.trace_records(), "entities": engine.entity_kinds(),
+                 "rcu_name": "rcu_preempt" if spec.params.preempt_rcu else "rcu_sched",
+                 "use_softirq": bool(spec.params.use_softirq), "nr_cpus": spec.hardware.nr_cpus}
+    out = EngineRun(
+        reason=reason, wall_time_s=wall, requests=engine.requests(), gps=engine.grace_periods(),
+        counters=engine.counters(), safety=engine.safety(), probe_latencies_ns=engine.probe_latencies(),
+        sim_time_ns=engine.now, completion_ns=engine.completion_ns,
+        kvfree=engine.kvfree_results() if kfree_flood(spec) is not None else None, trace=trace)
+    del engine  # its C record arrays are no longer needed
+    if out.safety["violations"]:
+        raise ModelError(f"variant {name}: the safety checker found {out.safety['violations']} violation(s); "
+                         f"first: {out.safety['messages'][0]}")
+    return out
+
+
+class ModelError(RuntimeError):
+    """The model broke one of RCU's guarantees (a bug in rcusim, never bad input)."""

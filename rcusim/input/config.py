@@ -1,0 +1,1129 @@
+"""Scenario configuration: validated input models and the resolved variant.
+
+A scenario variant is described in the kernel's own words: a ``hardware`` part
+(a named profile of platform costs and a CPU count), a ``kernel`` part (the
+release whose behaviour to model, HZ, ``CONFIG_*`` options and a kernel
+command line), a list of ``workloads`` and ``run`` limits. The models here
+check every value and reject unknown keys; :func:`resolve_variant` then turns
+one validated variant into a :class:`VariantSpec` whose :class:`RcuParams`
+holds every kernel tunable as a concrete number, computed the way the kernel
+computes it at boot (``rcu_init_geometry()``, ``adjust_jiffies_till_sched_qs()``,
+``sanitize_kthread_prio()``, ``rcu_init_nohz()``, ...).
+
+What ``kernel.release`` switches is decided in :mod:`rcusim.input.releases`;
+:class:`RcuParams` carries the switches of its release.
+
+Every problem raises :class:`~rcusim.errors.ScenarioError` naming the key path.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from typing import Annotated, Literal, Optional, Union, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
+from pydantic.fields import FieldInfo
+
+from rcusim.errors import ScenarioError, show_value
+from rcusim.input.bootargs import parse_bootargs
+from rcusim.input.cpulist import CPULIST_ALLOWED, parse_cpulist
+from rcusim.input.membarrier import MembarrierLoop
+from rcusim.input.profiles import COST_NAMES, PROFILES, load_profile, profile_sources
+from rcusim.input.releases import RELEASE_ALLOWED, ReleaseSwitches, parse_release, release_switches
+
+__all__ = [
+    "MAX_CPUS", "Costs", "CostOverrides", "Hardware", "HardwareSpec", "Kernel",
+    "SyncLoop", "Readers", "KfreeRcuFlood", "MembarrierLoop", "RtLatencyProbe", "CallRcuLoad",
+    "NonpreemptSection", "Workload", "WORKLOAD_KINDS", "Run", "RcuParams", "VariantInput",
+    "VariantSpec", "parse_release", "resolve_params", "resolve_variant",
+    "build_variant", "scenario_error_from_validation",
+]
+
+MAX_CPUS = 8192
+"""Largest CPU count rcusim models (x86's CONFIG_NR_CPUS limit with MAXSMP)."""
+
+NonNegInt = Annotated[int, Field(ge=0)]
+
+MAX_COST_NS = 10**9
+"""Largest platform cost accepted, in ns (one second; real costs are microseconds)."""
+CostNs = Annotated[int, Field(ge=0, le=MAX_COST_NS)]
+
+MAX_TIME_US = 86_400e6
+"""Largest workload time accepted, in microseconds (a day, the longest run)."""
+
+
+class _Model(BaseModel):
+    """Base of all configuration models: strict, frozen, no unknown keys."""
+
+    # strict: YAML already gives typed values, and strict mode keeps a boolean
+    # from passing as an integer or a number as a string.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True,
+                              use_attribute_docstrings=True)
+
+
+# --------------------------------------------------------------------------
+# Hardware
+# --------------------------------------------------------------------------
+
+class Costs(_Model):
+    """Platform costs in integer nanoseconds (a profile plus overrides)."""
+
+    ctxsw_ns: CostNs
+    """Context switch between two tasks on one CPU."""
+    ttwu_ns: CostNs
+    """The waker's cost of try_to_wake_up() for one task."""
+    wakeup_busy_ns: CostNs
+    """Delay until a task woken from another CPU is queued on a busy target (remote-wake IPI, one way)."""
+    wakeup_idle_median_ns: CostNs
+    """Median wake-up latency of an idle CPU (drawn lognormal from median and p99)."""
+    wakeup_idle_p99_ns: CostNs
+    """99th-percentile wake-up latency of an idle CPU."""
+    ipi_send_ns: CostNs
+    """Sender's cost per IPI sent."""
+    ipi_latency_ns: CostNs
+    """IPI send to handler entry on the target."""
+    ipi_handler_ns: CostNs
+    """Target's time in an IPI: entry/exit, the call-function queue flush and a short handler."""
+    tick_ns: CostNs
+    """Scheduling-clock interrupt handler."""
+    softirq_ns: CostNs
+    """Entry/exit and bookkeeping of one RCU_SOFTIRQ / rcu_core() pass."""
+    rnp_lock_ns: CostNs
+    """Acquire and release of an uncontended rcu_node raw spinlock, cache-line transfer included."""
+    cb_wakeme_ns: CostNs
+    """Invoking wakeme_after_rcu() (complete() and the wake-up)."""
+    cb_kfree_ns: CostNs
+    """Invoking a kfree-like callback."""
+    cb_generic_ns: CostNs
+    """Invoking a mixed kernel callback."""
+    call_rcu_ns: CostNs
+    """call_rcu() / call_rcu_hurry() enqueue."""
+    kfree_ns: CostNs
+    """kfree() of a small object."""
+    sync_entry_ns: CostNs
+    """synchronize_rcu() bookkeeping on the caller side before it blocks (completion set-up, the call)."""
+    kmalloc_ns: CostNs
+    """kmalloc() of a small object when objects are not recycled soon (a flood)."""
+    kvfree_call_rcu_ns: CostNs
+    """kvfree_call_rcu() fast path: krcp lock with irqs off, store the pointer, snapshot, monitor check."""
+    kfree_bulk_ns: CostNs
+    """kfree_bulk() per object of a full bulk page."""
+    page_alloc_ns: CostNs
+    """Allocating (and later freeing) one order-0 page for kvfree_rcu()'s bulk pages."""
+
+
+if tuple(Costs.model_fields) != COST_NAMES:
+    raise RuntimeError("rcusim.input.config.Costs and rcusim.input.profiles.COST_NAMES disagree")
+
+CostOverrides = create_model(
+    "CostOverrides",
+    __base__=_Model,
+    __doc__="Costs that replace a profile's values, in ns; unknown cost names are errors.",
+    **{name: (Optional[CostNs], Field(None, description=Costs.model_fields[name].description))
+       for name in COST_NAMES},
+)
+
+
+class Hardware(_Model):
+    """The machine: a hardware profile, a CPU count and cost overrides."""
+
+    profile: str
+    """Name of a hardware profile (rcusim.input.profiles.PROFILES)."""
+    nr_cpus: Annotated[int, Field(ge=1, le=MAX_CPUS)]
+    """Number of CPUs; all are possible, present and online (nr_cpu_ids)."""
+    costs: CostOverrides = CostOverrides()
+    """Costs replacing the profile's values, in ns."""
+
+    @field_validator("profile")
+    @classmethod
+    def _known_profile(cls, value: str) -> str:
+        if value not in PROFILES:
+            raise ScenarioError(f"unknown profile {value!r}",
+                                allowed="one of: " + ", ".join(PROFILES))
+        return value
+
+    def resolved_costs(self) -> Costs:
+        """Return the profile's costs with this hardware's overrides applied."""
+        costs = load_profile(self.profile)
+        costs.update(self.costs.model_dump(exclude_none=True))
+        return Costs(**costs)
+
+    def cost_sources(self) -> dict[str, str]:
+        """Return where each resolved cost comes from."""
+        sources = profile_sources(self.profile)
+        for name in self.costs.model_dump(exclude_none=True):
+            sources[name] = "scenario override (hardware.costs)"
+        return sources
+
+
+class HardwareSpec(_Model):
+    """Resolved hardware of one variant."""
+
+    profile: str
+    """Name of the hardware profile."""
+    nr_cpus: int
+    """Number of CPUs (nr_cpu_ids)."""
+    costs: Costs
+    """Platform costs: the profile's values with the scenario's overrides."""
+    cost_sources: dict[str, str]
+    """Where each cost comes from."""
+
+
+# --------------------------------------------------------------------------
+# Kernel
+# --------------------------------------------------------------------------
+
+# Kconfig "depends on" rules that rcusim checks: option -> (needed option, why).
+_KCONFIG_DEPENDS = [
+    ("CONFIG_RCU_NOCB_CPU_DEFAULT_ALL", "CONFIG_RCU_NOCB_CPU"),
+    ("CONFIG_RCU_LAZY", "CONFIG_RCU_NOCB_CPU"),
+    ("CONFIG_RCU_LAZY_DEFAULT_OFF", "CONFIG_RCU_LAZY"),
+    ("CONFIG_RCU_NOCB_CPU_CB_BOOST", "CONFIG_RCU_NOCB_CPU"),
+    ("CONFIG_RCU_NOCB_CPU_CB_BOOST", "CONFIG_RCU_BOOST"),
+    ("CONFIG_PREEMPT_RCU", "CONFIG_PREEMPTION"),
+    ("CONFIG_RCU_BOOST", "CONFIG_PREEMPT_RCU"),
+]
+
+
+class Kernel(_Model):
+    """The kernel: release, HZ, Kconfig options and the kernel command line.
+
+    Defaults are the kernel's defaults (Kconfig and boot parameters) for a
+    64-bit build, except where noted.
+    """
+
+    release: Annotated[str, Field(json_schema_extra={"allowed": RELEASE_ALLOWED})] = "6.17"
+    """Kernel release whose behaviour to model, "MAJOR.MINOR"; selects the release switches."""
+    HZ: Literal[100, 250, 300, 1000] = 250
+    """Scheduling-clock rate; the Kconfig default is HZ_250."""
+    CONFIG_NR_CPUS: Optional[Annotated[int, Field(ge=1, le=MAX_CPUS)]] = None
+    """Compile-time CPU limit; default hardware.nr_cpus; must be >= it."""
+    CONFIG_RCU_FANOUT: Annotated[int, Field(ge=2, le=64)] = 64
+    """Children per interior rcu_node (64-bit default 64)."""
+    CONFIG_RCU_FANOUT_LEAF: Annotated[int, Field(ge=2, le=64)] = 16
+    """CPUs per leaf rcu_node (default 16)."""
+    CONFIG_RCU_NOCB_CPU: bool = False
+    """Callback offloading (rcuog/rcuop kthreads) is built in."""
+    CONFIG_RCU_NOCB_CPU_DEFAULT_ALL: bool = False
+    """Offload all CPUs when neither rcu_nocbs= nor nohz_full= is given."""
+    CONFIG_RCU_LAZY: bool = False
+    """call_rcu() callbacks may be lazy on offloaded CPUs."""
+    CONFIG_RCU_LAZY_DEFAULT_OFF: bool = False
+    """Laziness is built in but off unless rcutree.enable_rcu_lazy=1."""
+    CONFIG_PREEMPT_RCU: bool = True
+    """Preemptible RCU (the rcu_preempt flavour); rcusim's default."""
+    CONFIG_PREEMPTION: bool = True
+    """Preemptible kernel; rcusim's default."""
+    CONFIG_RCU_BOOST: bool = False
+    """Priority boosting of preempted readers (rcub kthreads)."""
+    CONFIG_RCU_NOCB_CPU_CB_BOOST: bool = False
+    """rcuop kthreads run SCHED_FIFO at kthread_prio."""
+    bootargs: str = ""
+    """Kernel command line, e.g. "rcutree.blimit=16 rcu_nocbs=0-63"; later tokens win."""
+    CONFIG_RCU_EXP_KTHREAD: Optional[bool] = None
+    """Expedited-GP kthread workers run SCHED_FIFO at kthread_prio; Kconfig default: CONFIG_NR_CPUS <= 32."""
+    exp_mutex: Literal["mutex", "rt_mutex"] = "mutex"
+    """Lock type of rcu_state.exp_mutex: "mutex" as in mainline, or "rt_mutex" (FIFO hand-off) as in the 2016 talk's experiment."""
+
+    @field_validator("release", mode="before")
+    @classmethod
+    def _check_release(cls, value):
+        parse_release(value)
+        return value.strip()
+
+    @field_validator("bootargs")
+    @classmethod
+    def _check_bootargs(cls, value: str) -> str:
+        # Syntax only here; CPU lists are checked against nr_cpus when resolving.
+        parse_bootargs(value)
+        return value
+
+    @model_validator(mode="after")
+    def _check_kconfig_depends(self) -> "Kernel":
+        for option, needed in _KCONFIG_DEPENDS:
+            if getattr(self, option) and not getattr(self, needed):
+                raise ScenarioError(f"{option}=y needs {needed}=y (Kconfig 'depends on')",
+                                    key=option, allowed=f"set {needed}: true, or {option}: false")
+        return self
+
+    @property
+    def release_tuple(self) -> tuple[int, ...]:
+        """The release as a tuple of ints, e.g. (6, 17)."""
+        return parse_release(self.release)
+
+
+# --------------------------------------------------------------------------
+# Workloads
+# --------------------------------------------------------------------------
+
+class _OnCpuList(_Model):
+    """A workload whose tasks run on the CPUs of its ``cpus`` list."""
+
+    @field_validator("cpus", mode="before", check_fields=False)
+    @classmethod
+    def _check_cpus(cls, value):
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)  # YAML reads "cpus: 3" as a number
+        if isinstance(value, str):
+            # Syntax only here; the range is checked against nr_cpus by check_cpus().
+            if not parse_cpulist(value, MAX_CPUS):
+                raise ScenarioError(f"{value!r} names no CPU", allowed=CPULIST_ALLOWED)
+        return value
+
+    def check_cpus(self, nr_cpus: int, path: tuple = ()) -> None:
+        """Raise :class:`ScenarioError` unless every CPU of ``cpus`` exists."""
+        try:
+            parse_cpulist(self.cpus, nr_cpus)
+        except ScenarioError as exc:
+            raise exc.with_context(path=path + ("cpus",)) from None
+
+
+class SyncLoop(_OnCpuList):
+    """Tasks that call synchronize_rcu() (or the expedited form) in a loop.
+
+    Task ``i`` runs on the ``i``-th CPU of `cpus`, modulo the list's length.
+    """
+
+    kind: Literal["sync_loop"]
+    """Workload kind."""
+    name: Optional[str] = None
+    """Name used in results; default: the kind and the workload's index."""
+    tasks: Annotated[int, Field(ge=1, le=1_000_000)]
+    """Number of tasks, all started together."""
+    loops: Annotated[int, Field(ge=1, le=10_000_000)]
+    """Calls per task."""
+    primitive: Literal["synchronize_rcu", "synchronize_rcu_expedited"] = "synchronize_rcu"
+    """The grace-period primitive called."""
+    cpus: Annotated[str, Field(json_schema_extra={"allowed": CPULIST_ALLOWED})] = "all"
+    """CPU list the tasks are spread over round-robin."""
+    rt: bool = False
+    """Tasks are SCHED_FIFO instead of SCHED_NORMAL."""
+    think_us: Annotated[float, Field(ge=0, le=MAX_TIME_US, allow_inf_nan=False)] = 0.0
+    """Time a task runs between calls, in microseconds."""
+    work_after: Literal["none", "kfree"] = "kfree"
+    """What each loop does after the call; "kfree" costs kfree_ns."""
+    start_us: Annotated[float, Field(ge=0, le=MAX_TIME_US, allow_inf_nan=False)] = 0.0
+    """When the tasks start, in microseconds of simulated time."""
+
+
+
+class Readers(_OnCpuList):
+    """One reader task per CPU: rcu_read_lock(); hold; rcu_read_unlock(); gap; again.
+
+    Sections start at `rate_per_s` per CPU on average: the gap after each is
+    exponential with mean 1/rate_per_s - length_us. Readers run until the
+    sync_loop workloads finish; the safety checker checks every section.
+    """
+
+    kind: Literal["readers"]
+    """Workload kind."""
+    name: Optional[str] = None
+    """Name used in results; default: the kind and the workload's index."""
+    cpus: Annotated[str, Field(json_schema_extra={"allowed": CPULIST_ALLOWED})] = "all"
+    """CPUs that get a reader task."""
+    length_us: Annotated[float, Field(gt=0, le=MAX_TIME_US, allow_inf_nan=False)]
+    """Mean length of a read-side critical section, in microseconds."""
+    length_dist: Literal["fixed", "exponential"] = "exponential"
+    """Distribution of section lengths."""
+    rate_per_s: Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]
+    """Sections started per second on each CPU."""
+    between: Literal["sleep", "busy"] = "sleep"
+    """What the reader does between sections: sleep (the CPU may go idle) or keep running in the kernel,
+    calling cond_resched() once per loop, before the next section (where a CONFIG_PREEMPTION=n kernel yields)."""
+    preemptible: Optional[bool] = None
+    """Sections can be preempted (PREEMPT_RCU readers); default: CONFIG_PREEMPT_RCU."""
+    rt: bool = False
+    """Reader tasks are SCHED_FIFO instead of SCHED_NORMAL."""
+
+
+class KfreeRcuFlood(_Model):
+    """rcuscale's kfree test (rcuscale.kfree_rcu_test=1), with rcuscale's parameter names.
+
+    kfree_nthreads kthreads, thread ``i`` pinned to CPU ``i % nr_cpus``, each doing
+    kfree_loops loops of kfree_alloc_num ``kmalloc()`` + ``kfree_rcu()`` calls.
+    """
+
+    kind: Literal["kfree_rcu_flood"]
+    """Workload kind."""
+    name: Optional[str] = None
+    """Name used in results; default: the kind and the workload's index."""
+    kfree_nthreads: Annotated[int, Field(ge=-MAX_CPUS, le=MAX_CPUS)] = -1
+    """Threads: -1 = one per online CPU; -k = online CPUs - k + 1, at least 1 (compute_real())."""
+    kfree_alloc_num: Annotated[int, Field(ge=1, le=10_000_000)] = 8000
+    """Allocations and kfree_rcu() calls per loop."""
+    kfree_loops: Annotated[int, Field(ge=4, le=10_000_000, json_schema_extra={
+        "allowed": "an integer from 4 to 10000000 (below 4, rcuscale's loop % (kfree_loops / 4) "
+                   "divides by zero)"})] = 10
+    """Loops per thread; at least 4, since rcuscale samples memory at loop % (kfree_loops / 4) == 0."""
+    kfree_mult: Annotated[int, Field(ge=1, le=341)] = 1
+    """Object size multiplier: kmalloc(kfree_mult * 24); at most 8 KiB, the largest kmalloc slab."""
+    kfree_rcu_test_single: bool = False
+    """Use the single-argument kfree_rcu(p)."""
+    kfree_rcu_test_double: bool = False
+    """Use the two-argument kfree_rcu(p, rh); if both flags are equal, each call picks one at random."""
+    kfree_by_call_rcu: bool = False
+    """call_rcu() a kfree callback instead; without CONFIG_RCU_LAZY rcuscale falls back to kfree_rcu()."""
+    holdoff: Annotated[int, Field(ge=0, le=86400)] = 10
+    """Seconds the GP-writer test waits before starting; the kfree threads start at once."""
+
+    def check_cpus(self, nr_cpus: int, path: tuple = ()) -> None:
+        """Nothing to check: rcuscale puts thread ``i`` on CPU ``i % nr_cpus``."""
+
+
+class RtLatencyProbe(_OnCpuList):
+    """A real-time task measuring its scheduling latency, like amlat.
+
+    One SCHED_FIFO task per CPU of `cpus` sleeps until a periodic timer
+    interrupt (amlat's RTC interrupt) wakes it; its scheduling latency runs
+    from the interrupt until it runs. The run ends when every probe has taken
+    `samples` samples.
+    """
+
+    kind: Literal["rt_latency_probe"]
+    """Workload kind."""
+    name: Optional[str] = None
+    """Name used in results; default: the kind and the workload's index."""
+    cpus: Annotated[str, Field(json_schema_extra={"allowed": CPULIST_ALLOWED})] = "0"
+    """CPUs that get a probe task."""
+    period_us: Annotated[float, Field(ge=10, le=1e6, allow_inf_nan=False)] = 1e6 / 1024
+    """Period of the timer interrupt, in microseconds (default: an RTC at 1024 Hz)."""
+    run_us: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] = 2.0
+    """CPU time the probe runs after each wake-up (reading the clock, recording), in microseconds."""
+    samples: Annotated[int, Field(ge=1, le=100_000_000)]
+    """Wake-ups measured per probe task."""
+
+    @model_validator(mode="after")
+    def _check_run(self) -> "RtLatencyProbe":
+        if self.run_us >= self.period_us:
+            raise ScenarioError(f"{self.run_us:g} us of running does not fit in a period of "
+                                f"{self.period_us:g} us", key="run_us",
+                                allowed=f"less than period_us ({self.period_us:g})")
+        return self
+
+
+class NonpreemptSection(_Model):
+    """One class of non-preemptible kernel section (spinlock held, preemption off)."""
+
+    us: Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
+    """Length of the section, in microseconds."""
+    per_op: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+    """Probability that an operation ends with a section of this class."""
+
+
+class CallRcuLoad(_OnCpuList):
+    """Kernel-heavy SCHED_NORMAL tasks that free objects through call_rcu().
+
+    Each task loops over operations: preemptible kernel work (exponential,
+    mean `work_us`), then `call_rcu_per_op` call_rcu() calls on average, in
+    groups of `burst` (objects freed together), then, with the probabilities
+    of the `nonpreempt` table, one non-preemptible section. The tasks never
+    finish: another workload must end the run.
+    """
+
+    kind: Literal["call_rcu_load"]
+    """Workload kind."""
+    name: Optional[str] = None
+    """Name used in results; default: the kind and the workload's index."""
+    cpus: Annotated[str, Field(json_schema_extra={"allowed": CPULIST_ALLOWED})] = "all"
+    """CPUs that get tasks."""
+    tasks_per_cpu: Annotated[int, Field(ge=1, le=10_000)] = 1
+    """Tasks on each CPU of `cpus`."""
+    work_us: Annotated[float, Field(gt=0, le=MAX_TIME_US, allow_inf_nan=False)]
+    """Mean preemptible kernel work per operation, in microseconds."""
+    call_rcu_per_op: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] = 0.0
+    """Mean call_rcu() calls per operation."""
+    burst: Annotated[int, Field(ge=1, le=1_000_000)] = 1
+    """call_rcu() calls made together (objects freed in one loop)."""
+    callback: Literal["kfree", "generic"] = "kfree"
+    """What the callbacks cost: the profile's cb_kfree_ns or cb_generic_ns."""
+    nonpreempt: list[NonpreemptSection] = []
+    """Non-preemptible section classes; their per_op probabilities add up to at most 1."""
+
+    @model_validator(mode="after")
+    def _check_sections(self) -> "CallRcuLoad":
+        total = sum(row.per_op for row in self.nonpreempt)
+        if total > 1 + 1e-9:
+            raise ScenarioError(f"the per_op probabilities add up to {total:g}", key="nonpreempt",
+                                allowed="probabilities adding up to at most 1")
+        return self
+
+
+Workload = Annotated[Union[SyncLoop, Readers, KfreeRcuFlood, MembarrierLoop, RtLatencyProbe, CallRcuLoad],
+                     Field(discriminator="kind")]
+WORKLOAD_KINDS: dict[str, type[BaseModel]] = {"sync_loop": SyncLoop, "readers": Readers,
+                                              "kfree_rcu_flood": KfreeRcuFlood,
+                                              "membarrier_loop": MembarrierLoop,
+                                              "rt_latency_probe": RtLatencyProbe,
+                                              "call_rcu_load": CallRcuLoad}
+"""Workload kinds by their ``kind`` value."""
+FINITE_WORKLOADS = (SyncLoop, KfreeRcuFlood, MembarrierLoop, RtLatencyProbe)
+"""Workloads that end; readers and call_rcu_load run until these are done."""
+
+
+class Run(_Model):
+    """Limits of a run."""
+
+    max_sim_time_s: Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)] = 3600.0
+    """The simulation stops at this simulated time if the workloads are not done."""
+
+
+class VariantInput(_Model):
+    """One variant as written (after merging the base and the variant's overrides)."""
+
+    hardware: Hardware
+    """The machine."""
+    kernel: Kernel = Kernel()
+    """The kernel."""
+    workloads: Annotated[list[Workload], Field(min_length=1)]
+    """What runs, at least one workload."""
+    run: Run = Run()
+    """Run limits."""
+
+
+# --------------------------------------------------------------------------
+# Resolved values
+# --------------------------------------------------------------------------
+
+class RcuParams(_Model):
+    """Every kernel tunable of one variant, resolved to a concrete value.
+
+    Computed from the Kconfig options, the command line and the CPU count as
+    the kernel computes them at boot. Times are in jiffies where the kernel
+    counts jiffies, and in ns where it counts ns.
+    """
+
+    release: tuple[int, ...]
+    """Kernel release modelled, e.g. (6, 6)."""
+    switches: ReleaseSwitches
+    """The release's switches (rcusim.input.releases)."""
+    hz: int
+    """HZ: jiffies per second."""
+    nr_cpu_ids: int
+    """Number of CPU ids (hardware.nr_cpus)."""
+    nr_cpus_config: int
+    """CONFIG_NR_CPUS."""
+    fanout: int
+    """RCU_FANOUT: children per interior rcu_node."""
+    fanout_leaf: int
+    """CPUs per leaf rcu_node after rcutree.rcu_fanout_leaf (used only if 2..64 and large enough)."""
+    fanout_exact: bool
+    """rcutree.rcu_fanout_exact: exact instead of balanced fanout."""
+    preempt_rcu: bool
+    """CONFIG_PREEMPT_RCU: the rcu_preempt flavour (else rcu_sched)."""
+    preemption: bool
+    """CONFIG_PREEMPTION: a preemptible kernel."""
+    rcu_boost: bool
+    """CONFIG_RCU_BOOST."""
+    blimit: int
+    """rcutree.blimit: minimum callbacks per rcu_do_batch()."""
+    qhimark: int
+    """rcutree.qhimark."""
+    qlowmark: int
+    """rcutree.qlowmark."""
+    qovld: int
+    """Overload threshold per CPU (qovld_calc: rcutree.qovld, or 2*qhimark if negative)."""
+    rcu_divisor: int
+    """rcutree.rcu_divisor, as rcu_do_batch() uses it (negative -> 7, at most 62)."""
+    rcu_resched_ns: int
+    """Time limit of a callback batch, ns (rcutree.rcu_resched_ns clamped to 1 ms..1 s)."""
+    jiffies_till_first_fqs: int
+    """Jiffies before the first force-quiescent-state scan."""
+    jiffies_till_next_fqs: int
+    """Jiffies between later force-quiescent-state scans."""
+    jiffies_to_sched_qs: int
+    """Jiffies after which RCU asks for an urgent quiescent state."""
+    use_softirq: bool
+    """Callbacks run in RCU_SOFTIRQ (else in rcuc kthreads)."""
+    kthread_prio: int
+    """SCHED_FIFO priority of RCU kthreads (0: SCHED_NORMAL)."""
+    nocb_is_setup: bool
+    """The NOCB machinery is on (rcu_state.nocb_is_setup), even if no CPU is offloaded."""
+    nocb_cpus: tuple[int, ...]
+    """Offloaded CPUs (empty unless CONFIG_RCU_NOCB_CPU)."""
+    nohz_full_cpus: tuple[int, ...]
+    """Adaptive-tick CPUs from nohz_full= (always offloaded)."""
+    nocb_gp_stride: int
+    """CPUs per rcuog group (rcu_nocb_gp_stride resolved)."""
+    nocb_poll: bool
+    """rcu_nocb_poll: NOCB kthreads poll every jiffy."""
+    nocb_cb_boost: bool
+    """CONFIG_RCU_NOCB_CPU_CB_BOOST: rcuop kthreads are SCHED_FIFO."""
+    exp_kthread_rt: bool
+    """Expedited-GP kthread workers are SCHED_FIFO (CONFIG_RCU_EXP_KTHREAD and kthread_prio > 0)."""
+    exp_mutex_rt: bool
+    """rcu_state.exp_mutex is an rt_mutex (FIFO hand-off) instead of a mutex."""
+    lazy: bool
+    """call_rcu() callbacks are lazy on offloaded CPUs (CONFIG_RCU_LAZY and enable_rcu_lazy)."""
+    rcu_normal_wake_from_gp: bool
+    """synchronize_rcu() waiters are woken from the GP kthread instead of by a callback."""
+    rcu_expedited: bool
+    """rcupdate.rcu_expedited: synchronize_rcu() is expedited."""
+    rcu_normal: bool
+    """rcupdate.rcu_normal (or rcu_normal_after_boot): expedited GPs fall back to normal ones."""
+    rcumaxbatch: Optional[int]
+    """2004 throttling patch: callbacks per softirq pass (None: no limit)."""
+    rcuplugticks: int
+    """2004 throttling patch: ticks to hold callbacks back after a full batch."""
+    krcud_bhlimit: int
+    """2004 rcu-low-lat patch (rcupdate.bhlimit): callbacks in softirq before krcud/N takes over; 0: no krcud."""
+    kfree_drain_jiffies: int
+    """KFREE_DRAIN_JIFFIES: kfree_rcu() monitor delay (5*HZ from v6.1, HZ/50 before)."""
+    kvfree_polled: bool
+    """Per-page polled-GP reclaim of kvfree_rcu() batches (from v6.3)."""
+    rcu_min_cached_objs: int
+    """rcutree.rcu_min_cached_objs: bulk pages kvfree_rcu() keeps cached per CPU (default 5)."""
+    rcuscale: dict[str, Union[bool, int]]
+    """rcuscale.* parameters given on the command line, by name without the prefix."""
+
+
+class VariantSpec(_Model):
+    """One fully resolved variant, ready for the engine."""
+
+    name: str
+    """Variant name."""
+    hardware: HardwareSpec
+    """Resolved hardware, with costs."""
+    kernel: Kernel
+    """The kernel as written, with CONFIG_NR_CPUS filled in."""
+    params: RcuParams
+    """Every kernel tunable resolved."""
+    workloads: list[Workload]
+    """The workloads."""
+    run: Run
+    """Run limits."""
+
+
+# --------------------------------------------------------------------------
+# Resolution
+# --------------------------------------------------------------------------
+
+_NOCB_PARAMS = ("rcu_nocbs", "nohz_full", "rcu_nocb_poll", "rcutree.rcu_nocb_gp_stride")
+_BOOTARGS_PATH = ("kernel", "bootargs")
+_CLASSIC_PARAMS = ("rcupdate.rcumaxbatch", "rcupdate.rcuplugticks", "rcupdate.bhlimit")
+
+
+def _token_for(bootargs: str, name: str) -> str | None:
+    """Return the last token of `bootargs` that sets parameter `name`."""
+    found = None
+    for token in bootargs.split():
+        if token.partition("=")[0].replace("-", "_") == name:
+            found = token
+    return found
+
+
+def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
+    """Compute every kernel tunable as the kernel does at boot.
+
+    Parameters
+    ----------
+    nr_cpus : int
+        Number of CPUs (nr_cpu_ids).
+    kernel : Kernel
+        Kernel settings; ``CONFIG_NR_CPUS`` None means `nr_cpus`.
+
+    Returns
+    -------
+    RcuParams
+
+    Raises
+    ------
+    ScenarioError
+        For command-line values that do not fit this machine or this build.
+    """
+    nr = nr_cpus
+    hz = kernel.HZ
+    release = kernel.release_tuple
+    switches = release_switches(release)
+    nr_config = kernel.CONFIG_NR_CPUS if kernel.CONFIG_NR_CPUS is not None else nr
+    try:
+        args = parse_bootargs(kernel.bootargs, nr_cpus=nr)
+    except ScenarioError as exc:
+        raise exc.with_context(path=_BOOTARGS_PATH) from None
+
+    def needs(names, option):
+        for name in names:
+            if name in args and not getattr(kernel, option):
+                raise ScenarioError(f"{name} needs {option}=y (without it the kernel "
+                                    "does not know this parameter)", path=_BOOTARGS_PATH,
+                                    allowed=f"set kernel.{option}: true, or drop {name}",
+                                    token=_token_for(kernel.bootargs, name))
+
+    needs(_NOCB_PARAMS, "CONFIG_RCU_NOCB_CPU")
+    for name in _CLASSIC_PARAMS:
+        # The 2004 patches were for classic RCU; Tree RCU (v2.6.29) has no such knob.
+        if name in args and switches.tree_rcu:
+            raise ScenarioError(f"{name} belongs to a 2004 patch for classic RCU", path=_BOOTARGS_PATH,
+                                allowed='drop it, or set kernel.release below "2.6.29"',
+                                token=_token_for(kernel.bootargs, name))
+    if args.get("rcupdate.rcumaxbatch") and args.get("rcupdate.bhlimit"):
+        raise ScenarioError("rcupdate.rcumaxbatch (throttle-rcu) and rcupdate.bhlimit (rcu-low-lat) "
+                            "come from two different patches", path=_BOOTARGS_PATH,
+                            allowed="one of them", token=_token_for(kernel.bootargs, "rcupdate.bhlimit"))
+    needs(("rcutree.enable_rcu_lazy",), "CONFIG_RCU_LAZY")
+
+    # rcu_init_geometry(): the boot-time leaf fanout must be 2..64 and must fit
+    # nr_cpu_ids into the compiled number of levels; otherwise the kernel warns
+    # and keeps CONFIG_RCU_FANOUT_LEAF.
+    fanout = kernel.CONFIG_RCU_FANOUT
+    leaf_config = kernel.CONFIG_RCU_FANOUT_LEAF
+    leaf = args.get("rcutree.rcu_fanout_leaf", leaf_config)
+    if not (leaf == leaf_config and nr == nr_config):
+        levels = _compiled_levels(nr_config, leaf_config, fanout)
+        if leaf < 2 or leaf > 64 or nr > leaf * fanout ** (levels - 1):
+            leaf = leaf_config
+
+    # rcu_init_geometry() and the jiffies_till_* parameter setters.
+    d = (1 + (hz > 250) + (hz > 500)) + nr // 256  # RCU_JIFFIES_TILL_FORCE_QS + nr/RCU_JIFFIES_FQS_DIV
+    first = args.get("rcutree.jiffies_till_first_fqs")
+    first = d if first is None else min(first, hz)
+    nxt = args.get("rcutree.jiffies_till_next_fqs")
+    nxt = d if nxt is None else max(1, min(nxt, hz))
+    # adjust_jiffies_till_sched_qs(); ULONG_MAX means "compute it".
+    sched_qs = args.get("rcutree.jiffies_till_sched_qs", 2**64 - 1)
+    if sched_qs == 2**64 - 1:
+        sched_qs = max(first + 2 * nxt, hz // 10 + nr // 256)
+
+    qhimark = args.get("rcutree.qhimark", 10000)
+    qovld = args.get("rcutree.qovld", 2 * 10000)  # DEFAULT_RCU_QOVLD_MULT * DEFAULT_RCU_QHIMARK
+    if qovld < 0:
+        qovld = 2 * qhimark  # rcu_init(): qovld_calc
+    divisor = args.get("rcutree.rcu_divisor", 7)
+    divisor = 7 if divisor < 0 else min(divisor, 62)  # as rcu_do_batch() reads it
+    resched_ns = min(max(args.get("rcutree.rcu_resched_ns", 3_000_000), 1_000_000), 1_000_000_000)
+
+    # sanitize_kthread_prio() (the CONFIG_RCU_TORTURE_TEST built-in case is not modelled).
+    prio = args.get("rcutree.kthread_prio", 1 if kernel.CONFIG_RCU_BOOST else 0)
+    if kernel.CONFIG_RCU_BOOST and prio < 1:
+        prio = 1
+    elif prio < 0:
+        prio = 0
+    elif prio > 99:
+        prio = 99
+
+    nocb_is_setup, nocb_cpus, nohz_full = False, (), ()
+    if kernel.CONFIG_RCU_NOCB_CPU:
+        # rcu_nocb_setup() and rcu_init_nohz().
+        mask: set[int] = set()
+        if "rcu_nocbs" in args:
+            nocb_is_setup = True
+            mask.update(parse_cpulist(args["rcu_nocbs"], nr))
+        if "nohz_full" in args:
+            nohz_full = parse_cpulist(args["nohz_full"], nr)
+            if len(nohz_full) == nr:
+                # housekeeping_setup(): at least one housekeeping CPU is kept,
+                # the boot CPU.
+                nohz_full = nohz_full[1:]
+        if nohz_full:
+            nocb_is_setup = True
+            mask.update(nohz_full)
+        elif kernel.CONFIG_RCU_NOCB_CPU_DEFAULT_ALL and not nocb_is_setup:
+            nocb_is_setup = True
+            mask.update(range(nr))
+        nocb_cpus = tuple(sorted(mask))
+
+    stride = args.get("rcutree.rcu_nocb_gp_stride", -1)
+    if stride == -1:
+        stride = nr // math.isqrt(nr)  # rcu_organize_nocb_kthreads()
+
+    lazy = kernel.CONFIG_RCU_LAZY and args.get("rcutree.enable_rcu_lazy",
+                                               not kernel.CONFIG_RCU_LAZY_DEFAULT_OFF)
+
+    # rcu_normal_wake_from_gp: explicit values are kept; -1 (auto) is the
+    # release's default: on for at most 16 possible CPUs (WAKE_FROM_GP_CPU_THRESHOLD)
+    # where the release has the auto setting, off before.
+    wake = args.get("rcutree.rcu_normal_wake_from_gp", -1)
+    wake_from_gp = (switches.wake_from_gp_auto and nr <= 16) if wake < 0 else wake >= 1
+
+    return RcuParams(
+        release=release,
+        switches=switches,
+        hz=hz,
+        nr_cpu_ids=nr,
+        nr_cpus_config=nr_config,
+        fanout=fanout,
+        fanout_leaf=leaf,
+        fanout_exact=args.get("rcutree.rcu_fanout_exact", False),
+        preempt_rcu=kernel.CONFIG_PREEMPT_RCU,
+        preemption=kernel.CONFIG_PREEMPTION,
+        rcu_boost=kernel.CONFIG_RCU_BOOST,
+        blimit=args.get("rcutree.blimit", 10),
+        qhimark=qhimark,
+        qlowmark=args.get("rcutree.qlowmark", 100),
+        qovld=qovld,
+        rcu_divisor=divisor,
+        rcu_resched_ns=resched_ns,
+        jiffies_till_first_fqs=first,
+        jiffies_till_next_fqs=nxt,
+        jiffies_to_sched_qs=sched_qs,
+        use_softirq=args.get("rcutree.use_softirq", True),  # !PREEMPT_RT
+        kthread_prio=prio,
+        nocb_is_setup=nocb_is_setup,
+        nocb_cpus=nocb_cpus,
+        nohz_full_cpus=tuple(nohz_full),
+        nocb_gp_stride=stride,
+        nocb_poll=args.get("rcu_nocb_poll", False),
+        nocb_cb_boost=kernel.CONFIG_RCU_NOCB_CPU_CB_BOOST,
+        # rcu_start_exp_gp_kworker(): SCHED_FIFO only with CONFIG_RCU_EXP_KTHREAD,
+        # whose Kconfig default is !PREEMPT_RT && NR_CPUS <= 32.
+        exp_kthread_rt=prio > 0 and (kernel.CONFIG_RCU_EXP_KTHREAD if kernel.CONFIG_RCU_EXP_KTHREAD
+                                     is not None else nr_config <= 32),
+        exp_mutex_rt=kernel.exp_mutex == "rt_mutex",
+        lazy=bool(lazy),
+        rcu_normal_wake_from_gp=wake_from_gp,
+        rcu_expedited=bool(args.get("rcupdate.rcu_expedited", 0)),
+        # rcu_normal_after_boot defaults to PREEMPT_RT; rcusim models no PREEMPT_RT.
+        rcu_normal=bool(args.get("rcupdate.rcu_normal", 0)
+                        or args.get("rcupdate.rcu_normal_after_boot", 0)),
+        rcumaxbatch=args.get("rcupdate.rcumaxbatch"),
+        rcuplugticks=args.get("rcupdate.rcuplugticks", 4),
+        krcud_bhlimit=args.get("rcupdate.bhlimit", 0),
+        kfree_drain_jiffies=5 * hz if switches.kfree_drain_5hz else hz // 50,
+        kvfree_polled=switches.kvfree_polled,
+        rcu_min_cached_objs=args.get("rcutree.rcu_min_cached_objs", 5),
+        rcuscale={name.split(".", 1)[1]: value for name, value in args.items()
+                  if name.startswith("rcuscale.")},
+    )
+
+
+def _compiled_levels(nr_config: int, leaf: int, fanout: int) -> int:
+    """Return RCU_NUM_LVLS for a build, or 5 if the tree does not fit in 4 levels."""
+    for levels in range(1, 5):
+        if nr_config <= leaf * fanout ** (levels - 1):
+            return levels
+    return 5
+
+
+def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
+    """Cross-check one validated variant and resolve every value.
+
+    Parameters
+    ----------
+    name : str
+        Variant name.
+    variant : VariantInput
+        The validated variant.
+
+    Returns
+    -------
+    VariantSpec
+
+    Raises
+    ------
+    ScenarioError
+        For values that are valid alone but not together (CONFIG_NR_CPUS below
+        the CPU count, a tree too deep to build, CPU lists past the last CPU).
+    """
+    hw = variant.hardware
+    kernel = variant.kernel
+    nr = hw.nr_cpus
+    nr_config = kernel.CONFIG_NR_CPUS if kernel.CONFIG_NR_CPUS is not None else nr
+    if nr_config < nr:
+        raise ScenarioError(f"{nr_config} is less than hardware.nr_cpus ({nr})",
+                            path=("kernel", "CONFIG_NR_CPUS"),
+                            allowed=f"an integer from {nr} to {MAX_CPUS}")
+    leaf, fanout = kernel.CONFIG_RCU_FANOUT_LEAF, kernel.CONFIG_RCU_FANOUT
+    if _compiled_levels(nr_config, leaf, fanout) > 4:
+        least = next((f for f in range(2, 65) if leaf * f ** 3 >= nr_config), None)
+        allowed = (f"CONFIG_RCU_FANOUT >= {least} for CONFIG_RCU_FANOUT_LEAF={leaf}"
+                   if least else "a larger CONFIG_RCU_FANOUT_LEAF")
+        raise ScenarioError(
+            f"{fanout} is too small: CONFIG_RCU_FANOUT_LEAF * CONFIG_RCU_FANOUT**3 = "
+            f"{leaf * fanout ** 3} < CONFIG_NR_CPUS = {nr_config}, the rcu_node tree would "
+            "need more than 4 levels and the kernel build fails",
+            path=("kernel", "CONFIG_RCU_FANOUT"), allowed=allowed)
+    names: dict[str, int] = {}
+    _check_membarrier(variant.workloads)
+    for i, work in enumerate(variant.workloads):
+        work.check_cpus(nr, path=("workloads", i))
+        if work.name is not None:
+            if work.name in names:
+                raise ScenarioError(f"duplicate workload name {work.name!r} "
+                                    f"(also workloads[{names[work.name]}])",
+                                    path=("workloads", i, "name"), allowed="unique names")
+            names[work.name] = i
+    _check_readers(variant.workloads, nr, kernel)
+    _check_kfree(variant.workloads, kernel)
+    kernel = kernel.model_copy(update={"CONFIG_NR_CPUS": nr_config})
+    params = resolve_params(nr, kernel)
+    hardware = HardwareSpec(profile=hw.profile, nr_cpus=nr, costs=hw.resolved_costs(),
+                            cost_sources=hw.cost_sources())
+    return VariantSpec(name=name, hardware=hardware, kernel=kernel, params=params,
+                       workloads=list(variant.workloads), run=variant.run)
+
+
+def _check_membarrier(workloads) -> None:
+    """sys_membarrier() loops run in their own engine, without RCU workloads beside them."""
+    kinds = [isinstance(w, MembarrierLoop) for w in workloads]
+    if any(kinds) and not all(kinds):
+        i = kinds.index(not kinds[0])
+        raise ScenarioError("membarrier_loop workloads cannot share a variant with RCU workloads",
+                            path=("workloads", i, "kind"),
+                            allowed="only membarrier_loop workloads, or none")
+
+
+def _check_kfree(workloads, kernel: Kernel) -> None:
+    """At most one kfree flood; kfree_by_call_rcu's lazy callbacks are not modelled."""
+    floods = [i for i, w in enumerate(workloads) if isinstance(w, KfreeRcuFlood)]
+    if len(floods) > 1:
+        raise ScenarioError("a second kfree_rcu_flood workload (rcuscale runs one kfree test)",
+                            path=("workloads", floods[1], "kind"), allowed="one kfree_rcu_flood")
+    for i in floods:
+        if workloads[i].kfree_nthreads == 0:
+            raise ScenarioError("0 threads: rcuscale would start no kfree thread and never print",
+                                path=("workloads", i, "kfree_nthreads"),
+                                allowed="an integer >= 1, or -k for the online CPUs minus k-1")
+        if workloads[i].kfree_by_call_rcu and kernel.CONFIG_RCU_LAZY:
+            raise ScenarioError("kfree_by_call_rcu with CONFIG_RCU_LAZY=y queues lazy callbacks, "
+                                "which rcusim does not model", path=("workloads", i, "kfree_by_call_rcu"),
+                                allowed="false, or set kernel.CONFIG_RCU_LAZY: false")
+
+
+def _check_readers(workloads, nr: int, kernel: Kernel) -> None:
+    """Readers need callers to run against, fit in a second, one task per CPU."""
+    owner: dict[int, int] = {}
+    if not any(isinstance(w, FINITE_WORKLOADS) for w in workloads):
+        raise ScenarioError("only workloads that never finish: nothing would end the run",
+                            path=("workloads",),
+                            allowed="add a sync_loop, kfree_rcu_flood or rt_latency_probe workload")
+    for i, work in enumerate(workloads):
+        if not isinstance(work, Readers):
+            continue
+        if work.length_us * work.rate_per_s > 1e6:
+            raise ScenarioError(
+                f"{work.rate_per_s:g} sections/s of {work.length_us:g} us each do not fit in a second",
+                path=("workloads", i, "rate_per_s"), allowed=f"at most {1e6 / work.length_us:g}")
+        if work.preemptible and not kernel.CONFIG_PREEMPT_RCU:
+            raise ScenarioError("preemptible readers need CONFIG_PREEMPT_RCU=y",
+                                path=("workloads", i, "preemptible"),
+                                allowed="false, or set kernel.CONFIG_PREEMPT_RCU: true")
+        for c in parse_cpulist(work.cpus, nr):
+            if c in owner:
+                raise ScenarioError(f"CPU {c} already has a reader task (workloads[{owner[c]}])",
+                                    path=("workloads", i, "cpus"), allowed="disjoint CPU lists")
+            owner[c] = i
+
+
+def build_variant(name: str, data) -> VariantSpec:
+    """Validate one variant's mapping and resolve it.
+
+    Parameters
+    ----------
+    name : str
+        Variant name.
+    data : mapping
+        ``{"hardware": ..., "kernel": ..., "workloads": [...], "run": ...}``.
+
+    Returns
+    -------
+    VariantSpec
+
+    Raises
+    ------
+    ScenarioError
+        Naming the key path of the first problem (no file location).
+    """
+    try:
+        variant = VariantInput.model_validate(data)
+    except ValidationError as exc:
+        raise scenario_error_from_validation(exc, data, VariantInput) from None
+    return resolve_variant(name, variant)
+
+
+# --------------------------------------------------------------------------
+# pydantic errors -> ScenarioError
+# --------------------------------------------------------------------------
+
+_RANGE_TYPES = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
+
+
+def scenario_error_from_validation(exc: ValidationError, data, model) -> ScenarioError:
+    """Turn the first error of a pydantic `ValidationError` into a ScenarioError.
+
+    Parameters
+    ----------
+    exc : pydantic.ValidationError
+        The error raised by ``model.model_validate(data)``.
+    data : mapping
+        The validated input, used to name the key path and the allowed values.
+    model : type
+        The pydantic model validated against.
+
+    Returns
+    -------
+    ScenarioError
+        With ``path`` set to the key path of the offending value.
+    """
+    err = exc.errors(include_url=False)[0]
+    kind = err["type"]
+    ctx = err.get("ctx") or {}
+    path = _clean_loc(err["loc"], data)
+    inner = ctx.get("error")
+    if isinstance(inner, ScenarioError):
+        sub = inner.path if inner.path else (tuple(inner.key.split(".")) if inner.key else ())
+        return ScenarioError(inner.problem, path=path + tuple(sub), allowed=inner.allowed,
+                             token=inner.token)
+    if kind == "extra_forbidden":
+        found = _type_at(model, path[:-1], data)
+        keys = list(found[0].model_fields) if found and _is_model(found[0]) else []
+        return ScenarioError("unknown key", path=path, allowed=", ".join(keys) or None)
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        kinds = "one of: " + ", ".join(WORKLOAD_KINDS)
+        problem = (f"unknown kind {ctx.get('tag')!r}" if kind == "union_tag_invalid"
+                   else "required key is missing")
+        return ScenarioError(problem, path=path + ("kind",), allowed=kinds)
+    allowed = _describe_at(model, path, data)
+    value = err.get("input")
+    if kind == "missing":
+        problem = "required key is missing"
+    elif kind in _RANGE_TYPES:
+        problem = f"{show_value(value)} is out of range"
+    elif kind == "finite_number":
+        problem = f"{show_value(value)} is not a finite number"
+    elif kind == "too_short":
+        problem = "the list is empty" if not value else f"{len(value)} items are too few"
+    elif kind == "literal_error":
+        problem = f"{show_value(value)} is not allowed"
+    elif kind in ("value_error", "assertion_error"):
+        problem = err["msg"].removeprefix("Value error, ")
+    else:
+        problem = f"{show_value(value)} is not valid"
+    return ScenarioError(problem, path=path, allowed=allowed)
+
+
+def _clean_loc(loc, data) -> tuple:
+    """Drop the union tags pydantic puts into error locations (workloads.0.sync_loop.x)."""
+    path: list = []
+    node = data
+    for comp in loc:
+        if (path and isinstance(path[-1], int) and isinstance(node, dict)
+                and isinstance(comp, str) and node.get("kind") == comp):
+            continue
+        path.append(comp)
+        node = _child(node, comp)
+    return tuple(path)
+
+
+def _child(node, comp):
+    """Return node[comp] for a mapping key or list index, or None."""
+    if isinstance(node, dict):
+        return node.get(comp)
+    if isinstance(node, list) and isinstance(comp, int) and 0 <= comp < len(node):
+        return node[comp]
+    return None
+
+
+def _is_model(obj) -> bool:
+    return isinstance(obj, type) and issubclass(obj, BaseModel)
+
+
+def _unwrap(ann):
+    """Strip Annotated and Optional: return (core, metadata, nullable)."""
+    meta: list = []
+    nullable = False
+    while True:
+        origin = get_origin(ann)
+        if origin is Annotated:
+            args = get_args(ann)
+            ann = args[0]
+            for extra in args[1:]:
+                meta.extend(extra.metadata if isinstance(extra, FieldInfo) else [extra])
+            continue
+        if origin in (Union, types.UnionType):
+            members = [a for a in get_args(ann) if a is not type(None)]
+            nullable = nullable or len(members) < len(get_args(ann))
+            if len(members) == 1:
+                ann = members[0]
+                continue
+        return ann, meta, nullable
+
+
+def _pick_member(core, node):
+    """For a union of workload models, pick the member named by node["kind"]."""
+    if get_origin(core) in (Union, types.UnionType) and isinstance(node, dict):
+        for member in get_args(core):
+            if _is_model(member) and "kind" in member.model_fields:
+                if node.get("kind") in get_args(member.model_fields["kind"].annotation):
+                    return member
+    return core
+
+
+def _type_at(model, path, data):
+    """Return (core type, metadata, nullable, FieldInfo or None) at `path`, or None."""
+    ann, meta, info = model, [], None
+    node = data
+    for comp in path:
+        core, _, _ = _unwrap(ann)
+        core = _pick_member(core, node)
+        if _is_model(core) and isinstance(comp, str):
+            info = core.model_fields.get(comp)
+            if info is None:
+                return None
+            ann, meta = info.annotation, list(info.metadata)
+        elif get_origin(core) is list and isinstance(comp, int):
+            ann, meta, info = get_args(core)[0], [], None
+        elif get_origin(core) is dict:
+            ann, meta, info = get_args(core)[1], [], None
+        else:
+            return None
+        node = _child(node, comp)
+    core, more, nullable = _unwrap(ann)
+    return _pick_member(core, node), meta + more, nullable, info
+
+
+def _describe_at(model, path, data) -> str | None:
+    """Describe the values allowed at `path`."""
+    found = _type_at(model, path, data)
+    if found is None:
+        return None
+    core, meta, nullable, info = found
+    extra = info.json_schema_extra if info is not None else None
+    if isinstance(extra, dict) and "allowed" in extra:
+        text = str(extra["allowed"])
+    else:
+        text = _describe(core, meta)
+    return text + " or null" if nullable else text
+
+
+def _describe(core, meta) -> str:
+    """Describe a type and its constraints in words."""
+    bounds = {}
+    for m in meta:
+        for attr in ("ge", "gt", "le", "lt", "min_length"):
+            if getattr(m, attr, None) is not None:
+                bounds[attr] = getattr(m, attr)
+    if get_origin(core) is Literal:
+        return "one of: " + ", ".join(str(a) for a in get_args(core))
+    if core is bool:
+        return "true or false"
+    if core is int:
+        lo, hi = bounds.get("ge"), bounds.get("le")
+        if lo is not None and hi is not None:
+            return f"an integer from {lo} to {hi}"
+        if lo is not None:
+            return f"an integer >= {lo}"
+        return "an integer"
+    if core is float:
+        parts = []
+        for attr, sign in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
+            if attr in bounds:
+                parts.append(f"{sign} {bounds[attr]:g}")
+        return "a number" + (" " + " and ".join(parts) if parts else "")
+    if core is str:
+        return "a string"
+    if _is_model(core):
+        return "a mapping with keys: " + ", ".join(core.model_fields)
+    if get_origin(core) is list:
+        item, _, _ = _unwrap(get_args(core)[0])
+        members = get_args(item) if get_origin(item) in (Union, types.UnionType) else (item,)
+        if all(_is_model(m) and "kind" in m.model_fields for m in members):
+            what = "workloads, each a mapping with a kind (" + ", ".join(WORKLOAD_KINDS) + ")"
+        else:
+            what = "items"
+        least = bounds.get("min_length")
+        if least == 1:
+            return f"a non-empty list of {what}"
+        return f"a list of {'at least ' + str(least) + ' ' if least else ''}{what}"
+    if get_origin(core) is dict:
+        return "a mapping"
+    return getattr(core, "__name__", str(core))

@@ -1,0 +1,157 @@
+"""``python -m rcusim rcuscale ...``: a kvm.sh rcuscale command line as input.
+
+A kernel developer pastes the options of ``tools/testing/selftests/rcutorture/bin/kvm.sh``::
+
+    python -m rcusim rcuscale --torture rcuscale --allcpus --duration 1 \\
+        --kconfig CONFIG_NR_CPUS=64 --kconfig CONFIG_RCU_NOCB_CPU=y \\
+        --bootargs "rcuscale.kfree_rcu_test=1 rcuscale.kfree_nthreads=16 torture.disable_onoff_at_boot"
+
+and rcusim builds the scenario: ``--kconfig`` options become ``kernel`` keys
+(``CONFIG_HZ_1000=y`` or ``CONFIG_HZ=1000`` sets HZ), ``rcuscale.*`` boot
+parameters become a ``kfree_rcu_flood`` workload, the other boot parameters
+stay on the kernel command line, and CONFIG_NR_CPUS sets the CPU count (kvm.sh
+gives the guest that many vCPUs). Options of kvm.sh that do not concern the
+simulation (``--memory``, ``--trust-make``, ``--duration``, ...) are accepted
+and ignored with a note. Anything unknown is an error.
+"""
+
+from __future__ import annotations
+
+from rcusim.errors import ScenarioError
+from rcusim.input.bootargs import parse_bootargs
+from rcusim.input.config import Kernel
+
+__all__ = ["scenario_from_kvm", "add_kvm_arguments", "IGNORED_WITH_VALUE", "IGNORED_FLAGS"]
+
+#: kvm.sh options taking a value that do not change what rcusim simulates.
+IGNORED_WITH_VALUE = ("--memory", "--duration", "--configs", "--cpus", "--datestamp", "--jitter",
+                      "--kmake-arg", "--qemu-args", "--qemu-cmd", "--results", "--defconfig")
+#: kvm.sh flags that do not change what rcusim simulates.
+IGNORED_FLAGS = ("--allcpus", "--trust-make", "--dryrun", "--kasan", "--kcsan", "--no-gdb")
+
+_HZ_VALUES = (100, 250, 300, 1000)
+_KCONFIG_BOOL = {name for name, f in Kernel.model_fields.items()
+                 if name.startswith("CONFIG_") and f.annotation in (bool,)}
+_KCONFIG_INT = ("CONFIG_NR_CPUS", "CONFIG_RCU_FANOUT", "CONFIG_RCU_FANOUT_LEAF")
+_Y = {"y": True, "n": False}
+
+#: The kfree_rcu_flood keys set from rcuscale.* boot parameters.
+_WORKLOAD_PARAMS = ("kfree_nthreads", "kfree_alloc_num", "kfree_loops", "kfree_mult",
+                    "kfree_rcu_test_single", "kfree_rcu_test_double", "kfree_by_call_rcu", "holdoff")
+
+
+def _kconfig(kernel: dict, item: str) -> None:
+    """Apply one ``--kconfig`` value (possibly several, space separated, as kvm.sh allows)."""
+    for token in item.split():
+        name, sep, value = token.partition("=")
+        where = f"--kconfig {token}"
+        if not sep:
+            raise ScenarioError(f"{where}: expected CONFIG_NAME=value", allowed="e.g. CONFIG_NR_CPUS=64")
+        if name.startswith("CONFIG_HZ_") and name[10:].isdigit():
+            if int(name[10:]) not in _HZ_VALUES or value not in ("y", "n"):
+                raise ScenarioError(f"{where}: not a HZ choice",
+                                    allowed="CONFIG_HZ_100, _250, _300 or _1000 =y")
+            if value == "y":
+                kernel["HZ"] = int(name[10:])
+        elif name == "CONFIG_HZ":
+            if not value.isdigit() or int(value) not in _HZ_VALUES:
+                raise ScenarioError(f"{where}: {value!r} is not a HZ value", allowed="100, 250, 300 or 1000")
+            kernel["HZ"] = int(value)
+        elif name in _KCONFIG_BOOL:
+            if value not in _Y:
+                raise ScenarioError(f"{where}: {value!r} is not a bool option value", allowed="y or n")
+            kernel[name] = _Y[value]
+        elif name in _KCONFIG_INT:
+            if not value.isdigit():
+                raise ScenarioError(f"{where}: {value!r} is not an integer", allowed="a decimal integer")
+            kernel[name] = int(value)
+        else:
+            known = sorted(_KCONFIG_BOOL | set(_KCONFIG_INT)) + ["CONFIG_HZ", "CONFIG_HZ_<100|250|300|1000>"]
+            raise ScenarioError(f"{where}: unknown Kconfig option {name!r}", allowed=", ".join(known))
+
+
+def add_kvm_arguments(parser) -> None:
+    """Add kvm.sh's options, and rcusim's own, to the ``rcuscale`` subcommand's parser."""
+    import argparse
+
+    class Ignore(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            shown = f"{option_string} {values}" if values not in (None, []) else option_string
+            namespace.ignored.append(f"{shown}: kvm.sh option with no effect on the simulation, ignored")
+
+    parser.set_defaults(ignored=[])
+    parser.add_argument("--torture", default="rcuscale", help="torture type (only rcuscale)")
+    parser.add_argument("--kconfig", action="append", default=[], metavar="CONFIG_X=v",
+                        help="Kconfig option(s), as kvm.sh takes them (repeatable)")
+    parser.add_argument("--bootargs", action="append", default=[], metavar="ARGS",
+                        help="kernel boot parameters, rcuscale.* included (repeatable)")
+    for option in IGNORED_WITH_VALUE:
+        parser.add_argument(option, action=Ignore, nargs=None, metavar="V", help=argparse.SUPPRESS)
+    for option in IGNORED_FLAGS:
+        parser.add_argument(option, action=Ignore, nargs=0, help=argparse.SUPPRESS)
+    parser.add_argument("--release", default="6.17", help='kernel release to model (rcusim; default "6.17")')
+    parser.add_argument("--profile", default="x86-64-server-2023", help="rcusim hardware profile")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (rcusim)")
+    parser.add_argument("--out", help="also write the results directory here (rcusim)")
+
+
+def scenario_from_kvm(args, profile: str = "x86-64-server-2023", release: str = "6.17",
+                      seed: int = 0) -> tuple[dict, list[str]]:
+    """Build a scenario mapping from parsed kvm.sh options.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        With ``torture``, ``kconfig`` (list of str), ``bootargs`` (list of str)
+        and ``ignored`` (list of notes about options accepted without effect).
+    profile, release : str
+        rcusim's hardware profile and the kernel release to model.
+    seed : int
+        Random seed.
+
+    Returns
+    -------
+    (dict, list of str)
+        The scenario mapping (for :func:`rcusim.input.scenario.load_scenario`) and
+        the notes to print.
+
+    Raises
+    ------
+    ScenarioError
+        For a torture type other than rcuscale, an unknown Kconfig option, an
+        unknown or malformed boot parameter, or an rcuscale test rcusim does not model.
+    """
+    notes = list(args.ignored)
+    if args.torture != "rcuscale":
+        raise ScenarioError(f"--torture {args.torture}: not modelled", allowed="--torture rcuscale")
+    kernel: dict = {"release": release}
+    for item in args.kconfig:
+        _kconfig(kernel, item)
+    bootargs = " ".join(args.bootargs)
+    try:
+        values = parse_bootargs(bootargs)
+    except ScenarioError as exc:
+        raise exc.with_context(key="--bootargs") from None
+    if values.get("rcuscale.kfree_rcu_test", 0) != 1:
+        raise ScenarioError("only rcuscale's kfree test is modelled", key="--bootargs",
+                            allowed="rcuscale.kfree_rcu_test=1")
+    workload: dict = {"kind": "kfree_rcu_flood"}
+    for name in _WORKLOAD_PARAMS:
+        if f"rcuscale.{name}" in values:
+            value = values[f"rcuscale.{name}"]
+            workload[name] = bool(value) if name == "kfree_by_call_rcu" else value
+    for name in ("gp_exp", "gp_async", "nreaders", "nwriters", "shutdown"):
+        if f"rcuscale.{name}" in values:
+            notes.append(f"rcuscale.{name} concerns the GP-writer test or the power-off: no effect here")
+    kernel["bootargs"] = " ".join(t for t in bootargs.split() if not t.startswith("rcuscale."))
+    nr_cpus = kernel.get("CONFIG_NR_CPUS", 64)
+    if "CONFIG_NR_CPUS" not in kernel:
+        notes.append("no CONFIG_NR_CPUS given: 64 CPUs")
+    scenario = {
+        "name": "rcuscale",
+        "seed": seed,
+        "hardware": {"profile": profile, "nr_cpus": nr_cpus},
+        "kernel": kernel,
+        "workloads": [workload],
+    }
+    return scenario, notes

@@ -1,0 +1,134 @@
+"""Named hardware profiles: platform costs, each with its source.
+
+A profile is a YAML file in ``rcusim/profiles/`` whose ``costs`` mapping gives,
+for every cost in :data:`COST_NAMES`, an integer number of nanoseconds and the
+place the number comes from::
+
+    costs:
+      ipi_latency_ns:
+        value: 1300
+        source: "x86 IPI one-way 1.32-1.45 us (ipi_benchmark, KVM list 2022) ..."
+
+The costs are properties of the platform, measured outside RCU (or estimated,
+and then marked as estimates); they are never chosen to make an RCU result
+come out. A scenario picks a profile by name and may override single costs
+(``hardware.costs``).
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+
+import yaml
+
+__all__ = ["COST_NAMES", "PROFILES", "load_profile", "profile_sources",
+           "profile_description"]
+
+COST_NAMES: tuple[str, ...] = (
+    "ctxsw_ns",
+    "ttwu_ns",
+    "wakeup_busy_ns",
+    "wakeup_idle_median_ns",
+    "wakeup_idle_p99_ns",
+    "ipi_send_ns",
+    "ipi_latency_ns",
+    "ipi_handler_ns",
+    "tick_ns",
+    "softirq_ns",
+    "rnp_lock_ns",
+    "cb_wakeme_ns",
+    "cb_kfree_ns",
+    "cb_generic_ns",
+    "call_rcu_ns",
+    "kfree_ns",
+    "sync_entry_ns",
+    "kmalloc_ns",
+    "kvfree_call_rcu_ns",
+    "kfree_bulk_ns",
+    "page_alloc_ns",
+)
+"""Names of the platform costs, all integer nanoseconds (see rcusim.input.config.Costs)."""
+
+
+def _profile_dir():
+    """Return the folder holding the profile files (package data)."""
+    return resources.files("rcusim").joinpath("profiles")
+
+
+def _find_profiles() -> tuple[str, ...]:
+    """Return the names of the bundled profiles, sorted."""
+    names = [entry.name[: -len(".yaml")] for entry in _profile_dir().iterdir()
+             if entry.name.endswith(".yaml")]
+    return tuple(sorted(names))
+
+
+PROFILES: tuple[str, ...] = _find_profiles()
+"""Names of the bundled hardware profiles."""
+
+
+@functools.lru_cache(maxsize=None)
+def _read(name: str) -> dict:
+    """Read and check one profile file; the result is cached and not to be mutated."""
+    if name not in PROFILES:
+        raise KeyError(f"unknown hardware profile {name!r}; known: {', '.join(PROFILES)}")
+    text = _profile_dir().joinpath(f"{name}.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    costs = data.get("costs") if isinstance(data, dict) else None
+    if not isinstance(costs, dict) or set(costs) != set(COST_NAMES):
+        raise ValueError(f"hardware profile {name!r} must give exactly these costs: "
+                         f"{', '.join(COST_NAMES)}")
+    for cost, entry in costs.items():
+        # Each number must carry its source; a bare number is a packaging error.
+        ok = (isinstance(entry, dict) and set(entry) == {"value", "source"}
+              and isinstance(entry["value"], int) and not isinstance(entry["value"], bool)
+              and entry["value"] >= 0 and isinstance(entry["source"], str)
+              and entry["source"].strip())
+        if not ok:
+            raise ValueError(f"hardware profile {name!r}: {cost} must be "
+                             "{value: <int ns >= 0>, source: <text>}")
+    return data
+
+
+def load_profile(name: str) -> dict[str, int]:
+    """Return the costs of a profile.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`PROFILES`.
+
+    Returns
+    -------
+    dict of str to int
+        Cost name to nanoseconds, in :data:`COST_NAMES` order.
+
+    Raises
+    ------
+    KeyError
+        If there is no such profile.
+    """
+    costs = _read(name)["costs"]
+    return {cost: costs[cost]["value"] for cost in COST_NAMES}
+
+
+def profile_sources(name: str) -> dict[str, str]:
+    """Return where each cost of a profile comes from.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`PROFILES`.
+
+    Returns
+    -------
+    dict of str to str
+        Cost name to a one-line description of its source.
+    """
+    costs = _read(name)["costs"]
+    return {cost: " ".join(costs[cost]["source"].split()) for cost in COST_NAMES}
+
+
+def profile_description(name: str) -> str:
+    """Return the one-paragraph description of a profile."""
+    return " ".join(str(_read(name).get("description", "")).split())

@@ -1,0 +1,159 @@
+"""What a kernel release means to rcusim: one table of release switches.
+
+Every behaviour rcusim models differently by ``kernel.release`` is one
+:class:`Switch` below, on from the release whose code introduced it, with the
+change that introduced it. :func:`release_switches` turns a release into the
+switches' values; nothing else in rcusim compares releases.
+
+Where the release boundary was taken from a pull request or a posting date
+rather than from the release's tag, the switch says so ("release not
+checked against the tag").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rcusim.errors import ScenarioError
+
+__all__ = ["OLDEST", "NEWEST", "SWITCHES", "ReleaseSwitches", "Switch", "parse_release", "release_switches"]
+
+#: The releases rcusim models: 2.6 (with patch levels up to 2.6.39) to NEWEST.
+OLDEST = (2, 6)
+NEWEST = (6, 17)
+
+# The last minor release of each series (3.19, 4.20, 5.19) and of 2.6's patch levels.
+_LAST_MINOR = {2: 6, 3: 19, 4: 20, 5: 19, 6: NEWEST[1]}
+_LAST_2_6_PATCH = 39
+
+_RELEASE_RE = re.compile(r"^(\d{1,2})\.(\d{1,3})(?:\.(\d{1,3}))?$")
+RELEASE_ALLOWED = 'a release "MAJOR.MINOR" written as a quoted string, e.g. "6.6", "6.17" or "2.6"'
+_RANGE_ALLOWED = (f'a release from "2.6" (or "2.6.0" to "2.6.{_LAST_2_6_PATCH}") '
+                  f'to "{NEWEST[0]}.{NEWEST[1]}", the releases whose RCU rcusim models')
+
+
+@dataclass(frozen=True)
+class Switch:
+    """One change of the kernel that rcusim models: on from release `since`."""
+
+    name: str
+    since: tuple[int, ...]
+    introduced_by: str
+    """The commit (title, author, date) or release notes that introduced the change."""
+    meaning: str
+    """What is true from `since` on."""
+
+
+SWITCHES = (
+    Switch("tree_rcu", (2, 6, 29),
+           '"rcu: Hierarchical RCU" (Paul E. McKenney, 2008), merged for v2.6.29',
+           "Tree RCU's callback lists; before it, classic RCU's rcu_do_batch() and the 2004 "
+           "classic-RCU patches' parameters (rcupdate.rcumaxbatch, rcuplugticks, bhlimit)"),
+    Switch("gp_kthread", (3, 7),
+           '"rcu: Move RCU grace-period initialization into a kthread" (McKenney, 2012), v3.7',
+           "grace periods are driven by the rcu_gp_kthread, which tasks can delay; before, "
+           "softirq drove them and no task could"),
+    Switch("softirq_time_limit", (3, 9),
+           '"softirq: reduce latencies" (Eric Dumazet, Jan 2013), v3.9',
+           "__do_softirq() restarts until MAX_SOFTIRQ_TIME (2 ms) or need_resched(); before, "
+           "only a count of MAX_SOFTIRQ_RESTART passes"),
+    Switch("exp_funnel_wait_queues", (4, 6),
+           '"rcu: Enforce expedited-GP fairness via funnel wait queue" (McKenney, 2016); '
+           "release not checked against the tag",
+           "expedited callers funnel through rcu_node wait queues and one exp_mutex; before, "
+           "through a funnel of per-rcu_node mutexes"),
+    Switch("exp_gp_workqueue", (4, 9),
+           '"rcu: Drive expedited grace periods from workqueue" (McKenney, 2016); '
+           "release not checked against the tag",
+           "a workqueue (later a kthread worker) drives the expedited GP; before, the caller did"),
+    Switch("ksoftirqd_does_its_job", (4, 10),
+           '"softirq: Let ksoftirqd do its job" (Eric Dumazet, Aug 2016); '
+           "release not checked against the tag",
+           "irq exit leaves pending softirqs to ksoftirqd once it is awake; before, irq exit ran them"),
+    Switch("exp_par_init", (4, 17),
+           '"rcu: Parallelize expedited grace-period initialization" (McKenney, 2017); '
+           "release not checked against the tag",
+           "each leaf rcu_node selects its CPUs and sends its IPIs in parallel"),
+    Switch("kfree_drain_5hz", (6, 1),
+           '"rcu/kvfree: Update KFREE_DRAIN_JIFFIES interval" (Uladzislau Rezki, Aug 2022), ~v6.1',
+           "KFREE_DRAIN_JIFFIES is 5*HZ, with a 1-jiffy drain when a CPU's batch is full; before, HZ/50"),
+    Switch("kvfree_bulk_list_head", (6, 2),
+           '"rcu/kvfree: Switch to a generic linked list API" (Rezki, 2022), v6.2',
+           "a bulk page's header is {list_head, nr_records}: 24 B, 509 pointers; before, 16 B, 510"),
+    Switch("kvfree_polled", (6, 3),
+           '"rcu/kvfree: Use a polled API to speedup a reclaim process" (Rezki, Nov 2022), '
+           "RCU pull request for v6.3",
+           "each bulk page keeps a polled GP snapshot (+8 B header, 508 pointers) and is reclaimed "
+           "as soon as its own GP has passed"),
+    Switch("sr_normal_sync_wq", (6, 10),
+           "sync_wq for the synchronize_rcu() wake-from-GP cleanup work (read in v6.12; the change "
+           "release is not checked)",
+           "rcu_sr_normal_gp_cleanup_work runs on sync_wq, an ordinary workqueue; before (v6.9), on "
+           "system_highpri_wq (nice -20)"),
+    Switch("wake_from_gp_auto", (6, 17),
+           '"rcu: Enable rcu_normal_wake_from_gp on small systems" (Rezki, Jun 2025, a7f6af1322ad), '
+           '"RCU changes for v6.17"',
+           "rcutree.rcu_normal_wake_from_gp defaults to auto: on for at most 16 possible CPUs "
+           "(WAKE_FROM_GP_CPU_THRESHOLD)"),
+)
+
+
+@dataclass(frozen=True)
+class ReleaseSwitches:
+    """The value of every switch of :data:`SWITCHES` for one release."""
+
+    tree_rcu: bool
+    gp_kthread: bool
+    softirq_time_limit: bool
+    exp_funnel_wait_queues: bool
+    exp_gp_workqueue: bool
+    ksoftirqd_does_its_job: bool
+    exp_par_init: bool
+    kfree_drain_5hz: bool
+    kvfree_bulk_list_head: bool
+    kvfree_polled: bool
+    sr_normal_sync_wq: bool
+    wake_from_gp_auto: bool
+
+
+def release_switches(release: tuple[int, ...]) -> ReleaseSwitches:
+    """The switches of `release` (a tuple from :func:`parse_release`)."""
+    return ReleaseSwitches(**{s.name: release >= s.since for s in SWITCHES})
+
+
+def parse_release(text) -> tuple[int, ...]:
+    """Parse a kernel release that rcusim models.
+
+    Parameters
+    ----------
+    text : str
+        ``"MAJOR.MINOR"`` or ``"MAJOR.MINOR.PATCH"``, e.g. ``"6.6"``, ``"6.17"``, ``"2.6.4"``.
+
+    Returns
+    -------
+    tuple of int
+        ``(major, minor)`` or ``(major, minor, patch)``; tuples compare in
+        release order.
+
+    Raises
+    ------
+    ScenarioError
+        If `text` is not a release string, or names a release outside
+        OLDEST..NEWEST or one that never existed (e.g. "3.25"). A number is
+        refused because YAML reads ``6.10`` as the number 6.1.
+    """
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        raise ScenarioError(f"{text!r} is a number, not a release string "
+                            "(YAML reads 6.10 as the number 6.1)", allowed=RELEASE_ALLOWED)
+    m = _RELEASE_RE.match(text.strip()) if isinstance(text, str) else None
+    if m is None or int(m[1]) < 2:
+        raise ScenarioError(f"{text!r} is not a kernel release", allowed=RELEASE_ALLOWED)
+    release = tuple(int(part) for part in m.groups() if part is not None)
+    major, minor = release[:2]
+    if major not in _LAST_MINOR or minor > _LAST_MINOR[major] or (major == 2 and minor != 6):
+        raise ScenarioError(f"{text.strip()!r} is not a release rcusim models", allowed=_RANGE_ALLOWED)
+    if major == 2 and len(release) == 3 and release[2] > _LAST_2_6_PATCH:
+        raise ScenarioError(f"{text.strip()!r} is not a release rcusim models", allowed=_RANGE_ALLOWED)
+    return release
+

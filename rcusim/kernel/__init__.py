@@ -1,0 +1,1 @@
+"""Kernel arithmetic: rcu_seq grace-period sequence numbers and the rcu_node tree geometry."""

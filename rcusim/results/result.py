@@ -1,0 +1,680 @@
+"""What a simulation run returns: per-variant tables, metrics and files.
+
+A scenario runs one or more *variants* (for example the default kernel and
+the same kernel with ``rcutree.rcu_normal_wake_from_gp=1``) from the same
+seed. Each variant yields a :class:`VariantResult`: one row per completed
+``synchronize_rcu*()`` request, one row per completed grace period, the
+engine's raw counters and the run's cost. A :class:`Result` gathers the
+variants of one scenario and turns them into
+
+* DataFrames for notebooks (:attr:`Result.latencies`,
+  :attr:`Result.grace_periods`),
+* a summary dict (:meth:`Result.summary`) that is identical, byte for byte
+  once dumped as JSON, for every run of the same scenario and seed: the
+  wall-clock figures, which are not, live in their own ``wall_clock`` block,
+* a side-by-side text table (:meth:`Result.table`) and a text report with
+  latency histograms in bcc ``funclatency -u`` form
+  (:meth:`Result.report_text`),
+* a results directory written atomically (:meth:`Result.write`).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import math
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from rcusim import _core
+from rcusim.engine.rcuscale import rcuscale_line
+from rcusim.results.histogram import format_log2_histogram
+
+#: Value of the ``primitive`` column for each ``synchronize_rcu*()`` kind.
+PRIMITIVE_NAMES = {code: name for name, code in _core.PRIMITIVES.items()}
+
+#: Columns every ``requests`` frame must have.
+REQUEST_COLUMNS = ("task", "cpu", "primitive", "t_start_ns", "t_end_ns", "latency_ns")
+
+#: Columns every ``gps`` frame must have.
+GP_COLUMNS = ("gp_seq", "t_start_ns", "t_end_ns", "expedited")
+
+#: Percentiles reported in ``metrics["latency_us"]``.
+LATENCY_PERCENTILES = (50, 90, 99)
+
+# Decimal places kept in metrics and in the summary. Latencies are whole
+# nanoseconds, so 3 decimals of a microsecond (and 9 of a second) lose
+# nothing but the float noise of interpolated percentiles and means.
+_US_DECIMALS = 3
+_S_DECIMALS = 9
+_RATIO_DECIMALS = 3
+_WALL_DECIMALS = 6
+
+
+def installed_version() -> str:
+    """Version of the installed rcusim distribution, "0.1.0" if not installed."""
+    try:
+        return importlib.metadata.version("rcusim")
+    except importlib.metadata.PackageNotFoundError:
+        return "0.1.0"
+
+
+def make_requests_frame(task, cpu, primitive, t_start_ns, t_end_ns) -> pd.DataFrame:
+    """Build a ``requests`` frame from NumPy columns, with the documented dtypes.
+
+    Parameters
+    ----------
+    task, cpu : array_like of int
+        Task id and CPU of the caller.
+    primitive : array_like of int
+        0 for ``synchronize_rcu()``, 1 for ``synchronize_rcu_expedited()``.
+    t_start_ns, t_end_ns : array_like of int
+        Simulated time of the call and of the return.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`REQUEST_COLUMNS`; ``latency_ns = t_end_ns - t_start_ns``.
+    """
+    t_start = np.asarray(t_start_ns, dtype=np.int64)
+    t_end = np.asarray(t_end_ns, dtype=np.int64)
+    return pd.DataFrame(
+        {
+            "task": np.asarray(task, dtype=np.int32),
+            "cpu": np.asarray(cpu, dtype=np.int32),
+            "primitive": np.asarray(primitive, dtype=np.int8),
+            "t_start_ns": t_start,
+            "t_end_ns": t_end,
+            "latency_ns": t_end - t_start,
+        }
+    )
+
+
+def make_gps_frame(gp_seq, t_start_ns, t_end_ns, expedited) -> pd.DataFrame:
+    """Build a ``gps`` frame from NumPy columns, with the documented dtypes.
+
+    Parameters
+    ----------
+    gp_seq : array_like of int
+        Grace-period sequence number.
+    t_start_ns, t_end_ns : array_like of int
+        Simulated start and end time of the grace period.
+    expedited : array_like of bool
+        True for an expedited grace period.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`GP_COLUMNS`.
+    """
+    return pd.DataFrame(
+        {
+            "gp_seq": np.asarray(gp_seq, dtype=np.int64),
+            "t_start_ns": np.asarray(t_start_ns, dtype=np.int64),
+            "t_end_ns": np.asarray(t_end_ns, dtype=np.int64),
+            "expedited": np.asarray(expedited, dtype=bool),
+        }
+    )
+
+
+def _check_columns(frame: pd.DataFrame, required: tuple[str, ...], what: str) -> None:
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{what} frame lacks column(s) {', '.join(missing)}")
+
+
+def _round_or_none(x, decimals: int):
+    if x is None:
+        return None
+    x = float(x)
+    if not math.isfinite(x):
+        return None
+    return round(x, decimals)
+
+
+def _to_builtin(obj):
+    """Turn NumPy scalars and arrays into plain Python values for JSON.
+
+    Non-finite floats become None because JSON has no NaN or infinity.
+    """
+    if isinstance(obj, dict):
+        return {str(k): _to_builtin(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_to_builtin(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [_to_builtin(v) for v in obj.tolist()]
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return float(obj) if math.isfinite(obj) else None
+    return obj
+
+
+def latency_stats_us(latency_ns) -> dict:
+    """Count, min, mean, percentiles and max of latencies, in microseconds.
+
+    Parameters
+    ----------
+    latency_ns : array_like of int
+        Latencies in nanoseconds.
+
+    Returns
+    -------
+    dict
+        ``{"count", "min", "mean", "p50", "p90", "p99", "max"}``; ``count``
+        is an int, the others floats in µs rounded to the nanosecond
+        (percentiles by linear interpolation, NumPy's ``method="linear"``),
+        or None when there are no latencies.
+    """
+    lat_us = np.asarray(latency_ns, dtype=np.int64) / 1e3
+    keys = ["min", "mean"] + [f"p{q}" for q in LATENCY_PERCENTILES] + ["max"]
+    if lat_us.size == 0:
+        return {"count": 0, **{k: None for k in keys}}
+    pct = np.percentile(lat_us, LATENCY_PERCENTILES, method="linear")
+    stats = {"count": int(lat_us.size), "min": lat_us.min(), "mean": lat_us.mean()}
+    for q, value in zip(LATENCY_PERCENTILES, pct):
+        stats[f"p{q}"] = value
+    stats["max"] = lat_us.max()
+    return {k: (v if k == "count" else _round_or_none(v, _US_DECIMALS)) for k, v in stats.items()}
+
+
+def sched_latency_stats_us(latency_ns) -> dict:
+    """Scheduling latency of an rt_latency_probe, wake-up to running, in microseconds.
+
+    Parameters
+    ----------
+    latency_ns : array_like of int
+        One latency per activation of the probe, in nanoseconds.
+
+    Returns
+    -------
+    dict
+        ``{"max", "p99", "mean", "samples"}``: floats in µs rounded to the
+        nanosecond (p99 by linear interpolation), None without samples;
+        ``samples`` is an int.
+    """
+    lat_us = np.asarray(latency_ns, dtype=np.int64) / 1e3
+    if lat_us.size == 0:
+        return {"max": None, "p99": None, "mean": None, "samples": 0}
+    return {
+        "max": _round_or_none(lat_us.max(), _US_DECIMALS),
+        "p99": _round_or_none(np.percentile(lat_us, 99, method="linear"), _US_DECIMALS),
+        "mean": _round_or_none(lat_us.mean(), _US_DECIMALS),
+        "samples": int(lat_us.size),
+    }
+
+
+@dataclass(eq=False)
+class VariantResult:
+    """Outcome of one variant of a scenario.
+
+    ``eq=False`` because DataFrames have no single truth value; compare the
+    frames themselves instead.
+    """
+
+    name: str
+    """Variant name, as written in the scenario."""
+
+    requests: pd.DataFrame
+    """One row per completed request: columns :data:`REQUEST_COLUMNS`
+    (``task`` int32, ``cpu`` int32, ``primitive`` int8, times int64 ns)."""
+
+    gps: pd.DataFrame
+    """One row per completed grace period: columns :data:`GP_COLUMNS`."""
+
+    counters: dict = field(default_factory=dict)
+    """Raw engine counters (events, ipis_sent, callbacks_invoked, ...),
+    passed through unchanged."""
+
+    events: int = 0
+    """Number of events the engine processed."""
+
+    wall_time_s: float = 0.0
+    """Host wall-clock time the run took; differs from run to run."""
+
+    sim_time_ns: int = 0
+    """Simulated time at the end of the run."""
+
+    completion_time_ns: int = 0
+    """Simulated time at which the last task finished its work."""
+
+    extra_metrics: dict = field(default_factory=dict)
+    """Mechanism-specific metrics, added to :attr:`metrics` under their own keys."""
+
+    tables: dict = field(default_factory=dict)
+    """Mechanism-specific tables by name (``membarrier``: one row per run;
+    ``kvfree_memory``: bytes allocated by kvfree_rcu() floods and not yet freed,
+    ``t_ns`` and ``bytes``),
+    each written to ``<name>.parquet`` with the other variants' rows."""
+
+    table_metrics: tuple = ()
+    """Keys of :attr:`extra_metrics` that :meth:`Result.table` shows, nested
+    values as dotted rows (``membarrier_s.7``)."""
+
+    rcu: bool = True
+    """The variant ran the RCU engine; False for a model without grace periods
+    (sys_membarrier()), whose metrics are its :attr:`extra_metrics` alone."""
+
+    trace: dict | None = None
+    """Engine trace of a traced run (``records``: structured array of
+    ``rcusim._core.TRACE_DTYPE``; ``entities``: kind, CPU and index of each
+    entity), or None; see :mod:`rcusim.results.trace`."""
+
+    def __post_init__(self):
+        _check_columns(self.requests, REQUEST_COLUMNS, f"variant {self.name!r}: requests")
+        _check_columns(self.gps, GP_COLUMNS, f"variant {self.name!r}: gps")
+
+    @property
+    def events_per_s(self) -> float | None:
+        """Engine speed: events per second of wall-clock time (None if no time was measured)."""
+        if not self.wall_time_s > 0:
+            return None
+        return self.events / self.wall_time_s
+
+    @property
+    def batching(self) -> float | None:
+        """Requests served per grace period.
+
+        The number of requests divided by the number of completed grace
+        periods of the kind those requests wait for: normal grace periods
+        for ``synchronize_rcu()`` requests, expedited ones for
+        ``synchronize_rcu_expedited()`` requests (both kinds counted when
+        both primitives were called). A value of 1 means every request had a
+        grace period of its own; a value of 100 means each grace period
+        released 100 waiters on average. None when there are no requests or
+        no such grace periods.
+
+        A kernel booted with ``rcupdate.rcu_normal=1`` (or
+        ``rcu_expedited=1``) serves one primitive with the other kind of
+        grace period; this ratio keys on the primitive called, not on the
+        kind that served it.
+        """
+        primitive = self.requests["primitive"].to_numpy()
+        if primitive.size == 0:
+            return None
+        expedited = self.gps["expedited"].to_numpy(dtype=bool)
+        n_gps = 0
+        if np.any(primitive == 0):
+            n_gps += int(np.count_nonzero(~expedited))
+        if np.any(primitive == 1):
+            n_gps += int(np.count_nonzero(expedited))
+        if n_gps == 0:
+            return None
+        return primitive.size / n_gps
+
+    @property
+    def metrics(self) -> dict:
+        """Headline numbers of this variant, ready for JSON.
+
+        Returns
+        -------
+        dict
+            ``completion_time_s`` (float), ``latency_us`` (see
+            :func:`latency_stats_us`), ``grace_periods`` (completed normal
+            grace periods), ``expedited_grace_periods``, ``batching`` (see
+            :attr:`batching`), then the entries of :attr:`extra_metrics`.
+
+        Raises
+        ------
+        ValueError
+            If an extra metric reuses the name of a built-in one.
+        """
+        if not self.rcu:
+            return _to_builtin(dict(self.extra_metrics))
+        expedited = self.gps["expedited"].to_numpy(dtype=bool)
+        metrics = {
+            "completion_time_s": _round_or_none(self.completion_time_ns / 1e9, _S_DECIMALS),
+            "latency_us": latency_stats_us(self.requests["latency_ns"].to_numpy()),
+            "grace_periods": int(np.count_nonzero(~expedited)),
+            "expedited_grace_periods": int(np.count_nonzero(expedited)),
+            "batching": _round_or_none(self.batching, _RATIO_DECIMALS),
+        }
+        # Refuse to let an extra metric silently replace a built-in one: a
+        # reader of summary.json must be able to trust what each key means.
+        clash = sorted(set(metrics) & set(self.extra_metrics))
+        if clash:
+            raise ValueError(f"variant {self.name!r}: extra_metrics reuse built-in name(s) {', '.join(clash)}")
+        metrics.update(_to_builtin(dict(self.extra_metrics)))
+        return metrics
+
+
+def _stack(frames: dict[str, pd.DataFrame], what: str) -> pd.DataFrame:
+    """Stack per-variant frames column by column under a ``variant`` column.
+
+    Built from NumPy columns rather than ``pd.concat`` so that each column
+    keeps its dtype even when some variant has no rows, and so that a
+    variant whose columns differ is an error instead of a column of NaN.
+    """
+    names = list(frames)
+    if not names:
+        return pd.DataFrame({"variant": pd.Categorical([], categories=[])})
+    columns = list(frames[names[0]].columns)
+    for name in names[1:]:
+        if list(frames[name].columns) != columns:
+            raise ValueError(f"{what} of variant {name!r} has columns {list(frames[name].columns)}, expected {columns}")
+    lengths = [len(frames[name]) for name in names]
+    codes = np.repeat(np.arange(len(names), dtype=np.int32), lengths)
+    data = {"variant": pd.Categorical.from_codes(codes, categories=names)}
+    for col in columns:
+        data[col] = np.concatenate([frames[name][col].to_numpy() for name in names])
+    return pd.DataFrame(data)
+
+
+def _numeric_leaves(metrics: dict, prefix: str = "") -> dict:
+    """Numbers in a nested metrics dict, by dotted key."""
+    out = {}
+    for key, value in metrics.items():
+        if isinstance(value, dict):
+            out.update(_numeric_leaves(value, f"{prefix}{key}."))
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    return f"{float(value):.3f}"
+
+
+@dataclass(eq=False)
+class Result:
+    """All variants of one scenario run with one seed."""
+
+    scenario_name: str
+    """Name of the scenario."""
+
+    seed: int
+    """Seed every variant was run with."""
+
+    rcusim_version: str
+    """Version of rcusim that produced the result (see :func:`installed_version`)."""
+
+    variants: dict[str, VariantResult]
+    """Variant results by name, in scenario order; the first is the baseline
+    of :meth:`table`'s ratio columns."""
+
+    provenance: dict = field(default_factory=dict)
+    """How the result was made: the merged scenario, the command line, ..."""
+
+    @property
+    def latencies(self) -> pd.DataFrame:
+        """All requests of all variants, with a categorical ``variant`` column first."""
+        return _stack({n: v.requests for n, v in self.variants.items()}, "requests")
+
+    @property
+    def grace_periods(self) -> pd.DataFrame:
+        """All grace periods of all variants, with a categorical ``variant`` column first."""
+        return _stack({n: v.gps for n, v in self.variants.items()}, "gps")
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The variants' mechanism-specific tables, stacked by name under a ``variant`` column."""
+        names = dict.fromkeys(t for v in self.variants.values() for t in v.tables)
+        return {t: _stack({n: v.tables[t] for n, v in self.variants.items() if t in v.tables}, t)
+                for t in names}
+
+    def summary(self) -> dict:
+        """Metrics of every variant, as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            ``{"scenario", "seed", "rcusim_version", "variants": {name:
+            {"metrics", "events", "sim_time_ns"}}, "wall_clock": {name:
+            {"wall_time_s", "events_per_s"}}}``. Everything outside
+            ``wall_clock`` depends only on the scenario, the seed and the
+            rcusim version, so two runs dump it to identical JSON.
+        """
+        variants = {}
+        wall_clock = {}
+        for name, v in self.variants.items():
+            variants[name] = {
+                "metrics": v.metrics,
+                "events": int(v.events),
+                "sim_time_ns": int(v.sim_time_ns),
+            }
+            wall_clock[name] = {
+                "wall_time_s": _round_or_none(v.wall_time_s, _WALL_DECIMALS),
+                "events_per_s": _round_or_none(v.events_per_s, 1),
+            }
+        return _to_builtin(
+            {
+                "scenario": self.scenario_name,
+                "seed": self.seed,
+                "rcusim_version": self.rcusim_version,
+                "variants": variants,
+                "wall_clock": wall_clock,
+            }
+        )
+
+    def table(self) -> str:
+        """Side-by-side plain-text table of the variants.
+
+        One column per variant and, with two or more variants, one ratio
+        column per further variant (``other/first``: its value divided by
+        the first variant's).
+
+        Returns
+        -------
+        str
+            The table, without a trailing newline.
+        """
+        names = list(self.variants)
+        rows = []
+        if any(v.rcu for v in self.variants.values()):
+            rows.append(("completion time (s)", lambda v, m: m.get("completion_time_s")))
+        if any(len(v.requests) for v in self.variants.values()):
+            rows.append(("latency count", lambda v, m: m.get("latency_us", {}).get("count")))
+            for key in ["min", "mean"] + [f"p{q}" for q in LATENCY_PERCENTILES] + ["max"]:
+                rows.append((f"latency {key} (µs)", lambda v, m, key=key: m.get("latency_us", {}).get(key)))
+        if any(v.rcu for v in self.variants.values()):
+            rows += [
+                ("grace periods", lambda v, m: m.get("grace_periods")),
+                ("expedited grace periods", lambda v, m: m.get("expedited_grace_periods")),
+                ("batching (requests/GP)", lambda v, m: m.get("batching")),
+            ]
+        metrics = {n: self.variants[n].metrics for n in names}
+        flat = {id(v): _numeric_leaves(metrics[n]) for n, v in self.variants.items()}
+        leaves = {}
+        for n, v in self.variants.items():
+            shown = {k: metrics[n][k] for k in v.table_metrics if k in metrics[n]}
+            leaves.update(dict.fromkeys(_numeric_leaves(shown)))
+        rows += [(key, lambda v, m, key=key: flat[id(v)].get(key)) for key in leaves]
+        if any("sched_latency_us" in v.extra_metrics for v in self.variants.values()):
+            for key in ("mean", "p99", "max"):
+                rows.append((f"sched latency {key} (µs)",
+                             lambda v, m, key=key: m.get("sched_latency_us", {}).get(key)))
+        rows += [
+            ("events", lambda v, m: int(v.events)),
+            ("wall time (s)", lambda v, m: v.wall_time_s),
+            ("events/s", lambda v, m: None if v.events_per_s is None else round(v.events_per_s)),
+        ]
+        header = ["metric"] + names + [f"{n}/{names[0]}" for n in names[1:]]
+        body = []
+        for label, get in rows:
+            values = [get(self.variants[n], metrics[n]) for n in names]
+            cells = [label] + [_fmt(x) for x in values]
+            base = values[0] if values else None
+            for x in values[1:]:
+                ratio = None if (base in (None, 0) or x is None) else x / base
+                cells.append(_fmt(ratio))
+            body.append(cells)
+        widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
+
+        def line(cells):
+            first = cells[0].ljust(widths[0])
+            rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:])]
+            return "  ".join([first] + rest)
+
+        out = [line(header), "  ".join("-" * w for w in widths)]
+        out += [line(r) for r in body]
+        return "\n".join(out)
+
+    def report_text(self) -> str:
+        """Text report: per variant, funclatency-style histograms and metrics.
+
+        Each variant gets a header, then for each primitive it called a
+        ``Function = ...`` section with the latency histogram in bcc's log2
+        layout, in whole microseconds as ``funclatency -u`` records them
+        (``latency_ns // 1000``), followed by funclatency's closing
+        ``avg = ... usecs, total: ... usecs, count: ...`` line, and finally
+        the variant's metrics.
+
+        Returns
+        -------
+        str
+            The report, ending with a newline.
+        """
+        out = [f"scenario {self.scenario_name}, seed {self.seed}, rcusim {self.rcusim_version}"]
+        for name, v in self.variants.items():
+            m = v.metrics
+            out += ["", f"==> variant {name}"]
+            if not v.rcu:
+                out += [""] + [f"{key + ':':<26}{value}" for key, value in _numeric_leaves(m).items()]
+                out.append(f"{'events:':<26}{int(v.events)}")
+                continue
+            primitive = v.requests["primitive"].to_numpy()
+            latency_ns = v.requests["latency_ns"].to_numpy().astype(np.int64)
+            if primitive.size == 0:
+                out += ["", "no completed requests"]
+            for code in sorted(int(p) for p in np.unique(primitive)):
+                lat = latency_ns[primitive == code]
+                out += ["", f"Function = {PRIMITIVE_NAMES.get(code, f'primitive {code}')}"]
+                # funclatency -u divides each duration by 1000 in integer
+                # arithmetic before bucketing, and sums the raw nanoseconds.
+                out.append(format_log2_histogram(lat // 1000, "usecs"))
+                total_ns = int(lat.sum())
+                out += [
+                    "",
+                    f"avg = {total_ns // (1000 * lat.size)} usecs, total: {total_ns // 1000} usecs, count: {lat.size}",
+                ]
+            lat = m["latency_us"]
+            out += [
+                "",
+                f"completion time:          {_fmt(m['completion_time_s'])} s",
+                f"requests:                 {lat['count']}",
+                "latency (µs):             "
+                + "  ".join(f"{k} {_fmt(lat[k])}" for k in ["min", "mean", "p50", "p90", "p99", "max"]),
+                f"grace periods:            {m['grace_periods']} normal, {m['expedited_grace_periods']} expedited",
+                f"batching (requests/GP):   {_fmt(m['batching'])}",
+                f"events:                   {int(v.events)}",
+            ]
+            for key in v.extra_metrics:
+                out.append(f"{key + ':':<26}{m[key]}")
+            if m.get("total_time_ns") is not None:
+                out += ["", rcuscale_line(m)]
+        return "\n".join(out) + "\n"
+
+    def _write_parquet(self, path: Path, table: str) -> None:
+        """Write one frame per variant into a single Parquet file with a ``variant`` column.
+
+        Variants are written one row group at a time, so a run with millions of
+        requests per variant does not need a concatenated copy in memory.
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        names = list(self.variants)
+        variant_type = pa.dictionary(pa.int32(), pa.string())
+        writer = None
+        try:
+            for name in names:
+                frame = getattr(self.variants[name], table)
+                columns = {c: pa.array(frame[c].to_numpy()) for c in frame.columns}
+                indices = pa.array(np.full(len(frame), names.index(name), dtype=np.int32))
+                variant = pa.DictionaryArray.from_arrays(indices, pa.array(names), )
+                batch = pa.table({"variant": variant.cast(variant_type), **columns})
+                if writer is None:
+                    writer = pq.ParquetWriter(path, batch.schema)
+                writer.write_table(batch)
+        finally:
+            if writer is not None:
+                writer.close()
+
+    def write(self, outdir: str | os.PathLike, *, figures: Callable[["Result", Path], None] | None = None) -> Path:
+        """Write the result files into *outdir*, replacing it as a whole.
+
+        Files: ``summary.json``, ``latencies.parquet`` (all requests with a
+        ``variant`` column), ``gps.parquet``, one Parquet file per table and
+        ``report.txt``, plus what `figures` writes (the command line passes
+        :func:`rcusim.plots.save_result_figures`).
+
+        Everything is first written into a temporary directory beside
+        *outdir* (``.<name>.tmp-<pid>`` in the same parent, hence on the same
+        file system), which is then renamed to *outdir*. An existing *outdir*
+        is renamed aside first and removed once the new one is in place. So
+        *outdir* is at any moment either absent, the old complete result or
+        the new complete result, never a mixture; on any error the temporary
+        directory is removed and the error re-raised.
+
+        Parameters
+        ----------
+        outdir : str or path-like
+            Directory to create or replace.
+        figures : callable, optional
+            ``figures(result, directory)`` writes the figures into the new directory.
+
+        Returns
+        -------
+        pathlib.Path
+            *outdir*.
+
+        Raises
+        ------
+        FileExistsError
+            If *outdir* exists and is not a directory.
+        """
+        # Looked up at call time so that plotting (and matplotlib) is only
+        # imported by callers who write files.
+        outdir = Path(outdir)
+        if outdir.exists() and not outdir.is_dir():
+            raise FileExistsError(f"{outdir} exists and is not a directory")
+        parent = outdir.absolute().parent
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = parent / f".{outdir.name}.tmp-{os.getpid()}"
+        old = parent / f".{outdir.name}.old-{os.getpid()}"
+        # Directories of these names can only be left over from a killed
+        # process that had our pid; they are garbage.
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
+        tmp.mkdir()
+        try:
+            summary = self.summary()
+            (tmp / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+            if any(v.rcu for v in self.variants.values()):
+                self._write_parquet(tmp / "latencies.parquet", "requests")
+                self._write_parquet(tmp / "gps.parquet", "gps")
+            for table, frame in self.tables.items():
+                frame.to_parquet(tmp / f"{table}.parquet", index=False)
+            if figures is not None:
+                figures(self, tmp)
+            (tmp / "report.txt").write_text(self.report_text(), encoding="utf-8")
+            if outdir.exists():
+                os.replace(outdir, old)
+                try:
+                    os.replace(tmp, outdir)
+                except BaseException:
+                    os.replace(old, outdir)
+                    raise
+            else:
+                os.replace(tmp, outdir)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        # The new result is in place; what remains is only the old copy.
+        if old.exists():
+            shutil.rmtree(old)
+        return outdir

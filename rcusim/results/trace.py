@@ -1,0 +1,418 @@
+"""Traces of small runs: Chrome trace-event JSON (Perfetto) and ftrace text.
+
+``python -m rcusim run SCENARIO --trace run.json --ftrace run.txt`` turns on
+the engine's trace buffer (``Engine.trace_enable()``): one typed record per
+context switch, wake-up, grace-period phase, quiescent-state report, IPI,
+callback batch and invocation, and ``synchronize_rcu*()`` wait. This module
+writes them as
+
+* Chrome trace-event JSON, which https://ui.perfetto.dev opens: per variant,
+  one track per CPU (what runs there, IPIs taken, quiescent states
+  reported), one per kthread (its bursts and callback batches), one per
+  workload task (its waits in ``synchronize_rcu*()``) and two for grace
+  periods (normal, with their FQS scans, and expedited);
+* text in the kernel's ftrace layout for the rcu tracepoints
+  ``rcu_grace_period``, ``rcu_fqs``, ``rcu_batch_start``,
+  ``rcu_invoke_callback``, ``rcu_batch_end`` and ``rcu_exp_grace_period``,
+  with the TP_printk() formats of include/trace/events/rcu.h, so that
+  scripts written for ``/sys/kernel/tracing/trace`` read it.
+
+Traces grow with the run, so they are for small runs: a run is refused up
+front when its requests alone would pass :data:`MAX_TRACE_RECORDS`, and
+stopped when the engine's buffer fills.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from rcusim import _core
+from rcusim.errors import ScenarioError
+
+__all__ = ["MAX_TRACE_RECORDS", "check_trace_size", "chrome_trace", "ftrace_lines",
+           "write_chrome_trace", "write_ftrace", "trace_frame"]
+
+MAX_TRACE_RECORDS = 2_000_000
+"""Most trace records a run may produce (about 200 MB of JSON)."""
+
+RECORDS_PER_REQUEST = 6
+"""Fewest records one ``synchronize_rcu*()`` call makes: its wait and return,
+the waiter's wake-up, two context switches and (normal GPs) a callback."""
+
+TR = _core.TRACE_KINDS
+ENT = _core.ENTITY_KINDS
+_CB = _core.CALLBACK_KINDS
+CB_FUNCS = {_CB["wakeme_after_rcu"]: "wakeme_after_rcu", _CB["kfree"]: "kfree_rcu_cb", _CB["generic"]: "rcu_cb",
+            _CB["rcu_work_rcufn"]: "rcu_work_rcufn"}
+"""Callback function names by the engine's callback kind."""
+PRIMITIVES = {code: name for name, code in _core.PRIMITIVES.items()}
+_ENTITY_NAMES = {
+    ENT["task"]: "task/{e}", ENT["rcuog"]: "rcuog/{cpu}", ENT["rcuop"]: "rcuop/{idx}", ENT["rcuc"]: "rcuc/{idx}",
+    ENT["sr_worker"]: "kworker/{cpu}:1", ENT["exp_gp"]: "rcu_exp_gp_kthread_worker",
+    ENT["exp_par"]: "rcu_exp_par_gp_kthread_worker/{idx}", ENT["reader"]: "reader/{cpu}",
+    ENT["kfree"]: "kfree_scale_thread/{idx}", ENT["kworker"]: "kworker/{cpu}:2", ENT["rt_probe"]: "amlat/{cpu}",
+    ENT["bg"]: "dbench/{cpu}", ENT["krcud"]: "krcud/{idx}",
+}
+"""Thread names by entity kind (the GP kthread is named by flavour, rcuc/N is ksoftirqd/N with use_softirq)."""
+QS_NAMES = {0: "QS", 1: "QS (FQS: idle)", 2: "expedited QS"}
+"""Chrome event names of a quiescent-state report by how it was found (TR_QS arg)."""
+_TASK_COMM_LEN = 16  # the kernel's comm[] holds 15 characters and a NUL
+
+
+def check_trace_size(scenario, variants=None, limit: int = MAX_TRACE_RECORDS) -> None:
+    """Refuse, before running, a traced run whose requests alone pass `limit` records.
+
+    Raises
+    ------
+    ScenarioError
+        Naming the variant, its request count and the limit.
+    """
+    names = list(scenario.variants) if variants is None else list(variants)
+    for name in names:
+        spec = scenario.variants.get(name)
+        if spec is None:
+            continue  # run_scenario() names unknown variants
+        requests = sum(getattr(wl, "tasks", 0) * getattr(wl, "loops", 0) for wl in spec.workloads)
+        need = requests * RECORDS_PER_REQUEST
+        if need > limit:
+            raise ScenarioError(
+                f"variant {name} makes {requests:,} requests, at least {need:,} trace records; "
+                f"more than the limit of {limit:,}",
+                key="--trace", allowed="a smaller run (fewer workloads.N.tasks or loops), or one --variant")
+
+
+def trace_frame(variant_result):
+    """The trace records of a traced variant as a DataFrame sorted by time.
+
+    Columns: ``t_ns``, ``event`` (name, e.g. ``"qs"``), ``cpu``, ``ent``,
+    ``gp_seq``, ``arg``, ``arg2``; see ``trace_rec_t`` in cython_core/defs.pxd.
+    """
+    import pandas as pd
+
+    rec = _sorted_records(variant_result)
+    names = np.array(sorted(TR, key=TR.get))
+    return pd.DataFrame({"t_ns": rec["t"], "event": pd.Categorical(names[rec["kind"]], categories=list(names)),
+                         "cpu": rec["cpu"], "ent": rec["ent"], "gp_seq": rec["gp_seq"],
+                         "arg": rec["arg"], "arg2": rec["arg2"]})
+
+
+def _trace_of(variant_result) -> dict:
+    if variant_result.trace is None:
+        raise ValueError(f"variant {variant_result.name!r} was not run with a trace")
+    return variant_result.trace
+
+
+def _sorted_records(variant_result) -> np.ndarray:
+    rec = _trace_of(variant_result)["records"]
+    # Some records are stamped ahead of the engine's clock (a callback inside
+    # a batch, a wake-up after its latency): a stable sort keeps ties in order.
+    return rec[np.argsort(rec["t"], kind="stable")]
+
+
+class _Names:
+    """Names of the engine's entities as the kernel shows them (comm) and as tracks."""
+
+    def __init__(self, trace: dict):
+        ents = trace["entities"]
+        self.kind = ents["kind"]
+        self.cpu = ents["cpu"]
+        self.idx = ents["idx"]
+        self.rcu_name = trace["rcu_name"]
+        self.use_softirq = trace["use_softirq"]
+
+    def name(self, e: int) -> str:
+        if e < 0:
+            return "<idle>"
+        kind, cpu, idx = int(self.kind[e]), int(self.cpu[e]), int(self.idx[e])
+        if kind == ENT["gp"]:
+            return self.rcu_name
+        if kind == ENT["rcuc"] and self.use_softirq:
+            return f"ksoftirqd/{idx}"
+        if kind not in _ENTITY_NAMES:
+            raise ValueError(f"entity {e} has a kind the trace writer does not name: {kind}")
+        return _ENTITY_NAMES[kind].format(e=e, cpu=cpu, idx=idx)
+
+    def comm(self, e: int) -> str:
+        return self.name(e)[: _TASK_COMM_LEN - 1]
+
+    @staticmethod
+    def pid(e: int) -> int:
+        return 0 if e < 0 else e + 1
+
+    def is_task(self, e: int) -> bool:
+        return e >= 0 and int(self.kind[e]) == ENT["task"]
+
+    def is_kthread(self, e: int) -> bool:
+        return e >= 0 and int(self.kind[e]) not in (ENT["task"], ENT["reader"])
+
+
+def _us(t_ns) -> float:
+    return int(t_ns) / 1e3
+
+
+def chrome_trace(result) -> dict:
+    """Chrome trace-event JSON (a dict) of every traced variant of `result`.
+
+    Each variant gets four processes: ``CPUs`` (one thread per CPU: the
+    entity running, IPI handlers, quiescent states), ``kthreads`` (one thread
+    per kthread: its bursts and callback batches), ``tasks`` (one thread per
+    workload task: its ``synchronize_rcu*()`` waits) and ``grace periods``
+    (normal GPs with their FQS scans; expedited GPs). Times are in µs.
+    """
+    events = []
+    for k, (vname, v) in enumerate(result.variants.items()):
+        events += _chrome_variant(v, vname, 10 * k)
+    return {"traceEvents": events, "displayTimeUnit": "ns",
+            "otherData": {"scenario": result.scenario_name, "seed": result.seed,
+                          "rcusim_version": result.rcusim_version}}
+
+
+def _chrome_variant(v, vname: str, pid0: int) -> list[dict]:
+    trace = _trace_of(v)
+    names = _Names(trace)
+    rec = _sorted_records(v)
+    pid_cpu, pid_kt, pid_task, pid_gp = pid0 + 1, pid0 + 2, pid0 + 3, pid0 + 4
+    out = [
+        {"ph": "M", "name": "process_name", "pid": pid_cpu, "args": {"name": f"{vname}: CPUs"}},
+        {"ph": "M", "name": "process_name", "pid": pid_kt, "args": {"name": f"{vname}: kthreads"}},
+        {"ph": "M", "name": "process_name", "pid": pid_task, "args": {"name": f"{vname}: tasks"}},
+        {"ph": "M", "name": "process_name", "pid": pid_gp, "args": {"name": f"{vname}: grace periods"}},
+        {"ph": "M", "name": "thread_name", "pid": pid_gp, "tid": 0, "args": {"name": "normal GPs"}},
+        {"ph": "M", "name": "thread_name", "pid": pid_gp, "tid": 1, "args": {"name": "expedited GPs"}},
+    ]
+    threads = set()
+
+    def thread(pid, tid, label):
+        if (pid, tid) not in threads:
+            threads.add((pid, tid))
+            out.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": label}})
+            out.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid,
+                        "args": {"sort_index": tid}})
+
+    def span(pid, tid, name, t0, t1, cat, args=None):
+        ev = {"ph": "X", "name": name, "cat": cat, "pid": pid, "tid": tid,
+              "ts": _us(t0), "dur": max(0.0, _us(t1) - _us(t0))}
+        if args:
+            ev["args"] = args
+        out.append(ev)
+
+    def instant(pid, tid, name, t, cat, args=None):
+        ev = {"ph": "i", "s": "t", "name": name, "cat": cat, "pid": pid, "tid": tid, "ts": _us(t)}
+        if args:
+            ev["args"] = args
+        out.append(ev)
+
+    running: dict[int, tuple[int, int]] = {}   # cpu -> (entity, since)
+    waits: dict[int, tuple[int, int, int]] = {}  # task -> (since, primitive, snapshot)
+    batches: dict[int, tuple[int, int, int]] = {}  # callbacks' cpu -> (since, ready, bl)
+    ipis: dict[tuple[int, int], list[int]] = {}  # (cpu, kind) -> send times, FIFO
+    gp_open = fqs_open = exp_open = None
+    end_t = int(rec["t"][-1]) if rec.size else 0
+    for r in rec:
+        t, kind, cpu, ent = int(r["t"]), int(r["kind"]), int(r["cpu"]), int(r["ent"])
+        gp_seq, arg, arg2 = int(r["gp_seq"]), int(r["arg"]), int(r["arg2"])
+        if kind == TR["switch"]:
+            prev = running.pop(cpu, None)
+            if prev is not None:
+                _close_run(span, thread, names, pid_cpu, pid_kt, cpu, prev, t)
+            if ent >= 0:
+                running[cpu] = (ent, t)
+        elif kind == TR["task_wait"]:
+            waits[ent] = (t, arg, gp_seq)
+        elif kind == TR["task_return"]:
+            t0, prim, snap = waits.pop(ent, (t, arg, gp_seq))
+            thread(pid_task, ent, names.name(ent))
+            span(pid_task, ent, PRIMITIVES.get(prim, "synchronize"), t0, t, "wait",
+                 {"gp_seq_snap": snap, "cpu": cpu})
+        elif kind == TR["gp_start"]:
+            gp_open = (t, gp_seq)
+        elif kind == TR["gp_end"]:
+            t0, seq = gp_open if gp_open else (t, gp_seq)
+            span(pid_gp, 0, f"GP {seq}", t0, t, "gp", {"gp_seq": seq})
+            gp_open = None
+        elif kind == TR["gp_fqs_start"]:
+            fqs_open = t
+        elif kind == TR["gp_fqs_end"]:
+            span(pid_gp, 0, "force_qs_rnp", fqs_open if fqs_open is not None else t, t, "gp",
+                 {"cpus_reported": arg})
+            fqs_open = None
+        elif kind == TR["exp_start"]:
+            exp_open = (t, gp_seq)
+        elif kind == TR["exp_end"]:
+            t0, seq = exp_open if exp_open else (t, gp_seq)
+            span(pid_gp, 1, f"expedited GP {seq}", t0, t, "exp", {"expedited_sequence": seq, "ipis": arg})
+            exp_open = None
+        elif kind == TR["qs"]:
+            thread(pid_cpu, cpu, f"CPU {cpu}")
+            instant(pid_cpu, cpu, QS_NAMES.get(arg, "QS"), t, "qs", {"gp_seq": gp_seq})
+        elif kind == TR["ipi_send"]:
+            ipis.setdefault((cpu, arg), []).append(t)
+        elif kind == TR["ipi_handler"]:
+            sent = ipis.get((cpu, arg))
+            t_sent = sent.pop(0) if sent else t
+            thread(pid_cpu, cpu, f"CPU {cpu}")
+            instant(pid_cpu, cpu, "rcu_exp_handler IPI" if arg else "resched IPI", t, "ipi",
+                    {"sent_us": _us(t_sent), "latency_us": _us(t - t_sent)})
+        elif kind == TR["cb_batch_start"]:
+            batches[cpu] = (t, arg, arg2)
+        elif kind == TR["cb_batch_end"]:
+            t0, ready, bl = batches.pop(cpu, (t, arg, 0))
+            name = f"rcu_do_batch CPU {cpu}: {arg} CBs"
+            args = {"ready": ready, "bl": bl, "invoked": arg, "left": arg2}
+            if ent >= 0:
+                thread(pid_kt, ent, names.name(ent))
+                span(pid_kt, ent, name, t0, t, "cb", args)
+            else:
+                thread(pid_cpu, cpu, f"CPU {cpu}")
+                span(pid_cpu, cpu, f"RCU_SOFTIRQ: {arg} CBs", t0, t, "cb", args)
+    for cpu, prev in running.items():
+        _close_run(span, thread, names, pid_cpu, pid_kt, cpu, prev, end_t)
+    return out
+
+
+def _close_run(span, thread, names, pid_cpu, pid_kt, cpu, prev, t):
+    ent, t0 = prev
+    label = names.name(ent)
+    thread(pid_cpu, cpu, f"CPU {cpu}")
+    span(pid_cpu, cpu, label, t0, t, "sched", {"entity": ent})
+    if names.is_kthread(ent):
+        thread(pid_kt, ent, label)
+        span(pid_kt, ent, "running", t0, t, "sched", {"cpu": cpu})
+
+
+def ftrace_lines(variant_result, nr_cpus: int | None = None):
+    """Lines of ftrace text (the ``trace`` file's layout) for one traced variant.
+
+    Yields the header, then one line per rcu tracepoint hit, in time order::
+
+        rcuop/1-29      [001] .....     0.152578: rcu_invoke_callback: rcu_preempt rhp=... func=wakeme_after_rcu
+    """
+    trace = _trace_of(variant_result)
+    names = _Names(trace)
+    rcu = trace["rcu_name"]
+    nr_cpus = trace["nr_cpus"] if nr_cpus is None else nr_cpus
+    rec = _sorted_records(variant_result)
+    body = []
+    curr: dict[int, int] = {}
+    for r in rec:
+        t, kind, cpu, ent = int(r["t"]), int(r["kind"]), int(r["cpu"]), int(r["ent"])
+        gp_seq, arg, arg2 = int(r["gp_seq"]) & 0xFFFF_FFFF_FFFF_FFFF, int(r["arg"]), int(r["arg2"])
+        line = None
+        if kind == TR["switch"]:
+            curr[cpu] = ent
+        elif kind == TR["gp_start"]:
+            line = (ent, cpu, ".....", "rcu_grace_period", f"{rcu} {gp_seq} start")
+        elif kind == TR["gp_fqs_start"]:
+            line = (ent, cpu, ".....", "rcu_grace_period", f"{rcu} {gp_seq} fqsstart")
+        elif kind == TR["gp_fqs_end"]:
+            line = (ent, cpu, ".....", "rcu_grace_period", f"{rcu} {gp_seq} fqsend")
+        elif kind == TR["gp_end"]:
+            line = (ent, cpu, ".....", "rcu_grace_period", f"{rcu} {gp_seq} end")
+        elif kind == TR["qs"]:
+            if arg == 2:
+                pass  # expedited: the kernel has no per-CPU tracepoint for it
+            elif arg == 1:  # found in dyntick-idle by the GP kthread's FQS scan
+                gp_ent = int(np.flatnonzero(names.kind == ENT["gp"])[0])
+                line = (gp_ent, int(names.cpu[gp_ent]), ".....", "rcu_fqs", f"{rcu} {gp_seq} {cpu} dti")
+            else:
+                line = (curr.get(cpu, -1), cpu, "d..1.", "rcu_grace_period", f"{rcu} {gp_seq} cpuqs")
+        elif kind == TR["cb_batch_start"]:
+            runner = ent if ent >= 0 else curr.get(cpu, -1)
+            flags = "d..1." if ent >= 0 else "d.s1."
+            line = (runner, _runner_cpu(names, ent, cpu), flags, "rcu_batch_start", f"{rcu} CBs={arg} bl={arg2}")
+        elif kind == TR["cb_invoke"]:
+            runner = ent if ent >= 0 else curr.get(cpu, -1)
+            flags = "....." if ent >= 0 else "..s1."
+            line = (runner, _runner_cpu(names, ent, cpu), flags, "rcu_invoke_callback",
+                    f"{rcu} rhp={arg2 * 64 + 0xFFFF888000000000 & 0xFFFF_FFFF_FFFF_FFFF:016x} "
+                    f"func={CB_FUNCS.get(arg, 'rcu_cb')}")
+        elif kind == TR["cb_batch_end"]:
+            runner = ent if ent >= 0 else curr.get(cpu, -1)
+            flags = "d..1." if ent >= 0 else "d.s1."
+            # idle=CSIR: ready callbacks left, need_resched(), idle task, rcuc kthread.
+            risk = "R" if ent >= 0 and int(names.kind[ent]) == ENT["rcuc"] and not names.use_softirq else "."
+            idle = ("C" if arg2 > 0 else ".") + "." + ("I" if runner < 0 else ".") + risk
+            line = (runner, _runner_cpu(names, ent, cpu), flags, "rcu_batch_end",
+                    f"{rcu} CBs-invoked={arg} idle={idle}")
+        elif kind == TR["exp_start"]:
+            line = (ent, cpu, ".....", "rcu_exp_grace_period", f"{rcu} {gp_seq} start")
+        elif kind == TR["exp_end"]:
+            line = (ent, cpu, ".....", "rcu_exp_grace_period", f"{rcu} {gp_seq} end")
+        if line is not None:
+            e, c, flags, event, payload = line
+            secs, ns = divmod(t, 1_000_000_000)
+            body.append(f"{names.comm(e):>16}-{names.pid(e):<7} [{c:03d}] {flags} "
+                        f"{secs:5d}.{ns // 1000:06d}: {event}: {payload}")
+    yield "# tracer: nop"
+    yield "#"
+    yield f"# entries-in-buffer/entries-written: {len(body)}/{len(body)}   #P:{nr_cpus}"
+    yield "#"
+    yield "#                                _-----=> irqs-off/BH-disabled"
+    yield "#                               / _----=> need-resched"
+    yield "#                              | / _---=> hardirq/softirq"
+    yield "#                              || / _--=> preempt-depth"
+    yield "#                              ||| / _-=> migrate-disable"
+    yield "#                              |||| /     delay"
+    yield "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION"
+    yield "#              | |         |   |||||     |         |"
+    yield from body
+
+
+def _runner_cpu(names: _Names, ent: int, cpu: int) -> int:
+    """CPU a callback batch runs on: its kthread's, or the callbacks' own in softirq."""
+    return int(names.cpu[ent]) if ent >= 0 else cpu
+
+
+def _atomic_write(path: Path, write) -> None:
+    """Write through a temporary file beside `path`, renamed into place when complete."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_chrome_trace(result, path) -> Path:
+    """Write :func:`chrome_trace` of `result` to `path` (JSON, opens in Perfetto)."""
+    path = Path(path)
+    data = chrome_trace(result)
+    _atomic_write(path, lambda f: json.dump(data, f, separators=(",", ":")))
+    return path
+
+
+def write_ftrace(result, path) -> Path:
+    """Write :func:`ftrace_lines` of every variant of `result` to `path`.
+
+    With several variants each starts with a ``# rcusim variant: NAME`` line
+    (their clocks each start at 0; ``--variant`` keeps one).
+    """
+    path = Path(path)
+
+    def write(f):
+        several = len(result.variants) > 1
+        for name, v in result.variants.items():
+            if several:
+                f.write(f"# rcusim variant: {name}\n")
+            for line in ftrace_lines(v):
+                f.write(line + "\n")
+
+    _atomic_write(path, write)
+    return path
+
+
+def check_output_path(path, option: str) -> Path:
+    """Refuse, before running, an output file that cannot be written."""
+    path = Path(path)
+    if path.is_dir():
+        raise ScenarioError(f"{str(path)!r} is a directory", key=option, allowed="a file name")
+    if not path.absolute().parent.is_dir():
+        raise ScenarioError(f"directory {str(path.absolute().parent)!r} does not exist", key=option,
+                            allowed="a file in an existing directory")
+    return path
