@@ -60,3 +60,11 @@ def test_cli_refuses_an_unknown_release_in_one_line(tmp_path):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "kernel.release" in lines[0] and "7.9" in lines[0], result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_docs_list_every_switch():
+    text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "releases.md").read_text()
+    for s in SWITCHES:
+        row = next((line for line in text.splitlines() if line.startswith(f"| `{s.name}` |")), None)
+        assert row is not None, s.name
+        assert f"| v{'.'.join(map(str, s.since))} |" in row, s.name

@@ -79,7 +79,7 @@ SWITCHES = (
            '"rcu/kvfree: Update KFREE_DRAIN_JIFFIES interval" (Uladzislau Rezki, Aug 2022), ~v6.1',
            "KFREE_DRAIN_JIFFIES is 5*HZ, with a 1-jiffy drain when a CPU's batch is full; before, HZ/50"),
     Switch("kvfree_bulk_list_head", (6, 2),
-           '"rcu/kvfree: Switch to a generic linked list API" (Rezki, 2022), v6.2',
+           '"rcu/kvfree: Switch to a generic linked list API" (Rezki, 2022); release not checked against the tag',
            "a bulk page's header is {list_head, nr_records}: 24 B, 509 pointers; before, 16 B, 510"),
     Switch("kvfree_polled", (6, 3),
            '"rcu/kvfree: Use a polled API to speedup a reclaim process" (Rezki, Nov 2022), '
