@@ -1,10 +1,11 @@
 """The reference model: rcu_state, the CPUs and entities, the run and its records.
 
-:func:`run_reference` takes exactly the low-level values the compiled engine
-takes (an ``EngineInput``, built by ``rcusim.engine.engine_input.engine_input``) and returns the same records.  The idle-exit latency is
-drawn as the engine draws it (Box-Muller on the same PCG64 stream, one draw
-per wake-up of an idle CPU), so with the same seed the two usually produce
-identical records.  They may differ where:
+:func:`run_reference` takes exactly the input the compiled engine takes (an
+``EngineInput``, built by ``rcusim.engine.engine_input.engine_input``) and
+returns the same records. The idle-exit latency is drawn as the engine draws
+it (Box-Muller on the same PCG64 stream, one draw per wake-up of an idle CPU),
+so with the same seed the two usually produce identical records. They may
+differ where:
 
 * events fall on the same instant: SimPy orders them by its own
   ``(time, priority, id)`` and resumes processes one step later, so the
