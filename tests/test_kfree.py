@@ -46,7 +46,7 @@ def test_scaled_ratios_in_seed_bands(scaled):
     assert scaled.variants["default"].counters["kvfree_pages_ready_without_wait"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason="known miss, see the README: the model's default "
+@pytest.mark.xfail(strict=True, reason="known miss, see docs/validation.md: the model's default "
                    "reclaim keeps up with the flood, so its footprint stays within 2x of polled")
 def test_scaled_footprint_ratio(scaled):
     d, p = (scaled.variants[n].metrics for n in ("default", "polled"))

@@ -56,7 +56,7 @@ def test_each_variant_uses_its_mechanism(seed_run):
 
 
 @pytest.mark.xfail(strict=True, reason="the model misses seed 003's ratio: throttle/vanilla "
-                   "is about 0.35 here, the seed's 439/711 = 0.62 (see README)")
+                   "is about 0.35 here, the seed's 439/711 = 0.62 (see docs/validation.md)")
 def test_throttle_to_vanilla_ratio_in_seed_band(seed_run):
     ratio = lat(seed_run, "throttle")["max"] / lat(seed_run, "vanilla")["max"]
     assert 0.4 <= ratio <= 0.85

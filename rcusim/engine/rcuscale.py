@@ -14,7 +14,7 @@ kthreads; each loops kfree_loops times over kfree_alloc_num ``kmalloc()`` +
   taken at the loops where ``loop % (kfree_loops / 4) == 0``.
 
 The engine runs the threads and the kvfree_rcu() machinery (``rcusim._core``,
-block "kvfree_rcu() batching"); this module converts the workload for it and
+``cython_core/kvfree.pxi``); this module converts the workload for it and
 computes the line from what it records, as rcuscale computes it.
 """
 

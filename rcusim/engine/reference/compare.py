@@ -1,6 +1,6 @@
 """Run the compiled engine and the reference model side by side and compare them.
 
-Used by tests/test_reference.py and by the README's agreement table.
+Used by tests/test_reference.py and by the agreement table of docs/validation.md.
 """
 
 from __future__ import annotations
