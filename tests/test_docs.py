@@ -13,10 +13,10 @@ from typing import Annotated, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from rcusim.bootargs import PARAMETERS
-from rcusim.config import VariantInput
-from rcusim.scenario import TOP_KEYS
-from rcusim.sweep import SWEEP_KEYS
+from rcusim.input.bootargs import PARAMETERS
+from rcusim.input.config import VariantInput
+from rcusim.input.scenario import TOP_KEYS
+from rcusim.commands.sweep import SWEEP_KEYS
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
