@@ -1,0 +1,189 @@
+"""Run a scenario: each variant in its engine, its records collected into a ``Result``."""
+
+from __future__ import annotations
+
+import sys
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from rcusim.engine.membarrier import run_membarrier_loop
+from rcusim.engine.rcuscale import kfree_metrics, memory_frame
+from rcusim.engine.simulate import ExitReason, check_memory, kfree_flood, run_engine, sync_loops
+from rcusim.errors import ScenarioError
+from rcusim.input.config import MembarrierLoop, RtLatencyProbe
+from rcusim.input.scenario import Scenario, load_scenario
+from rcusim.results.result import (Result, VariantResult, installed_version, make_gps_frame, make_requests_frame,
+                                   sched_latency_stats_us)
+
+#: rcuscale's figures, shown in the side-by-side table of kfree_rcu() floods.
+KFREE_TABLE_METRICS = ("total_time_ns", "loops", "batches", "memory_footprint_mb", "kvfree_peak_mb")
+
+
+def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | None = None,
+                check: bool = False, kfree_chunk: int = 0, trace_limit: int | None = None) -> VariantResult:
+    """Simulate one variant to completion (or its time limit) and collect its results.
+
+    With `trace_limit`, the engine records up to that many trace events
+    (see rcusim.results.trace); a run that would record more is refused.
+    """
+    run = run_engine(name, spec, seed, progress, check, kfree_chunk, trace_limit)
+    req, gps, counters, kv = run.requests, run.gps, run.counters, run.kvfree
+    completion_ns = run.completion_ns
+    extra = {"finished": run.reason == ExitReason.DONE, **time_breakdown(req, gps)}
+    if any(isinstance(wl, RtLatencyProbe) for wl in spec.workloads):
+        extra["sched_latency_us"] = sched_latency_stats_us(run.probe_latencies_ns)
+        completion_ns = max(completion_ns, run.sim_time_ns)  # the run ends when the probes have their samples
+    extra["safety"] = {k: v for k, v in run.safety.items() if k != "messages"}
+    tables = {}
+    if kv is not None:
+        extra.update(kfree_metrics(kv, kfree_flood(spec).kfree_loops))
+        extra["kvfree_peak_mb"] = round(kv["peak_bytes"] / 2**20, 3)
+        counters.update(kv["counters"])
+        tables["kvfree_memory"] = memory_frame(kv)
+        if kv["finished"]:
+            completion_ns = max(completion_ns, kv["end_time_ns"])
+    return VariantResult(
+        name=name,
+        requests=make_requests_frame(req["task"], req["cpu"], req["primitive"], req["t_start_ns"], req["t_end_ns"]),
+        gps=make_gps_frame(gps["gp_seq"], gps["t_start_ns"], gps["t_end_ns"], gps["expedited"]),
+        counters=counters,
+        events=counters["events"],
+        wall_time_s=run.wall_time_s,
+        sim_time_ns=run.sim_time_ns,
+        completion_time_ns=completion_ns,
+        extra_metrics=extra,
+        tables=tables,
+        trace=run.trace,
+        table_metrics=KFREE_TABLE_METRICS if kv is not None else (),
+    )
+
+
+
+
+def run_membarrier_variant(name: str, spec, seed: int) -> VariantResult:
+    """Run a variant of ``membarrier_loop`` workloads in the sys_membarrier() engine.
+
+    Each workload gives one row per value of T in the ``membarrier`` table, and
+    ``membarrier_s`` (seconds for the workload's calls, by T) in the metrics.
+    """
+    frames, metrics = [], {}
+    for i, wl in enumerate(spec.workloads):
+        df = run_membarrier_loop(wl, nr_cpus=spec.hardware.nr_cpus, hz=spec.params.hz,
+                                 profile=spec.hardware.profile,
+                                 platform_costs=spec.hardware.costs.model_dump(), seed=seed)
+        label = wl.name or f"membarrier_loop{i}"
+        df.insert(0, "workload", label)
+        frames.append(df)
+        metrics[label] = {"membarrier_s": {str(t): round(s, 6) for t, s in zip(df.threads, df.membarrier_s)},
+                          "per_call_ns": {str(t): round(c, 3) for t, c in zip(df.threads, df.per_call_ns)}}
+    table = pd.concat(frames, ignore_index=True)
+    # The figures the seed reports; the engine's per-CPU list stays out of the Parquet table.
+    table = table.drop(columns=["ipi_per_thread", "wall_s"])
+    only = next(iter(metrics.values())) if len(metrics) == 1 else None
+    return VariantResult(
+        name=name,
+        requests=make_requests_frame([], [], [], [], []),
+        gps=make_gps_frame([], [], [], []),
+        events=int(table.events.sum()),
+        wall_time_s=float(sum(f.wall_s.sum() for f in frames)),
+        sim_time_ns=round(float(table.membarrier_s.sum()) * 1e9),
+        extra_metrics=only if only is not None else metrics,
+        tables={"membarrier": table},
+        table_metrics=tuple(metrics) if only is None else ("membarrier_s",),
+        rcu=False,
+    )
+
+
+def time_breakdown(req: dict, gps: dict) -> dict:
+    """Where each primitive's latency went, in mean microseconds per request.
+
+    Each request is matched with the GP that satisfied its snapshot (the GP
+    whose end value equals it): ``before_gp`` runs from the call to that GP's
+    start (funnel, mutex and earlier GPs), ``qs_round`` from its start until
+    the last quiescent state reached the root (IPIs or FQS scans), ``gp_end``
+    from there to its rcu_seq_end(), and ``wakeup`` from then until the caller
+    returned. Also IPIs per expedited GP.
+    """
+    out = {}
+    end_value = (gps["gp_seq"] | 3) + 1  # rcu_seq_endval() of the in-progress value
+    for prim, label, expedited in ((0, "normal", False), (1, "expedited", True)):
+        sel = req["primitive"] == prim
+        mine = gps["expedited"] == expedited
+        if not sel.any() or not mine.any():
+            continue
+        order = np.argsort(end_value[mine], kind="stable")
+        ends = end_value[mine][order]
+        k = np.searchsorted(ends, req["gp_seq_snap"][sel])
+        ok = (k < ends.size) & (ends[np.minimum(k, ends.size - 1)] == req["gp_seq_snap"][sel])
+        if not ok.any():
+            continue
+        rows = order[k[ok]]
+        g0, gq, g1 = (gps[c][mine][rows] for c in ("t_start_ns", "t_qs_ns", "t_end_ns"))
+        t0, t1 = req["t_start_ns"][sel][ok], req["t_end_ns"][sel][ok]
+        out[f"{label}_time_us"] = {
+            "before_gp": round(float(np.mean(g0 - t0)) / 1e3, 3),
+            "qs_round": round(float(np.mean(gq - g0)) / 1e3, 3),
+            "gp_end": round(float(np.mean(g1 - gq)) / 1e3, 3),
+            "wakeup": round(float(np.mean(t1 - g1)) / 1e3, 3),
+        }
+        if expedited:
+            out["ipis_per_expedited_gp"] = round(float(np.mean(gps["ipis"][mine])), 3)
+    return out
+
+
+def run(source, overrides: Sequence[str] | Mapping | None = None, seed: int | None = None,
+        variants: Sequence[str] | None = None, progress: bool | None = None, check: bool = False) -> Result:
+    """Run a scenario and return its ``Result``.
+
+    Parameters
+    ----------
+    source : str, Path or dict
+        A scenario YAML file or the equivalent mapping.
+    overrides : list of "dotted.key=value" strings or a mapping, optional
+        Applied to the scenario before its variants.
+    seed : int, optional
+        Overrides the scenario's seed.  Each variant draws from a stream seeded
+        by this seed alone, so variants are compared under the same randomness.
+    variants : list of str, optional
+        Run only these variants.
+    progress : bool, optional
+        Show a progress bar on stderr (default: when stderr is a terminal).
+    check : bool
+        Verify the engine's invariants after every chunk of events.
+    """
+    scenario = load_scenario(source, overrides=overrides, seed=seed)
+    return run_scenario(scenario, variants=variants, progress=progress, check=check)
+
+
+def run_scenario(scenario: Scenario, variants: Sequence[str] | None = None, progress: bool | None = None,
+                 check: bool = False, trace_limit: int | None = None) -> Result:
+    names = list(scenario.variants) if variants is None else list(variants)
+    for n in names:
+        if n not in scenario.variants:
+            raise ScenarioError(f"--variant: '{n}' is not a variant of the scenario",
+                                allowed=", ".join(scenario.variants))
+    check_memory(scenario)
+    if progress is None:
+        progress = sys.stderr.isatty()
+    results = {}
+    for name in names:
+        spec = scenario.variants[name]
+        if any(isinstance(wl, MembarrierLoop) for wl in spec.workloads):
+            results[name] = run_membarrier_variant(name, spec, scenario.seed)
+            continue
+        total = sum(wl.tasks * wl.loops for wl in sync_loops(spec))
+        if progress:
+            with tqdm(total=total, desc=name, unit="req", file=sys.stderr, delay=1.0, leave=False) as bar:
+                results[name] = run_variant(name, spec, scenario.seed, bar.update, check, trace_limit=trace_limit)
+        else:
+            results[name] = run_variant(name, spec, scenario.seed, None, check, trace_limit=trace_limit)
+    return Result(
+        scenario_name=scenario.name,
+        seed=scenario.seed,
+        rcusim_version=installed_version(),
+        variants=results,
+        provenance={"scenario": scenario.asdict()},
+    )
