@@ -10,6 +10,7 @@ that take the Engine, under the kernel's names:
 eventq.pxd         the event queue (shared with rcusim._membarrier)
 rcu_seq.pxd        rcu_seq_*() and ULONG_CMP_*() (shared with rcusim._seq)
 sched.pxi          run queues, wake-ups, bursts, preemption, idle, the tick
+timer.pxi          timer-wheel expiry and the CPU that expires a timer
 locking.pxi        rcu_node spinlocks and sleeping mutexes
 tree.pxi           rcu_node tree: rcu_report_qs_rnp, rcu_start_this_gp
 gp.pxi             rcu_gp_kthread: rcu_gp_init, rcu_gp_fqs, rcu_gp_cleanup
@@ -22,6 +23,7 @@ tree_plugin.pxi    readers, blocked readers, cond_resched()
 kvfree.pxi         kvfree_rcu() batching and rcuscale's kfree threads
 classic.pxi        classic RCU (before v2.6.29) and its 2004 patches
 workloads.pxi      sync_loop, rt_latency_probe and call_rcu_load tasks
+noise.pxi          OS noise: interrupts and kthread bursts per CPU
 records.pxi        request and grace-period records
 checker.pxi        the always-on safety checker
 trace.pxi          the optional trace buffer
@@ -88,9 +90,12 @@ ENTITY_KINDS = {
     "task": ENT_TASK, "gp": ENT_GP, "rcuog": ENT_RCUOG, "rcuop": ENT_RCUOP, "sr_worker": ENT_SR_WORKER,
     "rcuc": ENT_RCUC, "exp_gp": ENT_EXP_GP, "exp_par": ENT_EXP_PAR, "reader": ENT_READER,
     "kfree": ENT_KFREE, "kworker": ENT_KWORKER, "rt_probe": ENT_RT_PROBE, "bg": ENT_BG, "krcud": ENT_KRCUD,
+    "noise": ENT_NOISE,
 }
 CALLBACK_KINDS = {"wakeme_after_rcu": CB_WAKEME, "kfree": CB_KFREE, "generic": CB_GENERIC,
                   "rcu_work_rcufn": CB_RCU_WORK}
+LAST_QS_KINDS = {"gp_kthread_cpu": LAST_QS_GP_CPU, "idle_cpu": LAST_QS_IDLE, "busy_cpu": LAST_QS_BUSY,
+                 "blocked_reader": LAST_QS_READER}
 PRIMITIVES = {"synchronize_rcu": PRIM_SYNCHRONIZE_RCU,
               "synchronize_rcu_expedited": PRIM_SYNCHRONIZE_RCU_EXPEDITED}
 
@@ -105,6 +110,7 @@ cdef inline event_t pop(Engine self) noexcept:
 
 
 include "sched.pxi"
+include "timer.pxi"
 include "locking.pxi"
 include "tree.pxi"
 include "gp.pxi"
@@ -117,6 +123,7 @@ include "tree_plugin.pxi"
 include "kvfree.pxi"
 include "classic.pxi"
 include "workloads.pxi"
+include "noise.pxi"
 include "records.pxi"
 include "checker.pxi"
 include "trace.pxi"
@@ -151,6 +158,8 @@ cdef class Engine:
         self.mtx_tail = NULL
         self.gprec_ipis = NULL
         self.gprec_exp = NULL
+        self.gprec_fqs = NULL
+        self.gprec_last = NULL
         self.req_seq = NULL
         self.rwl_len_ns = NULL
         self.rwl_gap_ns = NULL
@@ -196,6 +205,8 @@ cdef class Engine:
         free(self.mtx_tail)
         free(self.gprec_ipis)
         free(self.gprec_exp)
+        free(self.gprec_fqs)
+        free(self.gprec_last)
         free(self.req_seq)
         free(self.rwl_len_ns)
         free(self.rwl_gap_ns)
@@ -217,6 +228,7 @@ cdef class Engine:
         self.rng = <bitgen_t *> PyCapsule_GetPointer(capsule, "BitGenerator")
 
         sched_init(self, inp.sched)
+        timer_init(self, inp.sched)
         rcu_core_init(self, inp.core)
         rcu_init_geometry(self, inp.tree)
         rcu_boot_init_percpu_data(self)
@@ -240,6 +252,7 @@ cdef class Engine:
         rcu_readers_start(self)
         kvfree_start(self)
         rt_latency_init(self, inp.classic, inp.sched, inp.rt_latency)
+        noise_init(self, inp.noise, self.n_ents)
 
     # --- read-back -----------------------------------------------------------------
     def kvfree_results(self):
@@ -355,6 +368,12 @@ cdef class Engine:
                 ev_kfree_monitor(self, ev.target, ev.arg)
             elif ev.kind == EV_PROBE_TIMER:
                 ev_probe_timer(self, ev.target)
+            elif ev.kind == EV_NOISE_IRQ:
+                ev_noise_irq(self, ev.target)
+            elif ev.kind == EV_NOISE_IRQ_END:
+                ev_noise_irq_end(self, ev.target)
+            elif ev.kind == EV_NOISE_KTHREAD:
+                ev_noise_kthread(self, ev.target)
             else:
                 raise RuntimeError(f"event of unknown kind {ev.kind}")
 
@@ -387,7 +406,8 @@ cdef class Engine:
 
     def grace_periods(self):
         """Completed grace periods in end order: gp_seq (or expedited_sequence) while
-        in progress, start, all-QS-reported and end times, IPIs sent, expedited flag."""
+        in progress, start, all-QS-reported and end times, IPIs sent, expedited flag,
+        FQS scans and whose report emptied the root (LAST_QS_KINDS; -1 if expedited)."""
         cdef i64 n = self.gprec_n, i
         seq = np.empty(n, dtype=np.int64)
         t0 = np.empty(n, dtype=np.int64)
@@ -395,11 +415,15 @@ cdef class Engine:
         t1 = np.empty(n, dtype=np.int64)
         ipis = np.empty(n, dtype=np.int64)
         exp = np.empty(n, dtype=bool)
+        fqs = np.empty(n, dtype=np.int64)
+        last = np.empty(n, dtype=np.int8)
         cdef i64[::1] vs = seq
         cdef i64[::1] v0 = t0
         cdef i64[::1] vq = tq
         cdef i64[::1] v1 = t1
         cdef i64[::1] vi = ipis
+        cdef i64[::1] vf = fqs
+        cdef signed char[::1] vl = last
         for i in range(n):
             vs[i] = self.gprec_seq[i]
             v0[i] = self.gprec_start[i]
@@ -407,7 +431,10 @@ cdef class Engine:
             v1[i] = self.gprec_end[i]
             vi[i] = self.gprec_ipis[i]
             exp[i] = self.gprec_exp[i] != 0
-        return {"gp_seq": seq, "t_start_ns": t0, "t_qs_ns": tq, "t_end_ns": t1, "ipis": ipis, "expedited": exp}
+            vf[i] = self.gprec_fqs[i]
+            vl[i] = self.gprec_last[i]
+        return {"gp_seq": seq, "t_start_ns": t0, "t_qs_ns": tq, "t_end_ns": t1, "ipis": ipis, "expedited": exp,
+                "fqs_scans": fqs, "last_qs": last}
 
     def safety(self):
         """The checker's findings: readers checked, Reader Pipe counts, violations."""
@@ -445,6 +472,9 @@ cdef class Engine:
             "ksoftirqd_wakeups": self.n_softirqd_wake,
             "tasklet_reraises": self.n_tasklet_reraise,
             "krcud_handoffs": self.n_krcud_handoff,
+            "noise_irqs": self.n_noise_irqs,
+            "noise_irq_ns": self.n_noise_irq_ns,
+            "noise_kthread_bursts": self.n_noise_bursts,
         }
 
     def probe_latencies(self):

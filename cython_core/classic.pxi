@@ -157,7 +157,7 @@ cdef void rcu_check_quiescent_state(Engine self, int c) except *:
     if self.cl_mask_n > 0:
         return
     self.gp_qs_t = self.now + self.acc
-    record_gp(self, 0, self.gp_seq, self.gp_start, self.gp_qs_t, self.gp_qs_t, 0)
+    record_gp(self, 0, self.gp_seq, self.gp_start, self.gp_qs_t, self.gp_qs_t, 0, 0, -1)
     self.cl_curbatch += 1
     self.gp_seq = self.cl_curbatch << 2
     rcu_start_batch(self, self.cl_maxbatch)

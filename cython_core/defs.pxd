@@ -26,6 +26,9 @@ cdef enum:
     EV_EXP_DEFERRED = 9  # CPU target leaves the preempt/BH-disabled section that deferred its expedited QS
     EV_KFREE_MONITOR = 10 # krcp of CPU target: the monitor_work timer expires (arg = timer generation)
     EV_PROBE_TIMER = 11  # timer interrupt of rt_latency_probe entity target (the RTC irq amlat sleeps on)
+    EV_NOISE_IRQ = 12    # a noise interrupt arrives at CPU target
+    EV_NOISE_IRQ_END = 13 # the noise interrupt that woke idle CPU target returns to idle
+    EV_NOISE_KTHREAD = 14 # work for the noise kthread of CPU target arrives
 
 # Event priorities: urgent events run before normal ones at the same instant.
 cdef enum:
@@ -50,6 +53,7 @@ cdef enum:
     ENT_RT_PROBE = 11    # rt_latency_probe: a SCHED_FIFO task woken by a periodic timer interrupt
     ENT_BG = 12          # call_rcu_load task: kernel work, non-preemptible sections, call_rcu()
     ENT_KRCUD = 13       # krcud/N: the 2004 rcu-low-lat patch's callback kthread (nice -19)
+    ENT_NOISE = 14       # noise kthread of one CPU: short bursts of unrelated kernel work
 
 cdef enum:
     ST_BLOCKED = 0
@@ -97,6 +101,13 @@ cdef enum:
     RCU_GP_WAIT_FQS = 5  # sleeping until the FQS timeout or the root's qsmask empties
     RCU_GP_DOING_FQS = 6 # force_qs_rnp() scan running
     RCU_GP_CLEANUP = 7   # rcu_gp_cleanup() walk running
+
+# Whose report emptied the root's qsmask (a normal GP's record).
+cdef enum:
+    LAST_QS_GP_CPU = 0   # the GP kthread's own CPU
+    LAST_QS_IDLE = 1     # a CPU seen idle: by an FQS scan, or reporting from an idle-time interrupt
+    LAST_QS_BUSY = 2     # a running CPU reporting its own QS, or seen by a scan to have passed idle
+    LAST_QS_READER = 3   # the last preempted reader blocking the GP left its critical section
 
 # Task phases (ent_t.phase for ENT_TASK).
 cdef enum:
@@ -213,6 +224,10 @@ cdef struct cpu_t:
     int32_t softirq_pending # RCU softirq work was left for ksoftirqd: the next irq exit runs it
     i64 probe_next       # next timer interrupt of an rt_latency_probe on this CPU (ns)
     i64 probe_runnable_at # a probe woken on this CPU is runnable from here until it runs (ns)
+    # OS noise (noise.pxi)
+    int32_t in_irq       # an interrupt taken from idle is running: not in an extended QS
+    int32_t noise_ent    # the noise kthread of this CPU, -1 if none
+    int32_t noise_work   # work items queued for it and not yet run
     # rcu_segcblist: callbacks in one FIFO; segments are consecutive runs of it
     int32_t cb_head      # first callback (DONE side), -1 if none
     int32_t cb_tail      # last callback

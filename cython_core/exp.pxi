@@ -285,7 +285,7 @@ cdef i64 exp_select_node_cpus(Engine self, int n, int self_cpu, i64 t0) except -
         bit = ctz64(todo)
         todo &= todo - 1
         c = np.grplo + bit
-        if c == self_cpu or self.cpus[c].state != CPU_BUSY:
+        if c == self_cpu or (self.cpus[c].state != CPU_BUSY and not self.cpus[c].in_irq):
             qs |= (<u64> 1) << bit
             continue
         t += self.ipi_send_ns
@@ -381,7 +381,7 @@ cdef i64 rcu_exp_wait_wake(Engine self, i64 t0) except -2:
     cdef int c = self.ents[self.exp_driver].cpu
     cdef i64 t = t0 + self.rnp_lock_ns  # exp_wake_mutex
     cdef i64 s
-    record_gp(self, 1, self.exp_seq, self.exp_gp_start, self.exp_gp_qs, t, self.exp_gp_ipis)
+    record_gp(self, 1, self.exp_seq, self.exp_gp_start, self.exp_gp_qs, t, self.exp_gp_ipis, 0, -1)
     self.exp_seq = rcu_seq_endval(self.exp_seq)
     if self.trace_on:
         trace(self, t, TR_EXP_END, c, self.exp_driver, self.exp_seq, self.exp_gp_ipis, 0)

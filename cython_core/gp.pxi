@@ -13,6 +13,7 @@ cdef int rcu_spawn_gp_kthread(Engine self, g, int e) except -1:
     self.jiffies_till_next_fqs = g.jiffies_till_next_fqs
     self.jiffies_to_sched_qs = g.jiffies_to_sched_qs
     self.jiffies_resched = g.jiffies_resched
+    self.gp_init_report_qs = g.gp_init_report_qs
     self.gp_state = RCU_GP_IDLE
     self.gp_ent = e
     self.ents[e].kind = ENT_GP
@@ -57,10 +58,10 @@ cdef i64 rcu_gp_kthread_next(Engine self, int e, i64 t0) except -2:
 
 
 cdef void gp_arm_fqs_timer(Engine self, i64 j) except *:
-    cdef i64 deadline = (jiffies(self) + j) * self.jiffy_ns
-    self.fqs_deadline = deadline
+    """jiffies_force_qs = jiffies + j, and schedule_timeout(j) on the timer wheel."""
+    self.fqs_deadline = (jiffies(self) + j) * self.jiffy_ns
     self.gp_timer_gen += 1
-    push(self, deadline, PRIO_NORMAL, EV_GP_TIMER, 0, <i64> self.gp_timer_gen)
+    push(self, timer_expiry_ns(self, j), PRIO_NORMAL, EV_GP_TIMER, 0, <i64> self.gp_timer_gen)
 
 
 cdef i64 rcu_gp_kthread(Engine self, int e) except -2:
@@ -92,12 +93,16 @@ cdef i64 rcu_gp_kthread(Engine self, int e) except -2:
 
 
 cdef void ev_gp_timer(Engine self, i64 gen) except *:
+    """process_timeout(): the FQS wait's timer wakes the kthread, from the CPU
+    whose interrupt expires it (timer_expiry_cpu())."""
+    cdef int c
     if <u64> gen != self.gp_timer_gen or self.gp_state != RCU_GP_WAIT_FQS:
         return
-    timer_tick(self, self.gp_cpu)
+    c = timer_expiry_cpu(self, self.gp_cpu)
+    timer_tick(self, c)
     if self.ents[self.gp_ent].state == ST_BLOCKED:
         self.acc = 0
-        wake(self, self.gp_ent, -1, self.now)
+        wake(self, self.gp_ent, c, self.now)
 
 
 cdef void rcu_gp_init(Engine self) except *:
@@ -105,6 +110,8 @@ cdef void rcu_gp_init(Engine self) except *:
     cdef int n
     self.gp_flags = 0
     self.gp_start = self.now  # the GP begins at rcu_seq_start() below
+    self.gp_nfqs = 0
+    self.gp_last_qs = -1
     sr_normal_gp_init(self)
     self.gp_seq += 1  # rcu_seq_start()
     if self.trace_on:
@@ -115,6 +122,11 @@ cdef void rcu_gp_init(Engine self) except *:
     if self.preemptible_readers:
         mark_blocked_readers(self, 0)  # rnp->gp_tasks
     note_gp_changes_locked(self, self.gp_cpu)
+    if self.gp_init_report_qs:
+        # rcu_qs() and rcu_report_qs_rdp() for this CPU, which no first FQS
+        # scan can see idle: it is running the scan.
+        self.cpus[self.gp_cpu].cpu_no_qs = 0
+        rcu_report_qs_rdp(self, self.gp_cpu)
     if self.srs_next_head >= 0:
         # All wait heads were busy: ask for another GP for these waiters.
         rcu_start_this_gp(self, self.cpus[self.gp_cpu].leaf, rcu_seq_snap(self.gp_seq))
@@ -128,8 +140,10 @@ cdef void rcu_gp_fqs(Engine self) except *:
     cdef i64 age = (self.now - self.gp_start) // self.jiffy_ns
     cdef bint first = self.fqs_first
     cdef i64 nrep = 0
+    cdef int src
     self.fqs_first = 0
     self.n_fqs += 1
+    self.gp_nfqs += 1
     for n in range(self.leaf_first, self.num_nodes):
         qsm = self.nodes[n].qsmask
         if qsm == 0:
@@ -143,9 +157,9 @@ cdef void rcu_gp_fqs(Engine self) except *:
             if first:
                 # rcu_watching_snap_save()
                 cp.watching_snap = cp.watching
-                if cp.state == CPU_IDLE:
+                if cp.state == CPU_IDLE and not cp.in_irq:
                     mask |= (<u64> 1) << bit
-            elif cp.state == CPU_IDLE or cp.watching != cp.watching_snap:
+            elif (cp.state == CPU_IDLE and not cp.in_irq) or cp.watching != cp.watching_snap:
                 # rcu_watching_snap_recheck(): passed through an EQS.
                 mask |= (<u64> 1) << bit
             else:
@@ -160,9 +174,22 @@ cdef void rcu_gp_fqs(Engine self) except *:
         if mask:
             if self.trace_on:
                 nrep += trace_qs_mask(self, n, mask, self.nodes[n].gp_seq, 1)
-            rcu_report_qs_rnp(self, mask, n, self.nodes[n].gp_seq)
+            rcu_report_qs_rnp(self, mask, n, self.nodes[n].gp_seq, fqs_qs_src(self, n, mask))
     if self.trace_on:
         trace(self, self.now, TR_GP_FQS_END, self.gp_cpu, self.gp_ent, self.gp_seq, nrep, 0)
+
+
+cdef int fqs_qs_src(Engine self, int n, u64 mask) noexcept:
+    """LAST_QS_* of a scan's report for the CPUs of mask at leaf n."""
+    cdef int c
+    if self.cpus[self.gp_cpu].leaf == n and mask & self.cpus[self.gp_cpu].grpmask:
+        return LAST_QS_GP_CPU
+    while mask:
+        c = self.nodes[n].grplo + ctz64(mask)
+        mask &= mask - 1
+        if self.cpus[c].state == CPU_BUSY:
+            return LAST_QS_BUSY
+    return LAST_QS_IDLE
 
 
 cdef void rcu_gp_cleanup(Engine self) except *:
@@ -197,7 +224,7 @@ cdef void rcu_gp_cleanup(Engine self) except *:
     # kthread's own CPU just made reached the root after its check above.
     if ULONG_CMP_LT(self.nodes[0].gp_seq, self.nodes[0].gp_seq_needed):
         needgp = True
-    record_gp(self, 0, self.gp_seq, self.gp_start, self.gp_qs_t, self.now, 0)
+    record_gp(self, 0, self.gp_seq, self.gp_start, self.gp_qs_t, self.now, 0, self.gp_nfqs, self.gp_last_qs)
     self.gp_seq = new  # rcu_seq_end()
     if self.trace_on:
         trace(self, self.now, TR_GP_END, self.gp_cpu, self.gp_ent, new, 0, 0)

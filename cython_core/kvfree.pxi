@@ -315,12 +315,12 @@ cdef void schedule_monitor(Engine self, int c, i64 t_call, i64 count) except *:
         return  # delayed_work_pending(): queued, its timer already expired
     if kp.monitor_expires >= 0 and delay >= kp.monitor_expires // self.jiffy_ns - j:
         return
-    t = (j + delay) * self.jiffy_ns  # queue_delayed_work() / mod_delayed_work()
-    if t < self.now:
-        t = self.now
-    kp.monitor_expires = t
+    # queue_delayed_work() / mod_delayed_work(): timer.expires is jiffies + delay;
+    # the wheel runs it at the tick of its bucket.
+    kp.monitor_expires = (j + delay) * self.jiffy_ns
     kp.monitor_gen += 1
-    push(self, t, PRIO_NORMAL, EV_KFREE_MONITOR, c, <i64> kp.monitor_gen)
+    push(self, max(self.now, timer_expiry_jiffy(self, j, j + delay) * self.jiffy_ns), PRIO_NORMAL,
+         EV_KFREE_MONITOR, c, <i64> kp.monitor_gen)
 
 
 cdef void ev_kfree_monitor(Engine self, int c, i64 gen) except *:

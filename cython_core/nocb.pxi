@@ -175,7 +175,8 @@ cdef i64 nocb_gp_wait(Engine self, int e) except -2:
         rcu_gp_kthread_wake(self)
     if bypass:
         gp.timer_gen = <u64> self.evq.seq + 1
-        push(self, (j + 2) * self.jiffy_ns, PRIO_NORMAL, EV_BYPASS_TIMER, g, <i64> gp.timer_gen)
+        push(self, timer_expiry_jiffy(self, j, j + 2) * self.jiffy_ns, PRIO_NORMAL, EV_BYPASS_TIMER, g,
+             <i64> gp.timer_gen)
     self.cpus[ep.cpu].debt += self.acc
     if not gp.nocb_gp_sleep:
         return nocb_gp_wait_next(self, e)

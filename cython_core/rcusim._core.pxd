@@ -33,6 +33,12 @@ cdef class Engine:
     cdef i64 ttwu_ns
     cdef int fault
 
+    # --- timer wheel and timer migration (timer.pxi) --------------------------
+    cdef int timer_wheel_round   # calc_index() rounds expiry up (v4.8 and later)
+    cdef int timer_lvl_depth     # LVL_DEPTH: wheel levels (9 for HZ > 100, else 8)
+    cdef int timer_pull          # idle CPUs' global timers expired by a migrator (v6.9 and later)
+    cdef int last_idle_cpu       # the CPU that went idle last (holds the top migrator level)
+
     # --- random stream: one NumPy BitGenerator, drawn in event order (sched.pxi) 
     cdef object bitgen_obj
     cdef bitgen_t *rng
@@ -62,6 +68,9 @@ cdef class Engine:
     cdef i64 gp_qs_t             # when the root's qsmask emptied
     cdef i64 fqs_deadline
     cdef int fqs_first
+    cdef int gp_init_report_qs   # rcu_gp_init() reports the kthread's own CPU's QS
+    cdef i64 gp_nfqs             # FQS scans in the current GP
+    cdef int gp_last_qs          # LAST_QS_* of the report that emptied the root
     cdef u64 gp_timer_gen
     cdef int gp_pending_phase
 
@@ -164,6 +173,15 @@ cdef class Engine:
     cdef i64 lat_n
     cdef i64 lat_cap
     cdef i64 n_krcud_handoff, n_softirqd_wake, n_tasklet_reraise
+
+    # --- OS noise: interrupts and kthread bursts per CPU (noise.pxi) -------------
+    cdef i64[::1] nz_irq_gap_ns        # per CPU: mean gap between noise interrupts, 0 = none
+    cdef double[::1] nz_irq_mu         # ... their lognormal duration: mean and sd of log(ns)
+    cdef double[::1] nz_irq_sigma
+    cdef i64[::1] nz_kt_gap_ns         # per CPU: mean gap between noise kthread work items, 0 = none
+    cdef double[::1] nz_kt_mu
+    cdef double[::1] nz_kt_sigma
+    cdef i64 n_noise_irqs, n_noise_irq_ns, n_noise_bursts
     cdef i64 cl_curbatch         # classic RCU: rcu_ctrlblk.curbatch
     cdef i64 cl_maxbatch         # rcu_ctrlblk.maxbatch
     cdef int cl_mask_n           # CPUs left in rcu_ctrlblk.rcu_cpu_mask
@@ -222,6 +240,8 @@ cdef class Engine:
     cdef i64 *gprec_qs
     cdef i64 *gprec_ipis
     cdef signed char *gprec_exp
+    cdef i64 *gprec_fqs
+    cdef signed char *gprec_last
     cdef i64 *req_seq
     cdef i64 gprec_n
     cdef i64 gprec_cap

@@ -18,10 +18,13 @@ cdef void records_init(Engine self, i64 expected_requests) except *:
     self.gprec_qs = <i64 *> malloc(self.gprec_cap * sizeof(i64))
     self.gprec_ipis = <i64 *> malloc(self.gprec_cap * sizeof(i64))
     self.gprec_exp = <signed char *> malloc(self.gprec_cap * sizeof(signed char))
+    self.gprec_fqs = <i64 *> malloc(self.gprec_cap * sizeof(i64))
+    self.gprec_last = <signed char *> malloc(self.gprec_cap * sizeof(signed char))
     if (self.req_task == NULL or self.req_cpu == NULL or self.req_prim == NULL
             or self.req_start == NULL or self.req_end == NULL or self.req_seq == NULL
             or self.gprec_seq == NULL or self.gprec_start == NULL or self.gprec_end == NULL
-            or self.gprec_qs == NULL or self.gprec_ipis == NULL or self.gprec_exp == NULL):
+            or self.gprec_qs == NULL or self.gprec_ipis == NULL or self.gprec_exp == NULL
+            or self.gprec_fqs == NULL or self.gprec_last == NULL):
         raise MemoryError()
 
 
@@ -52,7 +55,8 @@ cdef void record_request(Engine self, int e, i64 t_end) except *:
     check_request(self, e, t_end)
 
 
-cdef void record_gp(Engine self, int exp, i64 seq, i64 t0, i64 t_qs, i64 t1, i64 ipis) except *:
+cdef void record_gp(Engine self, int exp, i64 seq, i64 t0, i64 t_qs, i64 t1, i64 ipis, i64 fqs,
+                    int last) except *:
     """A GP ended at t1: record it, and remember it for the safety checker."""
     cdef i64 cap
     if self.gprec_n == self.gprec_cap:
@@ -63,8 +67,11 @@ cdef void record_gp(Engine self, int exp, i64 seq, i64 t0, i64 t_qs, i64 t1, i64
         self.gprec_qs = <i64 *> realloc(self.gprec_qs, cap * sizeof(i64))
         self.gprec_ipis = <i64 *> realloc(self.gprec_ipis, cap * sizeof(i64))
         self.gprec_exp = <signed char *> realloc(self.gprec_exp, cap * sizeof(signed char))
+        self.gprec_fqs = <i64 *> realloc(self.gprec_fqs, cap * sizeof(i64))
+        self.gprec_last = <signed char *> realloc(self.gprec_last, cap * sizeof(signed char))
         if (self.gprec_seq == NULL or self.gprec_start == NULL or self.gprec_end == NULL
-                or self.gprec_qs == NULL or self.gprec_ipis == NULL or self.gprec_exp == NULL):
+                or self.gprec_qs == NULL or self.gprec_ipis == NULL or self.gprec_exp == NULL
+                or self.gprec_fqs == NULL or self.gprec_last == NULL):
             raise MemoryError()
         self.gprec_cap = cap
     self.gprec_seq[self.gprec_n] = seq
@@ -73,6 +80,8 @@ cdef void record_gp(Engine self, int exp, i64 seq, i64 t0, i64 t_qs, i64 t1, i64
     self.gprec_qs[self.gprec_n] = t_qs
     self.gprec_ipis[self.gprec_n] = ipis
     self.gprec_exp[self.gprec_n] = exp
+    self.gprec_fqs[self.gprec_n] = fqs
+    self.gprec_last[self.gprec_n] = last
     self.gprec_n += 1
     self.last_gp_start[exp] = t0
     self.last_gp_seq[exp] = seq

@@ -35,7 +35,8 @@ cdef void ents_alloc(Engine self, inp) except *:
                    + (self.num_nodes - self.leaf_first) + len(inp.readers.cpu)
                    + len(inp.kvfree.cpu) + (KFREE_N_BATCHES + 1) * int(sum(inp.kvfree.has_thread))
                    + len(inp.rt_latency.probe_cpu) + len(inp.rt_latency.bg_cpu)
-                   + (self.nr_cpus if inp.classic.krcud_bhlimit else 0))
+                   + (self.nr_cpus if inp.classic.krcud_bhlimit else 0)
+                   + int(np.count_nonzero(inp.noise.kthread_gap_ns)))
     self.ents = <ent_t *> malloc(self.n_ents * sizeof(ent_t))
     if self.ents == NULL:
         raise MemoryError()
@@ -263,6 +264,7 @@ cdef void cpu_enter_idle(Engine self, int c) noexcept:
     cdef cpu_t *cp = &self.cpus[c]
     cp.state = CPU_IDLE
     cp.curr = -1
+    self.last_idle_cpu = c
     cp.watching += 1  # rcu_idle_enter(): extended quiescent state
     cp.cpu_no_qs = 0
     if self.trace_on:
@@ -340,6 +342,8 @@ cdef i64 ent_run(Engine self, int e, i64 t0) except -2:
         return krcud_run(self, e, t0)
     if kind == ENT_RCUC:
         return rcu_cpu_kthread_next(self, e, t0)
+    if kind == ENT_NOISE:
+        return noise_run(self, e, t0)
     raise RuntimeError(f"entity {e} of unknown kind {kind}")
 
 
@@ -373,6 +377,8 @@ cdef i64 ent_done(Engine self, int e) except -2:
         return krcud_done(self, e)
     if kind == ENT_RCUC:
         return rcu_cpu_kthread(self, e)
+    if kind == ENT_NOISE:
+        return noise_done(self, e)
     raise RuntimeError(f"entity {e} of unknown kind {kind}")
 
 

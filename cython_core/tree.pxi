@@ -83,8 +83,9 @@ cdef inline bint root_qs_done(Engine self) noexcept:
     return self.nodes[0].qsmask == 0 and self.nodes[0].gp_blockers == 0
 
 
-cdef void rcu_report_qs_rnp(Engine self, u64 mask, int n, i64 gps) except *:
-    """rcu_report_qs_rnp(): clear mask in n and climb while nodes empty."""
+cdef void rcu_report_qs_rnp(Engine self, u64 mask, int n, i64 gps, int src) except *:
+    """rcu_report_qs_rnp(): clear mask in n and climb while nodes empty; `src`
+    (LAST_QS_*) says whose report this is, recorded if it ends the GP's wait."""
     cdef rnp_t *np
     while True:
         np = &self.nodes[n]
@@ -97,6 +98,7 @@ cdef void rcu_report_qs_rnp(Engine self, u64 mask, int n, i64 gps) except *:
         if np.parent < 0:
             # rcu_report_qs_rsp(): the root is clear; let the GP kthread finish.
             self.gp_qs_t = self.now + self.acc
+            self.gp_last_qs = src
             self.gp_flags |= RCU_GP_FLAG_FQS
             rcu_gp_kthread_wake(self)
             return
@@ -165,9 +167,16 @@ cdef void rcu_report_qs_rdp(Engine self, int c) except *:
         needwake = rcu_accelerate_cbs(self, c)
     if self.trace_on:
         trace(self, self.now + self.acc, TR_QS, c, cp.curr, np.gp_seq, 0, 0)
-    rcu_report_qs_rnp(self, cp.grpmask, cp.leaf, np.gp_seq)
+    rcu_report_qs_rnp(self, cp.grpmask, cp.leaf, np.gp_seq, last_qs_src(self, c))
     if needwake:
         rcu_gp_kthread_wake(self)
+
+
+cdef inline int last_qs_src(Engine self, int c) noexcept:
+    """LAST_QS_* of CPU c reporting for itself."""
+    if c == self.gp_cpu:
+        return LAST_QS_GP_CPU
+    return LAST_QS_BUSY if self.cpus[c].state == CPU_BUSY else LAST_QS_IDLE
 
 
 cdef bint rcu_pending(Engine self, int c) noexcept:

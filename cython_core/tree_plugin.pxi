@@ -186,8 +186,9 @@ cdef void rcu_report_unblock_qs_rnp(Engine self, int n) except *:
     cdef rnp_t *np = &self.nodes[n]
     if np.parent < 0:
         self.gp_qs_t = self.now + self.acc
+        self.gp_last_qs = LAST_QS_READER
         self.gp_flags |= RCU_GP_FLAG_FQS
         rcu_gp_kthread_wake(self)
         return
     rnp_lock(self, np.parent)
-    rcu_report_qs_rnp(self, np.grpmask, np.parent, np.gp_seq)
+    rcu_report_qs_rnp(self, np.grpmask, np.parent, np.gp_seq, LAST_QS_READER)

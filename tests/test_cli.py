@@ -165,6 +165,21 @@ def _case_fanout_65(tmp_path):
     return ["run", str(write(tmp_path, text))], fragments
 
 
+def _noise_text(stream):
+    return bundled_text().replace("\nvariants:", f"  - kind: noise\n    irq: {stream}\n\nvariants:", 1)
+
+
+def _case_negative_noise_rate(tmp_path):
+    text = _noise_text("{rate_hz: -5, median_us: 5, p99_us: 40}")
+    return ["run", str(write(tmp_path, text))], ["workloads[1].irq.rate_hz", "-5",
+                                                 f"line {line_of(text, 'irq:')}"]
+
+
+def _case_noise_over_a_cpu(tmp_path):
+    text = _noise_text("{rate_hz: 20000, median_us: 60, p99_us: 60}")
+    return ["run", str(write(tmp_path, text))], ["workloads[1].irq", "occupy", f"line {line_of(text, 'irq:')}"]
+
+
 def _case_bad_bootargs_token(tmp_path):
     return (["run", str(BUNDLED), "--set", "kernel.bootargs=rcutree.blimit=abc"],
             ["kernel.bootargs", "rcutree.blimit=abc"])
@@ -218,6 +233,8 @@ BAD_CASES = {
     "--out is a file": _case_out_is_a_file,
     "control character in file": _case_control_character,
     "non-UTF-8 --set": _case_non_utf8_set,
+    "negative noise rate": _case_negative_noise_rate,
+    "noise over a CPU": _case_noise_over_a_cpu,
 }
 
 

@@ -17,12 +17,14 @@ import numpy as np
 
 from rcusim import _core
 from rcusim.engine.rcuscale import KFREE_OBJ_BYTES, MEMORY_SAMPLE_NS, compute_real, kmalloc_size, kvfree_bulk_max_entr
-from rcusim.input.config import CallRcuLoad, KfreeRcuFlood, Readers, RtLatencyProbe, SyncLoop
+from rcusim.input.config import CallRcuLoad, KfreeRcuFlood, Noise, Readers, RtLatencyProbe, SyncLoop
+from rcusim.input.profiles import Z_P99
 from rcusim.input.cpulist import parse_cpulist
+from rcusim.kernel.timer import lvl_depth
 from rcusim.kernel.topology import Geometry, nocb_groups, rcu_init_geometry
 
 __all__ = ["EngineInput", "engine_input", "Sched", "Tree", "Gp", "Core", "Nocb", "SrNormal", "Exp", "Classic",
-           "Tasks", "ReaderTasks", "Kvfree", "RtLatency", "GP_SEQ_INIT"]
+           "Tasks", "ReaderTasks", "Kvfree", "RtLatency", "NoiseInput", "GP_SEQ_INIT"]
 
 #: The kernel starts rcu_state.gp_seq close to wrap on purpose: (0 - 300) << 2.
 GP_SEQ_INIT = -300 << 2
@@ -30,8 +32,6 @@ GP_SEQ_INIT = -300 << 2
 #: CONFIG_RCU_CPU_STALL_TIMEOUT default (s); FQS starts resched IPIs at half of it.
 RCU_CPU_STALL_TIMEOUT_S = 21
 
-#: z-score of the 99th percentile of a standard normal, to fit a lognormal to (median, p99).
-Z_P99 = 2.3263478740408408
 
 #: Largest values of the engine's C int and int64 fields.
 C_INT_MAX = 2**31 - 1
@@ -56,6 +56,9 @@ class Sched:
     ttwu_ns: int
     softirq_restart_only: int  # __do_softirq() bounded by restarts only (before v3.9)
     irq_exit_softirq: int      # irq exit runs softirqs with ksoftirqd awake (before v4.10)
+    timer_wheel_round: int     # timer.pxi: calc_index() rounds expiry up a bucket (v4.8 and later)
+    timer_lvl_depth: int       # timer.pxi: LVL_DEPTH, the wheel's levels
+    timer_pull: int            # timer.pxi: idle CPUs' timers expired by a migrator (v6.9 and later)
     fault: int                 # a deliberate model fault, for tests of the checker only
 
 
@@ -81,6 +84,7 @@ class Gp:
     jiffies_to_sched_qs: int
     jiffies_resched: int       # FQS starts resched_cpu() IPIs after this many jiffies
     gp_kthread_rt: int         # SCHED_FIFO (kthread_prio > 0, or the softirq-driven GPs before v3.7)
+    gp_init_report_qs: int     # rcu_gp_init() reports the kthread's own CPU's QS
 
 
 @_section
@@ -208,6 +212,17 @@ class RtLatency:
 
 
 @_section
+class NoiseInput:
+    """noise.pxi: OS-noise streams per CPU (gap 0: no stream)."""
+    irq_gap_ns: np.ndarray
+    irq_mu: np.ndarray
+    irq_sigma: np.ndarray
+    kthread_gap_ns: np.ndarray
+    kthread_mu: np.ndarray
+    kthread_sigma: np.ndarray
+
+
+@_section
 class EngineInput:
     sched: Sched
     tree: Tree
@@ -221,6 +236,7 @@ class EngineInput:
     readers: ReaderTasks
     kvfree: Kvfree
     rt_latency: RtLatency
+    noise: NoiseInput
 
 
 def _sched(spec, fault: int) -> Sched:
@@ -242,6 +258,9 @@ def _sched(spec, fault: int) -> Sched:
         ttwu_ns=costs.ttwu_ns,
         softirq_restart_only=int(not p.switches.softirq_time_limit),
         irq_exit_softirq=int(not p.switches.ksoftirqd_does_its_job),
+        timer_wheel_round=int(p.switches.timer_wheel_rounds_up),
+        timer_lvl_depth=lvl_depth(p.hz),
+        timer_pull=int(p.switches.timer_pull),
         fault=fault,
     )
 
@@ -264,6 +283,7 @@ def _gp(spec) -> Gp:
         # Before the GP kthread, softirq drove grace periods, which no task can
         # delay. rcusim keeps its GP kthread and lets no task delay it either.
         gp_kthread_rt=int(p.kthread_prio > 0 or not p.switches.gp_kthread),
+        gp_init_report_qs=int("rcu-gp-kthread-cpu-qs-early" in spec.kernel.patches),
     )
 
 
@@ -431,6 +451,24 @@ def _rt_latency(spec) -> RtLatency:
     return RtLatency(**out)
 
 
+def _noise(spec) -> NoiseInput:
+    """Per-CPU noise streams: mean gap (0: none) and lognormal parameters of the durations."""
+    nr_cpus = spec.hardware.nr_cpus
+    out = {k: np.zeros(nr_cpus, dtype=np.int64 if k.endswith("gap_ns") else np.float64)
+           for k in NoiseInput.__dataclass_fields__}
+    for wl in spec.workloads:
+        if not isinstance(wl, Noise):
+            continue
+        for stream, src in wl.streams().items():
+            if src is None or src.rate_hz == 0:
+                continue
+            cpus = np.asarray(parse_cpulist(wl.cpus, nr_cpus))
+            out[f"{stream}_gap_ns"][cpus] = round(1e9 / src.rate_hz)
+            out[f"{stream}_mu"][cpus] = math.log(src.median_us * 1000)
+            out[f"{stream}_sigma"][cpus] = math.log(src.p99_us / src.median_us) / Z_P99
+    return NoiseInput(**out)
+
+
 def engine_input(spec, fault: int = 0, kfree_chunk: int = 0) -> tuple[EngineInput, Geometry]:
     """The engine's input for one variant, and the rcu_node geometry it was built from."""
     p = spec.params
@@ -438,5 +476,5 @@ def engine_input(spec, fault: int = 0, kfree_chunk: int = 0) -> tuple[EngineInpu
     inp = EngineInput(sched=_sched(spec, fault), tree=_tree(spec, geom), gp=_gp(spec), core=_core_section(spec),
                       nocb=_nocb(spec), sr_normal=_sr_normal(spec), exp=_exp(spec), classic=_classic(spec),
                       tasks=_tasks(spec), readers=_readers(spec), kvfree=_kvfree(spec, kfree_chunk),
-                      rt_latency=_rt_latency(spec))
+                      rt_latency=_rt_latency(spec), noise=_noise(spec))
     return inp, geom

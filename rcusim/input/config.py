@@ -29,13 +29,13 @@ from rcusim.errors import ScenarioError, show_value
 from rcusim.input.bootargs import parse_bootargs
 from rcusim.input.cpulist import CPULIST_ALLOWED, parse_cpulist
 from rcusim.input.membarrier import MembarrierLoop
-from rcusim.input.profiles import COST_NAMES, PROFILES, load_profile, profile_sources
-from rcusim.input.releases import RELEASE_ALLOWED, ReleaseSwitches, parse_release, release_switches
+from rcusim.input.profiles import COST_NAMES, PROFILES, Z_P99, load_profile, noise_presets, profile_sources
+from rcusim.input.releases import PATCHES, RELEASE_ALLOWED, SWITCHES, ReleaseSwitches, parse_release, release_switches
 
 __all__ = [
     "MAX_CPUS", "Costs", "CostOverrides", "Hardware", "HardwareSpec", "Kernel",
     "SyncLoop", "Readers", "KfreeRcuFlood", "MembarrierLoop", "RtLatencyProbe", "CallRcuLoad",
-    "NonpreemptSection", "Workload", "WORKLOAD_KINDS", "Run", "RcuParams", "VariantInput",
+    "NonpreemptSection", "Noise", "NoiseSource", "Workload", "WORKLOAD_KINDS", "Run", "RcuParams", "VariantInput",
     "VariantSpec", "parse_release", "resolve_params", "resolve_variant",
     "build_variant", "scenario_error_from_validation",
 ]
@@ -225,6 +225,17 @@ class Kernel(_Model):
     """Expedited-GP kthread workers run SCHED_FIFO at kthread_prio; Kconfig default: CONFIG_NR_CPUS <= 32."""
     exp_mutex: Literal["mutex", "rt_mutex"] = "mutex"
     """Lock type of rcu_state.exp_mutex: "mutex" as in mainline, or "rt_mutex" (FIFO hand-off) as in the 2016 talk's experiment."""
+    patches: list[str] = []
+    """Posted patches applied on top of the release, by name (docs/releases.md)."""
+
+    @field_validator("patches")
+    @classmethod
+    def _check_patches(cls, value: list[str]) -> list[str]:
+        known = {patch.name for patch in PATCHES}
+        for name in value:
+            if name not in known:
+                raise ScenarioError(f"{name!r} is not a patch rcusim models", allowed=", ".join(sorted(known)))
+        return value
 
     @field_validator("release", mode="before")
     @classmethod
@@ -245,6 +256,16 @@ class Kernel(_Model):
             if getattr(self, option) and not getattr(self, needed):
                 raise ScenarioError(f"{option}=y needs {needed}=y (Kconfig 'depends on')",
                                     key=option, allowed=f"set {needed}: true, or {option}: false")
+        return self
+
+    @model_validator(mode="after")
+    def _check_patches_apply(self) -> "Kernel":
+        switches = release_switches(self.release_tuple)
+        for patch in PATCHES:
+            if patch.name in self.patches and not getattr(switches, patch.needs):
+                since = next(s.since for s in SWITCHES if s.name == patch.needs)
+                raise ScenarioError(f"{patch.name} changes code release {self.release} does not have",
+                                    key="patches", allowed=f"a release from {'.'.join(map(str, since))} on")
         return self
 
     @property
@@ -449,16 +470,89 @@ class CallRcuLoad(_OnCpuList):
         return self
 
 
-Workload = Annotated[Union[SyncLoop, Readers, KfreeRcuFlood, MembarrierLoop, RtLatencyProbe, CallRcuLoad],
+class NoiseSource(_Model):
+    """One stream of noise on each CPU: events at `rate_hz`, lognormal durations."""
+
+    rate_hz: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]
+    """Events per second on each CPU (a Poisson stream)."""
+    median_us: Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
+    """Median duration of one event, in microseconds."""
+    p99_us: Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
+    """99th percentile of the duration, in microseconds (at least `median_us`)."""
+
+    @model_validator(mode="after")
+    def _check_p99(self) -> "NoiseSource":
+        if self.p99_us < self.median_us:
+            raise ScenarioError(f"{self.p99_us:g} is below median_us ({self.median_us:g})", key="p99_us",
+                                allowed=f"at least median_us ({self.median_us:g})")
+        return self
+
+    @property
+    def mean_us(self) -> float:
+        """Mean duration of the lognormal with this median and p99."""
+        sigma = math.log(self.p99_us / self.median_us) / Z_P99
+        return self.median_us * math.exp(sigma * sigma / 2)
+
+
+class Noise(_OnCpuList):
+    """OS noise: interrupts and short kthread bursts on each CPU of `cpus`.
+
+    A named `preset` (see ``rcusim/profiles/noise.yaml``, each number with its
+    source) gives both streams; `irq` or `kthread` given here replace the
+    preset's. Interrupts steal time from whatever runs and hold an idle CPU
+    out of its extended quiescent state while they run; kthread work runs as a
+    SCHED_OTHER kthread of the CPU. Noise never ends: another workload must.
+    """
+
+    kind: Literal["noise"]
+    """Workload kind."""
+    name: Optional[str] = None
+    """Name used in results; default: the kind and the workload's index."""
+    cpus: Annotated[str, Field(json_schema_extra={"allowed": CPULIST_ALLOWED})] = "all"
+    """CPUs that get the noise."""
+    preset: Optional[str] = None
+    """A named machine from rcusim/profiles/noise.yaml."""
+    irq: Optional[NoiseSource] = None
+    """Interrupts (timer, device) per CPU."""
+    kthread: Optional[NoiseSource] = None
+    """Bursts of kthread work (kworkers and the like) per CPU."""
+
+    @field_validator("preset")
+    @classmethod
+    def _check_preset(cls, value):
+        if value is not None and value not in noise_presets():
+            raise ScenarioError(f"{value!r} is not a noise preset", allowed=", ".join(noise_presets()))
+        return value
+
+    @model_validator(mode="after")
+    def _check_streams(self) -> "Noise":
+        streams = self.streams()
+        if not any(src.rate_hz > 0 for src in streams.values() if src is not None):
+            raise ScenarioError("no noise: neither a preset nor an irq or kthread stream with rate_hz > 0",
+                                key="preset", allowed=", ".join(noise_presets()) + ", or irq/kthread streams")
+        busy = sum(src.rate_hz * src.mean_us * 1e-6 for src in streams.values() if src is not None)
+        if busy >= 1:
+            raise ScenarioError(f"the noise would occupy {busy:.0%} of each CPU", key="irq",
+                                allowed="rates and durations whose rate_hz x mean duration add up to under 1 s/s")
+        return self
+
+    def streams(self) -> dict:
+        """``{"irq": NoiseSource or None, "kthread": ...}``: this workload's, else the preset's."""
+        base = noise_presets()[self.preset] if self.preset is not None else {}
+        return {k: getattr(self, k) if getattr(self, k) is not None else
+                (NoiseSource(**base[k]) if k in base else None) for k in ("irq", "kthread")}
+
+
+Workload = Annotated[Union[SyncLoop, Readers, KfreeRcuFlood, MembarrierLoop, RtLatencyProbe, CallRcuLoad, Noise],
                      Field(discriminator="kind")]
 WORKLOAD_KINDS: dict[str, type[BaseModel]] = {"sync_loop": SyncLoop, "readers": Readers,
                                               "kfree_rcu_flood": KfreeRcuFlood,
                                               "membarrier_loop": MembarrierLoop,
                                               "rt_latency_probe": RtLatencyProbe,
-                                              "call_rcu_load": CallRcuLoad}
+                                              "call_rcu_load": CallRcuLoad, "noise": Noise}
 """Workload kinds by their ``kind`` value."""
 FINITE_WORKLOADS = (SyncLoop, KfreeRcuFlood, MembarrierLoop, RtLatencyProbe)
-"""Workloads that end; readers and call_rcu_load run until these are done."""
+"""Workloads that end; readers, call_rcu_load and noise run until these are done."""
 
 
 class Run(_Model):

@@ -22,8 +22,11 @@ from importlib import resources
 
 import yaml
 
-__all__ = ["COST_NAMES", "PROFILES", "load_profile", "profile_sources",
-           "profile_description"]
+__all__ = ["COST_NAMES", "PROFILES", "Z_P99", "load_profile", "profile_sources",
+           "profile_description", "noise_presets", "noise_preset_sources"]
+
+#: z-score of the 99th percentile of a standard normal, to fit a lognormal to (median, p99).
+Z_P99 = 2.3263478740408408
 
 COST_NAMES: tuple[str, ...] = (
     "ctxsw_ns",
@@ -132,3 +135,43 @@ def profile_sources(name: str) -> dict[str, str]:
 def profile_description(name: str) -> str:
     """Return the one-paragraph description of a profile."""
     return " ".join(str(_read(name).get("description", "")).split())
+
+
+# --------------------------------------------------------------------------
+# OS-noise presets (rcusim/profiles/noise/presets.yaml)
+# --------------------------------------------------------------------------
+_NOISE_KEYS = ("rate_hz", "median_us", "p99_us")
+
+
+@functools.cache
+def _read_noise() -> dict:
+    """Read and check the noise presets file; cached, not to be mutated."""
+    text = _profile_dir().joinpath("noise", "presets.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    for name, preset in data.items():
+        streams = {k: v for k, v in preset.items() if k != "description"}
+        if not streams or not set(streams) <= {"irq", "kthread"}:
+            raise ValueError(f"noise preset {name!r} must give irq and/or kthread streams")
+        for stream, entry in streams.items():
+            for key in _NOISE_KEYS:
+                item = entry.get(key)
+                # Each number must carry its source, as a profile's costs do.
+                if not (isinstance(item, dict) and set(item) == {"value", "source"}
+                        and isinstance(item["value"], (int, float)) and item["source"].strip()):
+                    raise ValueError(f"noise preset {name!r}: {stream}.{key} must be "
+                                     "{value: <number>, source: <text>}")
+    return data
+
+
+def noise_presets() -> dict[str, dict]:
+    """The OS-noise presets: ``{name: {"irq": {rate_hz, median_us, p99_us}, "kthread": {...}}}``."""
+    return {name: {stream: {key: entry[key]["value"] for key in _NOISE_KEYS}
+                   for stream, entry in preset.items() if stream != "description"}
+            for name, preset in _read_noise().items()}
+
+
+def noise_preset_sources(name: str) -> dict[str, str]:
+    """Where each number of a noise preset comes from: ``{"irq.rate_hz": source, ...}``."""
+    preset = _read_noise()[name]
+    return {f"{stream}.{key}": entry[key]["source"] for stream, entry in preset.items() if stream != "description"
+            for key in _NOISE_KEYS}

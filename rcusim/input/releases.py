@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from rcusim.errors import ScenarioError
 
-__all__ = ["OLDEST", "NEWEST", "SWITCHES", "ReleaseSwitches", "Switch", "parse_release", "release_switches"]
+__all__ = ["OLDEST", "NEWEST", "SWITCHES", "PATCHES", "ReleaseSwitches", "Switch", "Patch", "parse_release",
+           "release_switches"]
 
 #: The releases rcusim models: 2.6 (with patch levels up to 2.6.39) to NEWEST.
 OLDEST = (2, 6)
@@ -63,6 +64,11 @@ SWITCHES = (
            "release not checked against the tag",
            "expedited callers funnel through rcu_node wait queues and one exp_mutex; before, "
            "through a funnel of per-rcu_node mutexes"),
+    Switch("timer_wheel_rounds_up", (4, 8),
+           '"timers: Switch to a non-cascading wheel" (Thomas Gleixner, Jul 2016), v4.8',
+           "a timer-wheel timer runs at the tick after its bucket: calc_index() rounds the expiry up "
+           "one unit of its level (1 jiffy under 63 jiffies, 8**n jiffies at level n), so "
+           "schedule_timeout(j) sleeps j to j+1 jiffies; before, the tick that reached the expiry ran it"),
     Switch("exp_gp_workqueue", (4, 9),
            '"rcu: Drive expedited grace periods from workqueue" (McKenney, 2016); '
            "release not checked against the tag",
@@ -86,6 +92,12 @@ SWITCHES = (
            "RCU pull request for v6.3",
            "each bulk page keeps a polled GP snapshot (+8 B header, 508 pointers) and is reclaimed "
            "as soon as its own GP has passed"),
+    Switch("timer_pull", (6, 9),
+           '"timers: Implement the hierarchical pull model" (Anna-Maria Behnsen, Feb 2024), '
+           '"[GIT PULL] timers/core for v6.9"; release not checked against the tag',
+           "a NO_HZ-idle CPU's non-pinned timers (schedule_timeout() among them) are expired by an "
+           "active CPU of its timer-migration group, so the idle CPU is not woken and runs no tick "
+           "handler; before, its own interrupt expired them"),
     Switch("sr_normal_sync_wq", (6, 10),
            "sync_wq for the synchronize_rcu() wake-from-GP cleanup work (read in v6.12; the change "
            "release is not checked)",
@@ -100,6 +112,31 @@ SWITCHES = (
 
 
 @dataclass(frozen=True)
+class Patch:
+    """A posted patch rcusim can apply on top of a release (``kernel.patches``)."""
+
+    name: str
+    posted: str
+    """Subject, author, date and Message-Id of the posting."""
+    needs: str
+    """The switch of :data:`SWITCHES` whose code the patch changes."""
+    meaning: str
+    """What the patch changes."""
+
+
+PATCHES = (
+    Patch("rcu-gp-kthread-cpu-qs-early",
+          '"[PATCH -next 6/8] rcu: Reduce synchronize_rcu() latency by reporting GP kthread\'s CPU QS '
+          'early" (Joel Fernandes, 1 Jan 2026, <20260101163417.1065705-7-joelagnelf@nvidia.com>); '
+          "no mainline release carrying it was found",
+          "gp_kthread",
+          "rcu_gp_init() ends with rcu_qs() and rcu_report_qs_rdp() for its own CPU, which the first "
+          "FQS scan can never see idle (it is running the scan)"),
+)
+"""Posted patches by name; a release never turns one on, ``kernel.patches`` does."""
+
+
+@dataclass(frozen=True)
 class ReleaseSwitches:
     """The value of every switch of :data:`SWITCHES` for one release."""
 
@@ -107,12 +144,14 @@ class ReleaseSwitches:
     gp_kthread: bool
     softirq_time_limit: bool
     exp_funnel_wait_queues: bool
+    timer_wheel_rounds_up: bool
     exp_gp_workqueue: bool
     ksoftirqd_does_its_job: bool
     exp_par_init: bool
     kfree_drain_5hz: bool
     kvfree_bulk_list_head: bool
     kvfree_polled: bool
+    timer_pull: bool
     sr_normal_sync_wq: bool
     wake_from_gp_auto: bool
 

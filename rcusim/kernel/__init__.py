@@ -1,1 +1,1 @@
-"""Kernel arithmetic: rcu_seq grace-period sequence numbers and the rcu_node tree geometry."""
+"""Kernel arithmetic: rcu_seq grace-period sequence numbers, the rcu_node tree geometry, the timer wheel."""

@@ -43,7 +43,13 @@ PRIMITIVE_NAMES = {code: name for name, code in _core.PRIMITIVES.items()}
 REQUEST_COLUMNS = ("task", "cpu", "primitive", "t_start_ns", "t_end_ns", "latency_ns")
 
 #: Columns every ``gps`` frame must have.
-GP_COLUMNS = ("gp_seq", "t_start_ns", "t_end_ns", "expedited")
+GP_COLUMNS = ("gp_seq", "t_start_ns", "t_end_ns", "expedited", "fqs_scans", "last_qs")
+
+#: Whose report emptied the root's qsmask (the ``last_qs`` column; -1: not recorded).
+LAST_QS_NAMES = {code: name for name, code in _core.LAST_QS_KINDS.items()}
+
+#: Percentiles of the normal-GP length reported in ``metrics["normal_gp"]``.
+GP_LENGTH_PERCENTILES = (50, 90, 99)
 
 #: Percentiles reported in ``metrics["latency_us"]``.
 LATENCY_PERCENTILES = (50, 90, 99)
@@ -96,7 +102,7 @@ def make_requests_frame(task, cpu, primitive, t_start_ns, t_end_ns) -> pd.DataFr
     )
 
 
-def make_gps_frame(gp_seq, t_start_ns, t_end_ns, expedited) -> pd.DataFrame:
+def make_gps_frame(gp_seq, t_start_ns, t_end_ns, expedited, fqs_scans=None, last_qs=None) -> pd.DataFrame:
     """Build a ``gps`` frame from NumPy columns, with the documented dtypes.
 
     Parameters
@@ -107,18 +113,25 @@ def make_gps_frame(gp_seq, t_start_ns, t_end_ns, expedited) -> pd.DataFrame:
         Simulated start and end time of the grace period.
     expedited : array_like of bool
         True for an expedited grace period.
+    fqs_scans : array_like of int, optional
+        Force-quiescent-state scans the GP took (0 where not recorded).
+    last_qs : array_like of int, optional
+        Whose report emptied the root (:data:`LAST_QS_NAMES`; -1 where not recorded).
 
     Returns
     -------
     pandas.DataFrame
         Columns :data:`GP_COLUMNS`.
     """
+    n = len(gp_seq)
     return pd.DataFrame(
         {
             "gp_seq": np.asarray(gp_seq, dtype=np.int64),
             "t_start_ns": np.asarray(t_start_ns, dtype=np.int64),
             "t_end_ns": np.asarray(t_end_ns, dtype=np.int64),
             "expedited": np.asarray(expedited, dtype=bool),
+            "fqs_scans": np.zeros(n, np.int64) if fqs_scans is None else np.asarray(fqs_scans, dtype=np.int64),
+            "last_qs": np.full(n, -1, np.int8) if last_qs is None else np.asarray(last_qs, dtype=np.int8),
         }
     )
 
@@ -184,6 +197,38 @@ def latency_stats_us(latency_ns) -> dict:
         stats[f"p{q}"] = value
     stats["max"] = lat_us.max()
     return {k: (v if k == "count" else _round_or_none(v, _US_DECIMALS)) for k, v in stats.items()}
+
+
+def normal_gp_stats(gps: pd.DataFrame) -> dict | None:
+    """Length, FQS scans and last reporter of the normal grace periods.
+
+    Parameters
+    ----------
+    gps : pandas.DataFrame
+        A ``gps`` frame (:data:`GP_COLUMNS`).
+
+    Returns
+    -------
+    dict or None
+        ``length_us`` (p50, p90, p99, max; µs, percentiles by linear
+        interpolation), ``fqs_scans`` (mean, p99) and ``last_qs`` (a count per
+        name of :data:`LAST_QS_NAMES`); None without normal grace periods
+        whose reporters were recorded (classic RCU records none).
+    """
+    normal = gps[~gps["expedited"].to_numpy(dtype=bool)]
+    last = normal["last_qs"].to_numpy()
+    if last.size == 0 or np.all(last < 0):
+        return None
+    length_us = (normal["t_end_ns"].to_numpy() - normal["t_start_ns"].to_numpy()) / 1e3
+    scans = normal["fqs_scans"].to_numpy()
+    pct = np.percentile(length_us, GP_LENGTH_PERCENTILES, method="linear")
+    return {
+        "length_us": {**{f"p{q}": _round_or_none(v, _US_DECIMALS) for q, v in zip(GP_LENGTH_PERCENTILES, pct)},
+                      "max": _round_or_none(length_us.max(), _US_DECIMALS)},
+        "fqs_scans": {"mean": _round_or_none(scans.mean(), _RATIO_DECIMALS),
+                      "p99": _round_or_none(np.percentile(scans, 99, method="linear"), _RATIO_DECIMALS)},
+        "last_qs": {name: int(np.count_nonzero(last == code)) for code, name in LAST_QS_NAMES.items()},
+    }
 
 
 def sched_latency_stats_us(latency_ns) -> dict:
@@ -337,6 +382,9 @@ class VariantResult:
             "expedited_grace_periods": int(np.count_nonzero(expedited)),
             "batching": _round_or_none(self.batching, _RATIO_DECIMALS),
         }
+        gp = normal_gp_stats(self.gps)
+        if gp is not None:
+            metrics["normal_gp"] = gp
         # Refuse to let an extra metric silently replace a built-in one: a
         # reader of summary.json must be able to trust what each key means.
         clash = sorted(set(metrics) & set(self.extra_metrics))
@@ -487,6 +535,16 @@ class Result:
                 ("batching (requests/GP)", lambda v, m: m.get("batching")),
             ]
         metrics = {n: self.variants[n].metrics for n in names}
+        if any("normal_gp" in m for m in metrics.values()):
+            for key in [f"p{q}" for q in GP_LENGTH_PERCENTILES] + ["max"]:
+                rows.append((f"GP length {key} (µs)",
+                             lambda v, m, key=key: m.get("normal_gp", {}).get("length_us", {}).get(key)))
+            for key in ("mean", "p99"):
+                rows.append((f"FQS scans/GP {key}",
+                             lambda v, m, key=key: m.get("normal_gp", {}).get("fqs_scans", {}).get(key)))
+            for name in LAST_QS_NAMES.values():
+                rows.append((f"last QS: {name.replace('_', ' ')}",
+                             lambda v, m, name=name: m.get("normal_gp", {}).get("last_qs", {}).get(name)))
         flat = {id(v): _numeric_leaves(metrics[n]) for n, v in self.variants.items()}
         leaves = {}
         for n, v in self.variants.items():
@@ -570,6 +628,16 @@ class Result:
                 + "  ".join(f"{k} {_fmt(lat[k])}" for k in ["min", "mean", "p50", "p90", "p99", "max"]),
                 f"grace periods:            {m['grace_periods']} normal, {m['expedited_grace_periods']} expedited",
                 f"batching (requests/GP):   {_fmt(m['batching'])}",
+            ]
+            gp = m.get("normal_gp")
+            if gp is not None:
+                out += [
+                    "normal GP length (µs):    " + "  ".join(f"{k} {_fmt(x)}" for k, x in gp["length_us"].items()),
+                    f"FQS scans per GP:         mean {_fmt(gp['fqs_scans']['mean'])}  p99 {_fmt(gp['fqs_scans']['p99'])}",
+                    "last QS reported by:      " + "  ".join(f"{k.replace('_', ' ')} {x}"
+                                                             for k, x in gp["last_qs"].items()),
+                ]
+            out += [
                 f"events:                   {int(v.events)}",
             ]
             for key in v.extra_metrics:

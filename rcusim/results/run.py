@@ -48,7 +48,8 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
     return VariantResult(
         name=name,
         requests=make_requests_frame(req["task"], req["cpu"], req["primitive"], req["t_start_ns"], req["t_end_ns"]),
-        gps=make_gps_frame(gps["gp_seq"], gps["t_start_ns"], gps["t_end_ns"], gps["expedited"]),
+        gps=make_gps_frame(gps["gp_seq"], gps["t_start_ns"], gps["t_end_ns"], gps["expedited"], gps["fqs_scans"],
+                           gps["last_qs"]),
         counters=counters,
         events=counters["events"],
         wall_time_s=run.wall_time_s,

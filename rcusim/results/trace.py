@@ -55,7 +55,7 @@ _ENTITY_NAMES = {
     ENT["sr_worker"]: "kworker/{cpu}:1", ENT["exp_gp"]: "rcu_exp_gp_kthread_worker",
     ENT["exp_par"]: "rcu_exp_par_gp_kthread_worker/{idx}", ENT["reader"]: "reader/{cpu}",
     ENT["kfree"]: "kfree_scale_thread/{idx}", ENT["kworker"]: "kworker/{cpu}:2", ENT["rt_probe"]: "amlat/{cpu}",
-    ENT["bg"]: "dbench/{cpu}", ENT["krcud"]: "krcud/{idx}",
+    ENT["bg"]: "dbench/{cpu}", ENT["krcud"]: "krcud/{idx}", ENT["noise"]: "kworker/{cpu}:3",
 }
 """Thread names by entity kind (the GP kthread is named by flavour, rcuc/N is ksoftirqd/N with use_softirq)."""
 QS_NAMES = {0: "QS", 1: "QS (FQS: idle)", 2: "expedited QS"}

@@ -9,6 +9,7 @@ to ksoftirqd/N.  Offloaded (NOCB) CPUs and rcuc kthreads are not modelled.
 
 from __future__ import annotations
 
+from rcusim._core import LAST_QS_KINDS as LAST_QS
 from rcusim._seq import rcu_seq_completed_gp, rcu_seq_new_gp, rcu_seq_snap, rcu_seq_state
 from rcusim.engine.reference.sched import CPU_BUSY, SLEEP, wake
 from rcusim.engine.reference.segcblist import RCU_DONE_TAIL, RCU_NEXT_READY_TAIL, RCU_NEXT_TAIL, Callback, RcuSegCbList
@@ -36,6 +37,7 @@ class RcuData:
         self.exp_deferred_pending = False  # a report waits for the softirq section's end
         self.cblist = RcuSegCbList()
         self.ksoftirqd = None
+        self.cpu = None                 # the Cpu this rcu_data belongs to
 
 
 # --- callbacks ---------------------------------------------------------------
@@ -122,6 +124,13 @@ def note_gp_changes(sim, rdp: RcuData) -> None:
         sim.rcu_gp_kthread_wake()
 
 
+def last_qs_src(sim, cpu) -> int:
+    """Whose report it is when a CPU reports for itself (``LAST_QS_KINDS``)."""
+    if cpu is sim.gp_kthread.cpu:
+        return LAST_QS["gp_kthread_cpu"]
+    return LAST_QS["busy_cpu"] if cpu.state == CPU_BUSY else LAST_QS["idle_cpu"]
+
+
 def rcu_report_qs_rdp(sim, rdp: RcuData) -> None:
     """Push this CPU's noted QS into its leaf, unless the GP moved on meanwhile."""
     rnp = rdp.mynode
@@ -133,7 +142,7 @@ def rcu_report_qs_rdp(sim, rdp: RcuData) -> None:
     if not rnp.qsmask & rdp.grpmask:
         return
     needwake = rcu_accelerate_cbs(sim, rdp)
-    rcu_report_qs_rnp(sim, rdp.grpmask, rnp, rnp.gp_seq)
+    rcu_report_qs_rnp(sim, rdp.grpmask, rnp, rnp.gp_seq, last_qs_src(sim, rdp.cpu))
     if needwake:
         sim.rcu_gp_kthread_wake()
 

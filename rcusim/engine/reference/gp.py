@@ -17,8 +17,10 @@ from __future__ import annotations
 
 from collections import deque
 
+from rcusim._core import LAST_QS_KINDS as LAST_QS
 from rcusim._seq import rcu_seq_endval, rcu_seq_snap
-from rcusim.engine.reference.core import note_gp_changes, rcu_need_resched
+from rcusim.engine.reference.core import note_gp_changes, rcu_need_resched, rcu_report_qs_rdp
+from rcusim.kernel.timer import timer_expiry_jiffy
 from rcusim.engine.reference.sched import BLOCKED, CPU_BUSY, CPU_IDLE, SLEEP, urgent_at, wake
 from rcusim.engine.reference.tree import (RCU_GP_FLAG_FQS, RCU_GP_FLAG_INIT, raw_spin_lock_rcu_node, rcu_report_qs_rnp,
                                           rcu_start_this_gp)
@@ -26,6 +28,7 @@ from rcusim.engine.reference.tree import (RCU_GP_FLAG_FQS, RCU_GP_FLAG_INIT, raw
 RCU_GP_IDLE, RCU_GP_WAIT_FQS = 0, 5
 SR_NORMAL_GP_WAIT_HEAD_MAX = 5   # wait heads: GPs with claimed waiters not yet all woken
 SR_MAX_USERS_WAKE_FROM_GP = 5    # waiters the GP kthread wakes itself
+TMIGR_CHILDREN_PER_GROUP = 8     # kernel/time/timer_migration.h
 
 
 def rcu_gp_kthread(sim):
@@ -77,22 +80,47 @@ def rcu_gp_fqs_loop(sim):
 
 
 def rcu_gp_fqs_timer(sim, j: int) -> None:
-    """Arm the WAIT_FQS timeout j jiffies ahead, on a jiffy boundary."""
-    jiffy = sim.inp.sched.jiffy_ns
-    sim.fqs_deadline = (sim.env.now // jiffy + j) * jiffy
+    """jiffies_force_qs = jiffies + j, and the WAIT_FQS timeout on the timer wheel."""
+    s = sim.inp.sched
+    clk = sim.env.now // s.jiffy_ns
+    sim.fqs_deadline = (clk + j) * s.jiffy_ns
+    expiry = timer_expiry_jiffy(clk, clk + j, 1_000_000_000 // s.jiffy_ns, bool(s.timer_wheel_round))
     sim.gp_timer_gen += 1
     gen = sim.gp_timer_gen
-    sim.env.timeout(max(0, sim.fqs_deadline - sim.env.now)).callbacks.append(
-        lambda _ev: rcu_gp_fqs_timeout(sim, gen))
+    sim.env.timeout(expiry * s.jiffy_ns - sim.env.now).callbacks.append(lambda _ev: rcu_gp_fqs_timeout(sim, gen))
 
 
 def rcu_gp_fqs_timeout(sim, gen: int) -> None:
+    """process_timeout(), from the CPU whose interrupt expires the timer."""
     if gen != sim.gp_timer_gen or sim.gp_state != RCU_GP_WAIT_FQS:
         return  # re-armed or no longer waiting
-    sim.gp_kthread.cpu.timer_tick()
+    cpu = timer_expiry_cpu(sim, sim.gp_kthread.cpu)
+    cpu.timer_tick()
     if sim.gp_kthread.state == BLOCKED:
         sim.acc = 0
-        wake(sim, sim.gp_kthread, None, sim.env.now)
+        wake(sim, sim.gp_kthread, cpu, sim.env.now)
+
+
+def timer_expiry_cpu(sim, cpu):
+    """The CPU whose interrupt expires a non-pinned timer armed on `cpu`.
+
+    Before v6.9, `cpu` itself. From v6.9 a NO_HZ-idle `cpu` leaves it to the
+    timer-migration hierarchy: the lowest-numbered active CPU of the nearest
+    enclosing group of 8, 64, ... CPUs, or with every CPU idle the last one
+    to go idle.
+    """
+    if not sim.inp.sched.timer_pull or not cpu.tick_stopped():
+        return cpu
+    size = TMIGR_CHILDREN_PER_GROUP
+    while True:
+        lo = cpu.index // size * size
+        group = sim.cpus[lo:lo + size]
+        for other in group:
+            if other is not cpu and not other.tick_stopped():
+                return other
+        if len(group) == len(sim.cpus):
+            return sim.last_idle_cpu
+        size *= TMIGR_CHILDREN_PER_GROUP
 
 
 def rcu_gp_kthread_wake(sim) -> None:
@@ -108,12 +136,19 @@ def rcu_gp_init(sim) -> None:
     """Start gp_seq and set every node's qsmask from qsmaskinit."""
     sim.gp_flags = 0
     sim.gp_start = sim.env.now
+    sim.gp_nfqs = 0
+    sim.gp_last_qs = -1
     rcu_sr_normal_gp_init(sim)
     sim.gp_seq += 1  # rcu_seq_start()
     for rnp in sim.nodes:
         rnp.qsmask = rnp.qsmaskinit
         rnp.gp_seq = sim.gp_seq
-    note_gp_changes(sim, sim.gp_kthread.cpu.rdp)
+    rdp = sim.gp_kthread.cpu.rdp
+    note_gp_changes(sim, rdp)
+    if sim.inp.gp.gp_init_report_qs:
+        # rcu_qs() and rcu_report_qs_rdp(): no first scan can see this CPU idle.
+        rdp.cpu_no_qs = False
+        rcu_report_qs_rdp(sim, rdp)
     if sim.srs_next:
         # Every wait head is busy: these waiters need another GP.
         rcu_start_this_gp(sim, sim.gp_kthread.cpu.rdp.mynode, rcu_seq_snap(sim.gp_seq))
@@ -129,6 +164,7 @@ def force_qs_rnp(sim, first: bool) -> None:
     """
     age = (sim.env.now - sim.gp_start) // sim.inp.sched.jiffy_ns
     sim.counters["fqs_scans"] += 1
+    sim.gp_nfqs += 1
     for rnp in sim.leaves:
         mask = 0
         for bit in range(rnp.qsmask.bit_length()):
@@ -148,7 +184,16 @@ def force_qs_rnp(sim, first: bool) -> None:
                 if age > sim.inp.gp.jiffies_resched:
                     resched_cpu(sim, cpu)
         if mask:
-            rcu_report_qs_rnp(sim, mask, rnp, rnp.gp_seq)
+            rcu_report_qs_rnp(sim, mask, rnp, rnp.gp_seq, fqs_qs_src(sim, rnp, mask))
+
+
+def fqs_qs_src(sim, rnp, mask: int) -> int:
+    """Whose report a scan makes for the CPUs of mask at leaf rnp (``LAST_QS_KINDS``)."""
+    gp_rdp = sim.gp_kthread.cpu.rdp
+    if gp_rdp.mynode is rnp and mask & gp_rdp.grpmask:
+        return LAST_QS["gp_kthread_cpu"]
+    busy = any(mask >> bit & 1 and sim.cpus[rnp.grplo + bit].state == CPU_BUSY for bit in range(mask.bit_length()))
+    return LAST_QS["busy_cpu"] if busy else LAST_QS["idle_cpu"]
 
 
 def resched_cpu(sim, cpu) -> None:
@@ -181,7 +226,8 @@ def rcu_gp_cleanup(sim) -> None:
             needgp = True
         else:
             rnp.gp_seq_needed = new
-    sim.record_gp(sim.gp_seq, sim.gp_start, sim.gp_qs_t, sim.env.now)
+    sim.record_gp(sim.gp_seq, sim.gp_start, sim.gp_qs_t, sim.env.now, fqs_scans=sim.gp_nfqs,
+                  last_qs=sim.gp_last_qs)
     sim.gp_seq = new  # rcu_seq_end()
     rcu_sr_normal_gp_cleanup(sim)
     if needgp:

@@ -75,6 +75,9 @@ class Model:
         self.gp_qs_t = 0           # when the root's qsmask emptied
         self.fqs_deadline = 0
         self.gp_timer_gen = 0
+        self.gp_nfqs = 0           # FQS scans in the current GP
+        self.gp_last_qs = -1       # whose report emptied the root (LAST_QS_KINDS)
+        self.last_idle_cpu = None  # the CPU that went idle last (holds the top migrator level)
         self.srs_next, self.srs_wait, self.srs_done = deque(), deque(), deque()
         self.srs_heads_inuse = 0
         self.srs_done_heads = 0
@@ -100,6 +103,7 @@ class Model:
         for c, (leaf, grpnum) in enumerate(zip(inp.tree.cpu_leaf, inp.tree.cpu_grpnum)):
             cpu = Cpu(self, c)
             cpu.rdp = RcuData(self.nodes[int(leaf)], 1 << int(grpnum), self.gp_seq, p.core.blimit)
+            cpu.rdp.cpu = cpu
             cpu.rdp.mynode.qsmaskinit |= cpu.rdp.grpmask
             cpu.rdp.mynode.expmaskinit |= cpu.rdp.grpmask
             self.cpus.append(cpu)
@@ -136,7 +140,8 @@ class Model:
             rnp.exp_par_worker.start(exp.rcu_exp_par_gp_kworker(self, rnp.exp_par_worker, rnp))
 
         self.req = {k: [] for k in ("task", "cpu", "primitive", "t_start_ns", "t_end_ns")}
-        self.gprec = {k: [] for k in ("gp_seq", "t_start_ns", "t_qs_ns", "t_end_ns", "ipis", "expedited")}
+        self.gprec = {k: [] for k in ("gp_seq", "t_start_ns", "t_qs_ns", "t_end_ns", "ipis", "expedited",
+                                      "fqs_scans", "last_qs")}
         self.completion_ns = 0
 
     # --- draws, actions, records -------------------------------------------
@@ -168,10 +173,13 @@ class Model:
                            ("t_start_ns", task.t_call), ("t_end_ns", t_end)):
             self.req[key].append(value)
 
-    def record_gp(self, gp_seq: int, t0: int, t_qs: int, t1: int, ipis: int = 0, expedited: bool = False) -> None:
-        """A GP (normal, or expedited) ended at t1; all its QS were reported at t_qs."""
+    def record_gp(self, gp_seq: int, t0: int, t_qs: int, t1: int, ipis: int = 0, expedited: bool = False,
+                  fqs_scans: int = 0, last_qs: int = -1) -> None:
+        """A GP (normal, or expedited) ended at t1; all its QS were reported at t_qs,
+        the last by `last_qs` (a value of ``LAST_QS_KINDS``), after `fqs_scans` scans."""
         for key, value in (("gp_seq", gp_seq), ("t_start_ns", t0), ("t_qs_ns", t_qs), ("t_end_ns", t1),
-                           ("ipis", ipis), ("expedited", expedited)):
+                           ("ipis", ipis), ("expedited", expedited), ("fqs_scans", fqs_scans),
+                           ("last_qs", last_qs)):
             self.gprec[key].append(value)
 
     def task_exited(self) -> None:
@@ -187,7 +195,7 @@ class Model:
                      "t_start_ns": np.int64, "t_end_ns": np.int64}
         return {
             "requests": {k: np.array(v, dtype=req_types[k]) for k, v in self.req.items()},
-            "grace_periods": {k: np.array(v, dtype=bool if k == "expedited" else np.int64)
+            "grace_periods": {k: np.array(v, dtype={"expedited": bool, "last_qs": np.int8}.get(k, np.int64))
                               for k, v in self.gprec.items()},
             "counters": dict(self.counters),
             "finished": not self.tasks_left,
@@ -205,6 +213,8 @@ def _check_scope(inp: EngineInput) -> None:
         raise NotImplementedError(
             "the reference model does not model NOCB: offloaded CPUs (rcu_nocbs=) are out of its "
             "scope; compare configurations without rcu_nocbs")
+    if np.any(inp.noise.irq_gap_ns) or np.any(inp.noise.kthread_gap_ns):
+        raise NotImplementedError("the reference model has no OS noise; the noise workload is out of its scope")
     if not p.core.use_softirq:
         raise NotImplementedError(
             "the reference model runs rcu_core() as RCU_SOFTIRQ only; rcutree.use_softirq=0 "

@@ -164,6 +164,7 @@ class Cpu:
     def rcu_idle_enter(self) -> None:
         self.state = CPU_IDLE
         self.curr = None
+        self.sim.last_idle_cpu = self
         self.watching += 1  # extended quiescent state
         self.rdp.cpu_no_qs = False
         self.user_from = self.user_to = 0
@@ -236,6 +237,10 @@ class Cpu:
                 return
             self.sim.rcu_sched_clock_irq(self)
             yield env.timeout(jiffy)
+
+    def tick_stopped(self) -> bool:
+        """Inactive to the timer-migration hierarchy: NO_HZ idle, rcu_needs_cpu() false."""
+        return self.state == CPU_IDLE and self.rdp.cblist.n_cbs() == 0
 
     def timer_tick(self) -> None:
         """A timer expiring here: on a NO_HZ-idle CPU it brings a tick with it."""

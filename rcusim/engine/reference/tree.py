@@ -51,8 +51,12 @@ def raw_spin_lock_rcu_node(sim, rnp: RcuNode) -> None:
     sim.counters["rnp_lock_wait_ns"] += wait
 
 
-def rcu_report_qs_rnp(sim, mask: int, rnp: RcuNode, gps: int) -> None:
-    """Clear mask in rnp and climb while nodes empty; at the root, wake the GP kthread."""
+def rcu_report_qs_rnp(sim, mask: int, rnp: RcuNode, gps: int, src: int) -> None:
+    """Clear mask in rnp and climb while nodes empty; at the root, wake the GP kthread.
+
+    `src` (a value of ``LAST_QS_KINDS``) says whose report this is; the GP
+    records it if this report ends the wait.
+    """
     while True:
         if not rnp.qsmask & mask or rnp.gp_seq != gps:
             return  # already reported, or a stale report for an older GP
@@ -60,6 +64,7 @@ def rcu_report_qs_rnp(sim, mask: int, rnp: RcuNode, gps: int) -> None:
         if rnp.qsmask:
             return
         if rnp.parent < 0:
+            sim.gp_last_qs = src
             rcu_report_qs_rsp(sim)
             return
         mask = rnp.grpmask

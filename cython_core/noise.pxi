@@ -1,0 +1,80 @@
+# OS noise (the noise workload): per-CPU device and timer interrupts and short
+# bursts of unrelated kthread work, each a Poisson stream with lognormal
+# durations.  An interrupt steals time from the running burst; one taken from
+# idle moves the CPU's rcu_watching counter twice (ct_irq_enter()/ct_irq_exit())
+# and holds it out of the extended quiescent state while it runs.  A kthread
+# burst is an entity of its own (SCHED_OTHER) that wakes the CPU, runs and
+# context-switches like any other.
+#
+# Included by _core.pyx: module-level functions on the Engine.
+
+
+cdef void noise_init(Engine self, nz, int e) except *:
+    """Noise streams per CPU, the first arrivals, and a noise kthread where needed."""
+    cdef int c
+    self.nz_irq_gap_ns = np.ascontiguousarray(nz.irq_gap_ns, dtype=np.int64)
+    self.nz_irq_mu = np.ascontiguousarray(nz.irq_mu, dtype=np.float64)
+    self.nz_irq_sigma = np.ascontiguousarray(nz.irq_sigma, dtype=np.float64)
+    self.nz_kt_gap_ns = np.ascontiguousarray(nz.kthread_gap_ns, dtype=np.int64)
+    self.nz_kt_mu = np.ascontiguousarray(nz.kthread_mu, dtype=np.float64)
+    self.nz_kt_sigma = np.ascontiguousarray(nz.kthread_sigma, dtype=np.float64)
+    for c in range(self.nr_cpus):
+        self.cpus[c].noise_ent = -1
+        if self.nz_irq_gap_ns[c] > 0:
+            push(self, exp_ns(self, self.nz_irq_gap_ns[c]), PRIO_NORMAL, EV_NOISE_IRQ, c, 0)
+        if self.nz_kt_gap_ns[c] > 0:
+            self.cpus[c].noise_ent = e
+            self.ents[e].kind = ENT_NOISE
+            self.ents[e].cpu = c
+            self.ents[e].idx = c
+            self.ents[e].rq = RQ_NORMAL
+            e += 1
+            push(self, exp_ns(self, self.nz_kt_gap_ns[c]), PRIO_NORMAL, EV_NOISE_KTHREAD, c, 0)
+    self.n_ents = e
+
+
+cdef inline i64 lognormal_ns(Engine self, double mu, double sigma) noexcept:
+    return <i64> exp(mu + sigma * std_normal(self))
+
+
+cdef void ev_noise_irq(Engine self, int c) except *:
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 dur = lognormal_ns(self, self.nz_irq_mu[c], self.nz_irq_sigma[c])
+    self.n_noise_irqs += 1
+    self.n_noise_irq_ns += dur
+    if cp.state == CPU_IDLE and not cp.in_irq:
+        cp.in_irq = 1
+        cp.watching += 1  # ct_irq_enter(): RCU watches this CPU while the handler runs
+        push(self, self.now + dur, PRIO_NORMAL, EV_NOISE_IRQ_END, c, 0)
+    else:
+        steal(self, c, dur)
+    push(self, self.now + exp_ns(self, self.nz_irq_gap_ns[c]), PRIO_NORMAL, EV_NOISE_IRQ, c, 0)
+
+
+cdef void ev_noise_irq_end(Engine self, int c) noexcept:
+    cdef cpu_t *cp = &self.cpus[c]
+    cp.in_irq = 0
+    cp.watching += 1  # ct_irq_exit(): back to the extended quiescent state (or to the woken task)
+
+
+cdef void ev_noise_kthread(Engine self, int c) except *:
+    """A work item for the CPU's noise kthread; it runs them one burst each."""
+    cdef int e = self.cpus[c].noise_ent
+    self.cpus[c].noise_work += 1
+    if self.ents[e].state == ST_BLOCKED:
+        wake(self, e, c, self.now)
+    push(self, self.now + exp_ns(self, self.nz_kt_gap_ns[c]), PRIO_NORMAL, EV_NOISE_KTHREAD, c, 0)
+
+
+cdef i64 noise_run(Engine self, int e, i64 t0) except -2:
+    cdef int c = self.ents[e].idx
+    self.cpus[c].noise_work -= 1
+    self.n_noise_bursts += 1
+    return lognormal_ns(self, self.nz_kt_mu[c], self.nz_kt_sigma[c])
+
+
+cdef i64 noise_done(Engine self, int e) except -2:
+    """The burst ends: run the next queued item, or sleep."""
+    if self.cpus[self.ents[e].idx].noise_work > 0:
+        return noise_run(self, e, self.now)
+    return -1

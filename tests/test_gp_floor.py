@@ -1,0 +1,152 @@
+"""The grace-period floor on an idle machine: the GP kthread's own CPU, the FQS
+timer on the timer wheel, and the CPU that expires that timer.
+
+Each check reads the engine's own records (grace periods, trace) rather than a
+latency figure, so a mechanism in the wrong place fails it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rcusim import _core
+from rcusim.errors import ScenarioError
+from rcusim.input.scenario import load_scenario
+from rcusim.kernel.timer import lvl_start, timer_expiry_jiffy
+from rcusim.results import trace
+from rcusim.results.run import run_scenario
+
+LAST_QS = _core.LAST_QS_KINDS
+GP_CPU = 0  # rcusim's housekeeping CPU, where the GP kthread runs
+
+
+def lone_caller(release: str, hz: int = 1000, loops: int = 20, **kernel) -> dict:
+    """One synchronize_rcu() caller on CPU 5 of an idle 64-CPU server."""
+    return {"name": f"floor_{release}", "seed": 0,
+            "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 64},
+            "kernel": {"release": release, "HZ": hz, **kernel},
+            "workloads": [{"kind": "sync_loop", "tasks": 1, "loops": loops, "primitive": "synchronize_rcu",
+                           "cpus": "5"}]}
+
+
+def traced(data):
+    return run_scenario(load_scenario(data), progress=False, trace_limit=trace.MAX_TRACE_RECORDS)
+
+
+def only_variant(result):
+    (v,) = result.variants.values()
+    return v
+
+
+# --- the timer wheel ---------------------------------------------------------
+@pytest.mark.parametrize("delta, expected", [(0, 1), (3, 4), (62, 63), (63, 64), (100, 104), (5000, 5120)])
+def test_wheel_rounds_up_one_unit_of_the_level(delta, expected):
+    """calc_index(): level 0 (< 63 jiffies) fires a jiffy late; level n rounds up to
+    the next multiple of 8**n above the expiry (5000 jiffies: level 3, 512)."""
+    assert timer_expiry_jiffy(0, delta, hz=1000) == expected
+
+
+def test_wheel_never_fires_early_and_at_most_one_unit_late():
+    for clk in (0, 7, 1000, 123_457):
+        for delta in range(0, 40_000, 37):
+            fire = timer_expiry_jiffy(clk, clk + delta, hz=1000)
+            lvl = next((n for n in range(8) if delta < lvl_start(n + 1)), 8)
+            assert clk + delta < fire <= clk + delta + (1 << (3 * lvl))
+
+
+def test_cascading_wheel_fires_at_the_expiry():
+    assert timer_expiry_jiffy(10, 13, hz=1000, rounds_up=False) == 13
+    assert timer_expiry_jiffy(10, 10, hz=1000, rounds_up=False) == 11
+
+
+@pytest.mark.parametrize("release, wait_jiffies", [("4.7", 3), ("6.6", 4)])
+def test_fqs_timer_fires_on_its_wheel_jiffy(release, wait_jiffies):
+    """The first scan runs right after the tick of jiffies_till_first_fqs (3 at HZ=1000,
+    64 CPUs) from the GP's start: that tick itself before v4.8, the one after from v4.8."""
+    v = only_variant(traced(lone_caller(release)))
+    f = trace.trace_frame(v)
+    jiffy = 1_000_000
+    starts = f[f.event == "gp_start"].t_ns.to_numpy()
+    scans = f[f.event == "gp_fqs_start"].t_ns.to_numpy()
+    for t0 in starts:
+        first = scans[scans > t0][0]
+        tick = (t0 // jiffy + wait_jiffies) * jiffy
+        # After the tick: the kthread's wake-up and context switch, a few µs.
+        assert tick < first < tick + 50_000
+
+
+# --- the GP kthread's own CPU ------------------------------------------------
+def test_before_timer_pull_the_fqs_timer_interrupt_reports_the_gp_cpu():
+    """Up to v6.8 the FQS timer wakes the idle GP CPU itself: its tick handler reports
+    the QS noted at the kthread's context switch, so one scan ends the GP."""
+    v = only_variant(traced(lone_caller("6.8")))
+    gps = v.gps[~v.gps.expedited]
+    assert (gps.fqs_scans == 1).all()
+    assert (gps.last_qs != LAST_QS["gp_kthread_cpu"]).all()
+    f = trace.trace_frame(v)
+    own = f[(f.event == "qs") & (f.cpu == GP_CPU)]
+    assert len(own) == len(gps) and (own.arg == 0).all()  # reported by the CPU, not by a scan
+
+
+def test_with_timer_pull_the_gp_cpu_is_reported_by_the_second_scan():
+    """From v6.9 the caller's CPU, ticking for its callback, expires the FQS timer, so the
+    GP CPU runs no tick handler: the first scan finds it running the scan, the second
+    (rcu_watching_snap_recheck()) sees it has been idle since."""
+    v = only_variant(traced(lone_caller("6.12")))
+    gps = v.gps[~v.gps.expedited]
+    assert (gps.fqs_scans == 2).all()
+    assert (gps.last_qs == LAST_QS["gp_kthread_cpu"]).all()
+    f = trace.trace_frame(v)
+    for seq in gps.gp_seq:
+        scans = f[(f.event == "gp_fqs_start") & (f.gp_seq == seq)].t_ns.to_numpy()
+        own = f[(f.event == "qs") & (f.cpu == GP_CPU) & (f.gp_seq == seq)]
+        assert len(scans) == 2 and len(own) == 1
+        assert own.arg.iloc[0] == 1 and own.t_ns.iloc[0] > scans[1]
+
+
+def test_two_scans_double_the_floor():
+    one = only_variant(traced(lone_caller("6.8")))
+    two = only_variant(traced(lone_caller("6.12")))
+    length = {k: (v.gps.t_end_ns - v.gps.t_start_ns).median() for k, v in (("one", one), ("two", two))}
+    # 3-4 jiffies, then 3-4 more.
+    assert 3e6 < length["one"] < 4.1e6
+    assert 6e6 < length["two"] < 8.1e6
+
+
+def test_same_seed_same_grace_periods():
+    a = only_variant(run_scenario(load_scenario(lone_caller("6.12")), progress=False))
+    b = only_variant(run_scenario(load_scenario(lone_caller("6.12")), progress=False))
+    assert a.gps.equals(b.gps)
+
+
+def test_gp_metrics_in_summary():
+    v = only_variant(run_scenario(load_scenario(lone_caller("6.12")), progress=False))
+    gp = v.metrics["normal_gp"]
+    assert gp["fqs_scans"] == {"mean": 2.0, "p99": 2.0}
+    assert gp["last_qs"]["gp_kthread_cpu"] == len(v.gps)
+    assert sum(gp["last_qs"].values()) == len(v.gps)
+    lengths = np.sort((v.gps.t_end_ns - v.gps.t_start_ns).to_numpy()) / 1e3
+    assert gp["length_us"]["max"] == pytest.approx(lengths[-1], abs=1e-3)
+
+
+# --- the early-report patch --------------------------------------------------
+def test_early_report_patch_needs_one_scan():
+    """With the patch, rcu_gp_init() reports its own CPU: even with the timer pulled
+    elsewhere (v6.12), the first scan, which reports the idle CPUs, ends the GP."""
+    v = only_variant(traced(lone_caller("6.12", patches=["rcu-gp-kthread-cpu-qs-early"])))
+    gps = v.gps[~v.gps.expedited]
+    assert (gps.fqs_scans == 1).all()
+    assert (gps.last_qs != LAST_QS["gp_kthread_cpu"]).all()
+    f = trace.trace_frame(v)
+    for seq, t0 in zip(gps.gp_seq, gps.t_start_ns):
+        own = f[(f.event == "qs") & (f.cpu == GP_CPU) & (f.gp_seq == seq)]
+        scan = f[(f.event == "gp_fqs_start") & (f.gp_seq == seq)].t_ns.iloc[0]
+        assert len(own) == 1 and own.arg.iloc[0] == 0 and t0 <= own.t_ns.iloc[0] < scan
+
+
+def test_a_patch_is_refused_where_its_code_is_missing():
+    with pytest.raises(ScenarioError, match="rcu-gp-kthread-cpu-qs-early"):
+        load_scenario(lone_caller("3.6", patches=["rcu-gp-kthread-cpu-qs-early"]))
+    with pytest.raises(ScenarioError, match="not a patch"):
+        load_scenario(lone_caller("6.12", patches=["rcu-make-it-fast"]))
