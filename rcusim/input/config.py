@@ -940,6 +940,7 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
     _check_kfree(variant.workloads, kernel)
     kernel = kernel.model_copy(update={"CONFIG_NR_CPUS": nr_config})
     params = resolve_params(nr, kernel)
+    _check_lazy(variant.workloads, params)
     hardware = HardwareSpec(profile=hw.profile, nr_cpus=nr, costs=hw.resolved_costs(),
                             cost_sources=hw.cost_sources())
     return VariantSpec(name=name, hardware=hardware, kernel=kernel, params=params,
@@ -971,6 +972,23 @@ def _check_kfree(workloads, kernel: Kernel) -> None:
             raise ScenarioError("kfree_by_call_rcu with CONFIG_RCU_LAZY=y queues lazy callbacks, "
                                 "which rcusim does not model", path=("workloads", i, "kfree_by_call_rcu"),
                                 allowed="false, or set kernel.CONFIG_RCU_LAZY: false")
+
+
+def _check_lazy(workloads, params: RcuParams) -> None:
+    """Lazy callbacks are not modelled: refuse a call_rcu() workload they would apply to.
+
+    synchronize_rcu() queues with call_rcu_hurry() and kfree_rcu() batches with
+    queue_rcu_work(), neither lazy, so the other workloads are the same with and
+    without CONFIG_RCU_LAZY.
+    """
+    if not params.lazy:
+        return
+    for i, work in enumerate(workloads):
+        if isinstance(work, CallRcuLoad) and set(parse_cpulist(work.cpus, MAX_CPUS)) & set(params.nocb_cpus):
+            raise ScenarioError("call_rcu() on offloaded CPUs with CONFIG_RCU_LAZY=y queues lazy callbacks, "
+                                "which rcusim does not model", path=("workloads", i, "kind"),
+                                allowed="kernel.CONFIG_RCU_LAZY: false, rcutree.enable_rcu_lazy=0, "
+                                        "or no call_rcu_load workload")
 
 
 def _check_readers(workloads, nr: int, kernel: Kernel) -> None:
