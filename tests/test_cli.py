@@ -180,6 +180,16 @@ def _case_noise_over_a_cpu(tmp_path):
     return ["run", str(write(tmp_path, text))], ["workloads[1].irq", "occupy", f"line {line_of(text, 'irq:')}"]
 
 
+def _case_out_exists(tmp_path):
+    (tmp_path / "old").mkdir()
+    return ["run", str(BUNDLED), *TINY, "--out", str(tmp_path / "old")], ["--out", "exists", "--force"]
+
+
+def _case_out_unwritable(tmp_path):
+    # Found before the run, not after it: /proc takes no new directories.
+    return ["run", str(BUNDLED), *SMALL, "--out", "/proc/rcusim-results/x"], ["--out", "cannot write", "/proc"]
+
+
 def _case_bad_bootargs_token(tmp_path):
     return (["run", str(BUNDLED), "--set", "kernel.bootargs=rcutree.blimit=abc"],
             ["kernel.bootargs", "rcutree.blimit=abc"])
@@ -233,6 +243,8 @@ BAD_CASES = {
     "--out is a file": _case_out_is_a_file,
     "control character in file": _case_control_character,
     "non-UTF-8 --set": _case_non_utf8_set,
+    "--out exists": _case_out_exists,
+    "--out unwritable": _case_out_unwritable,
     "negative noise rate": _case_negative_noise_rate,
     "noise over a CPU": _case_noise_over_a_cpu,
 }
@@ -314,3 +326,12 @@ def test_error_message_format_is_one_line_with_key_and_line(tmp_path):
     m = re.match(pattern, stderr)
     assert m, stderr
     assert m["file"] == str(path) and int(m["line"]) == line_of(text, "HZ: 123")
+
+
+def test_force_replaces_an_existing_results_directory(tmp_path):
+    out = tmp_path / "out"
+    (out / "stale").mkdir(parents=True)
+    assert main(["run", str(BUNDLED), "--out", str(out), "--no-progress", *TINY]) == 2
+    assert (out / "stale").exists()
+    assert main(["run", str(BUNDLED), "--out", str(out), "--no-progress", "--force", *TINY]) == 0
+    assert not (out / "stale").exists() and (out / "summary.json").exists()

@@ -13,6 +13,7 @@ import argparse
 import functools
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from rcusim.commands import bench, compare, sweep
@@ -41,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a scenario and write its results")
     run.add_argument("scenario", help="scenario YAML file")
     run.add_argument("--out", help="results directory (default: results/<scenario name>)")
+    run.add_argument("--force", action="store_true", help="replace the results directory if it exists")
     run.add_argument("--seed", type=int, help="random seed (default: the scenario's)")
     run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                      help="override a scenario value, e.g. --set hardware.nr_cpus=32 (repeatable)")
@@ -66,6 +68,26 @@ def _check_seed(seed: int | None) -> None:
         raise ScenarioError(f"--seed: {seed} is negative; allowed: an integer >= 0")
 
 
+def _check_out(out: Path, force: bool) -> None:
+    """Refuse, before the run, an --out that exists (unless --force) or cannot be written."""
+    if out.exists() and not out.is_dir():
+        raise ScenarioError(f"--out: {str(out)!r} exists and is not a directory",
+                            allowed="a directory to create, or an existing one with --force")
+    if out.exists() and not force:
+        raise ScenarioError(f"--out: {str(out)!r} exists and would be replaced",
+                            allowed="--force to replace it, or another --out")
+    # The results are written beside --out and renamed into place: try that folder now.
+    ancestor = out.absolute().parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    try:
+        probe = tempfile.mkdtemp(prefix=".rcusim-out-check-", dir=ancestor)
+    except OSError as exc:
+        raise ScenarioError(f"--out: cannot write results under {str(ancestor)!r}: {exc.strerror or exc}",
+                            allowed="a directory in a writable place") from None
+    os.rmdir(probe)
+
+
 def _write_result(result, out: Path, log2: bool = True) -> Path:
     """Write the results directory with its figures; an OS error is reported as bad --out."""
     try:
@@ -79,9 +101,7 @@ def cmd_run(args) -> int:
     _check_seed(args.seed)
     scenario = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed)
     out = Path(args.out) if args.out else Path("results") / scenario.name
-    if out.exists() and not out.is_dir():  # found now, not after a long run
-        raise ScenarioError(f"--out: {str(out)!r} exists and is not a directory",
-                            allowed="a directory to create or replace")
+    _check_out(out, args.force)  # found now, not after a long run
     trace_limit = None
     if args.trace or args.ftrace:
         for path, option in ((args.trace, "--trace"), (args.ftrace, "--ftrace")):
