@@ -93,7 +93,7 @@ def test_with_timer_pull_the_gp_cpu_is_reported_by_the_second_scan():
     """From v6.9 the caller's CPU, ticking for its callback, expires the FQS timer, so the
     GP CPU runs no tick handler: the first scan finds it running the scan, the second
     (rcu_watching_snap_recheck()) sees it has been idle since."""
-    v = only_variant(traced(lone_caller("6.12")))
+    v = only_variant(traced(lone_caller("6.19")))
     gps = v.gps[~v.gps.expedited]
     assert (gps.fqs_scans == 2).all()
     assert (gps.last_qs == LAST_QS["gp_kthread_cpu"]).all()
@@ -131,10 +131,11 @@ def test_gp_metrics_in_summary():
 
 
 # --- the early-report patch --------------------------------------------------
-def test_early_report_patch_needs_one_scan():
-    """With the patch, rcu_gp_init() reports its own CPU: even with the timer pulled
-    elsewhere (v6.12), the first scan, which reports the idle CPUs, ends the GP."""
-    v = only_variant(traced(lone_caller("6.12", patches=["rcu-gp-kthread-cpu-qs-early"])))
+@pytest.mark.parametrize("release, patches", [("7.0", []), ("6.12", ["rcu-gp-kthread-cpu-qs-early"])])
+def test_early_report_needs_one_scan(release, patches):
+    """From v7.0, or backported, rcu_gp_init() reports its own CPU: even with the timer
+    pulled elsewhere, the first scan, which reports the idle CPUs, ends the GP."""
+    v = only_variant(traced(lone_caller(release, patches=patches)))
     gps = v.gps[~v.gps.expedited]
     assert (gps.fqs_scans == 1).all()
     assert (gps.last_qs != LAST_QS["gp_kthread_cpu"]).all()
@@ -150,3 +151,5 @@ def test_a_patch_is_refused_where_its_code_is_missing():
         load_scenario(lone_caller("3.6", patches=["rcu-gp-kthread-cpu-qs-early"]))
     with pytest.raises(ScenarioError, match="not a patch"):
         load_scenario(lone_caller("6.12", patches=["rcu-make-it-fast"]))
+    with pytest.raises(ScenarioError, match="already in release 7.0"):
+        load_scenario(lone_caller("7.0", patches=["rcu-gp-kthread-cpu-qs-early"]))

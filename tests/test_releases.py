@@ -36,12 +36,12 @@ def test_nothing_else_compares_releases():
     assert offenders == []
 
 
-@pytest.mark.parametrize("text", ["2.6", "2.6.4", "2.6.39", "3.0", "3.19", "4.20", "5.19", "6.0", "6.17"])
+@pytest.mark.parametrize("text", ["2.6", "2.6.4", "2.6.39", "3.0", "3.19", "4.20", "5.19", "6.0", "6.17", "6.19", "7.0"])
 def test_known_releases_are_accepted(text):
     assert parse_release(text)[:2] == tuple(int(x) for x in text.split(".")[:2])
 
 
-@pytest.mark.parametrize("text", ["7.9", "2.4", "2.5", "2.6.40", "3.20", "4.21", "5.20",
+@pytest.mark.parametrize("text", ["7.9", "2.4", "2.5", "2.6.40", "3.20", "4.21", "5.20", "6.20",
                                   f"{NEWEST[0]}.{NEWEST[1] + 1}"])
 def test_unknown_releases_are_refused_with_the_range(text):
     with pytest.raises(ScenarioError) as exc:

@@ -12,6 +12,7 @@ import pytest
 
 from rcusim.errors import ScenarioError
 from rcusim.input.config import Costs, RcuParams, VariantSpec
+from rcusim.input.releases import NEWEST
 from rcusim.input.profiles import COST_NAMES, PROFILES, load_profile, profile_sources
 from rcusim.input.scenario import Scenario, load_scenario
 
@@ -265,7 +266,7 @@ def test_kfree_release_switches(release, hz, drain, polled):
 def test_release_is_parsed():
     assert params(release="6.17").release == (6, 17)
     assert params(release="2.6.4").release == (2, 6, 4)
-    assert params().release == (6, 17)  # rcusim's default release
+    assert params().release == NEWEST  # rcusim's default release: the newest it models
 
 
 def test_rcupdate_switches():

@@ -283,7 +283,7 @@ def _gp(spec) -> Gp:
         # Before the GP kthread, softirq drove grace periods, which no task can
         # delay. rcusim keeps its GP kthread and lets no task delay it either.
         gp_kthread_rt=int(p.kthread_prio > 0 or not p.switches.gp_kthread),
-        gp_init_report_qs=int("rcu-gp-kthread-cpu-qs-early" in spec.kernel.patches),
+        gp_init_report_qs=int(p.switches.gp_kthread_cpu_qs_early),
     )
 
 

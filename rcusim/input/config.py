@@ -18,6 +18,7 @@ Every problem raises :class:`~rcusim.errors.ScenarioError` naming the key path.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import types
 from typing import Annotated, Literal, Optional, Union, get_args, get_origin
@@ -193,7 +194,7 @@ class Kernel(_Model):
     64-bit build, except where noted.
     """
 
-    release: Annotated[str, Field(json_schema_extra={"allowed": RELEASE_ALLOWED})] = "6.17"
+    release: Annotated[str, Field(json_schema_extra={"allowed": RELEASE_ALLOWED})] = "7.0"
     """Kernel release whose behaviour to model, "MAJOR.MINOR"; selects the release switches."""
     HZ: Literal[100, 250, 300, 1000] = 250
     """Scheduling-clock rate; the Kconfig default is HZ_250."""
@@ -226,7 +227,7 @@ class Kernel(_Model):
     exp_mutex: Literal["mutex", "rt_mutex"] = "mutex"
     """Lock type of rcu_state.exp_mutex: "mutex" as in mainline, or "rt_mutex" (FIFO hand-off) as in the 2016 talk's experiment."""
     patches: list[str] = []
-    """Posted patches applied on top of the release, by name (docs/releases.md)."""
+    """Changes backported onto the release, by name (docs/releases.md)."""
 
     @field_validator("patches")
     @classmethod
@@ -261,12 +262,23 @@ class Kernel(_Model):
     @model_validator(mode="after")
     def _check_patches_apply(self) -> "Kernel":
         switches = release_switches(self.release_tuple)
+        since = {s.name: ".".join(map(str, s.since)) for s in SWITCHES}
         for patch in PATCHES:
-            if patch.name in self.patches and not getattr(switches, patch.needs):
-                since = next(s.since for s in SWITCHES if s.name == patch.needs)
+            if patch.name not in self.patches:
+                continue
+            if not getattr(switches, patch.needs):
                 raise ScenarioError(f"{patch.name} changes code release {self.release} does not have",
-                                    key="patches", allowed=f"a release from {'.'.join(map(str, since))} on")
+                                    key="patches", allowed=f"a release from {since[patch.needs]} on")
+            if getattr(switches, patch.switch):
+                raise ScenarioError(f"{patch.name} is already in release {self.release}", key="patches",
+                                    allowed=f"a release before {since[patch.switch]}, or no patches")
         return self
+
+    @property
+    def switches(self) -> ReleaseSwitches:
+        """The release's switches, with the backported patches' turned on."""
+        on = {patch.switch: True for patch in PATCHES if patch.name in self.patches}
+        return dataclasses.replace(release_switches(self.release_tuple), **on)
 
     @property
     def release_tuple(self) -> tuple[int, ...]:
@@ -728,7 +740,7 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
     nr = nr_cpus
     hz = kernel.HZ
     release = kernel.release_tuple
-    switches = release_switches(release)
+    switches = kernel.switches
     nr_config = kernel.CONFIG_NR_CPUS if kernel.CONFIG_NR_CPUS is not None else nr
     try:
         args = parse_bootargs(kernel.bootargs, nr_cpus=nr)

@@ -89,13 +89,13 @@ def add_kvm_arguments(parser) -> None:
         parser.add_argument(option, action=Ignore, nargs=None, metavar="V", help=argparse.SUPPRESS)
     for option in IGNORED_FLAGS:
         parser.add_argument(option, action=Ignore, nargs=0, help=argparse.SUPPRESS)
-    parser.add_argument("--release", default="6.17", help='kernel release to model (rcusim; default "6.17")')
+    parser.add_argument("--release", default="7.0", help='kernel release to model (rcusim; default "7.0")')
     parser.add_argument("--profile", default="x86-64-server-2023", help="rcusim hardware profile")
     parser.add_argument("--seed", type=int, default=0, help="random seed (rcusim)")
     parser.add_argument("--out", help="also write the results directory here (rcusim)")
 
 
-def scenario_from_kvm(args, profile: str = "x86-64-server-2023", release: str = "6.17",
+def scenario_from_kvm(args, profile: str = "x86-64-server-2023", release: str = "7.0",
                       seed: int = 0) -> tuple[dict, list[str]]:
     """Build a scenario mapping from parsed kvm.sh options.
 

@@ -22,14 +22,14 @@ __all__ = ["OLDEST", "NEWEST", "SWITCHES", "PATCHES", "ReleaseSwitches", "Switch
 
 #: The releases rcusim models: 2.6 (with patch levels up to 2.6.39) to NEWEST.
 OLDEST = (2, 6)
-NEWEST = (6, 17)
+NEWEST = (7, 0)
 
-# The last minor release of each series (3.19, 4.20, 5.19) and of 2.6's patch levels.
-_LAST_MINOR = {2: 6, 3: 19, 4: 20, 5: 19, 6: NEWEST[1]}
+# The last minor release of each series (3.19, 4.20, 5.19, 6.19) and of 2.6's patch levels.
+_LAST_MINOR = {2: 6, 3: 19, 4: 20, 5: 19, 6: 19, 7: NEWEST[1]}
 _LAST_2_6_PATCH = 39
 
 _RELEASE_RE = re.compile(r"^(\d{1,2})\.(\d{1,3})(?:\.(\d{1,3}))?$")
-RELEASE_ALLOWED = 'a release "MAJOR.MINOR" written as a quoted string, e.g. "6.6", "6.17" or "2.6"'
+RELEASE_ALLOWED = 'a release "MAJOR.MINOR" written as a quoted string, e.g. "6.6", "7.0" or "2.6"'
 _RANGE_ALLOWED = (f'a release from "2.6" (or "2.6.0" to "2.6.{_LAST_2_6_PATCH}") '
                   f'to "{NEWEST[0]}.{NEWEST[1]}", the releases whose RCU rcusim models')
 
@@ -108,32 +108,34 @@ SWITCHES = (
            '"RCU changes for v6.17"',
            "rcutree.rcu_normal_wake_from_gp defaults to auto: on for at most 16 possible CPUs "
            "(WAKE_FROM_GP_CPU_THRESHOLD)"),
+    Switch("gp_kthread_cpu_qs_early", (7, 0),
+           '"rcu: Reduce synchronize_rcu() latency by reporting GP kthread\'s CPU QS early" (Joel '
+           "Fernandes, Jan 2026, bc3705e20988), merged with tag rcu.release.v7.0 (kernel.org push logs "
+           "of 10 Feb 2026; the pull request itself not read)",
+           "rcu_gp_init() ends with rcu_qs() and rcu_report_qs_rdp() for its own CPU, which the first "
+           "FQS scan can never see idle (it is running the scan)"),
 )
 
 
 @dataclass(frozen=True)
 class Patch:
-    """A posted patch rcusim can apply on top of a release (``kernel.patches``)."""
+    """A change rcusim can backport onto an earlier release (``kernel.patches``)."""
 
     name: str
+    switch: str
+    """The switch of :data:`SWITCHES` that the change is; releases from its `since` have it."""
+    needs: str
+    """The switch whose code the change modifies: releases before it cannot take it."""
     posted: str
     """Subject, author, date and Message-Id of the posting."""
-    needs: str
-    """The switch of :data:`SWITCHES` whose code the patch changes."""
-    meaning: str
-    """What the patch changes."""
 
 
 PATCHES = (
-    Patch("rcu-gp-kthread-cpu-qs-early",
+    Patch("rcu-gp-kthread-cpu-qs-early", "gp_kthread_cpu_qs_early", "gp_kthread",
           '"[PATCH -next 6/8] rcu: Reduce synchronize_rcu() latency by reporting GP kthread\'s CPU QS '
-          'early" (Joel Fernandes, 1 Jan 2026, <20260101163417.1065705-7-joelagnelf@nvidia.com>); '
-          "no mainline release carrying it was found",
-          "gp_kthread",
-          "rcu_gp_init() ends with rcu_qs() and rcu_report_qs_rdp() for its own CPU, which the first "
-          "FQS scan can never see idle (it is running the scan)"),
+          'early" (Joel Fernandes, 1 Jan 2026, <20260101163417.1065705-7-joelagnelf@nvidia.com>)'),
 )
-"""Posted patches by name; a release never turns one on, ``kernel.patches`` does."""
+"""Backportable changes by name: ``kernel.patches`` turns their switch on for an earlier release."""
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,7 @@ class ReleaseSwitches:
     timer_pull: bool
     sr_normal_sync_wq: bool
     wake_from_gp_auto: bool
+    gp_kthread_cpu_qs_early: bool
 
 
 def release_switches(release: tuple[int, ...]) -> ReleaseSwitches:
