@@ -1,0 +1,116 @@
+"""OS noise: per-CPU interrupt and kthread streams, their effect on grace periods,
+their presets and their refusals."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rcusim.engine.engine_input import engine_input
+from rcusim.engine.reference.model import run_reference
+from rcusim.errors import ScenarioError
+from rcusim.input.profiles import Z_P99, noise_preset_sources, noise_presets
+from rcusim.input.scenario import load_scenario
+from rcusim.results.run import run_scenario
+
+IRQ = {"rate_hz": 200.0, "median_us": 5.0, "p99_us": 40.0}
+KTHREAD = {"rate_hz": 20.0, "median_us": 30.0, "p99_us": 500.0}
+
+
+def scenario(noise: dict | None, release: str = "6.8", loops: int = 200, nr_cpus: int = 64) -> dict:
+    workloads = [{"kind": "sync_loop", "tasks": 1, "loops": loops, "cpus": "1"}]
+    if noise is not None:
+        workloads.append({"kind": "noise", **noise})
+    return {"name": "noise", "seed": 0, "hardware": {"profile": "x86-64-server-2023", "nr_cpus": nr_cpus},
+            "kernel": {"release": release, "HZ": 1000}, "workloads": workloads}
+
+
+def run(data):
+    (v,) = run_scenario(load_scenario(data), progress=False).variants.values()
+    return v
+
+
+def gp_lengths_us(v) -> np.ndarray:
+    return (v.gps.t_end_ns - v.gps.t_start_ns).to_numpy() / 1e3
+
+
+def test_noise_spreads_the_grace_periods():
+    quiet = gp_lengths_us(run(scenario(None)))
+    noisy = gp_lengths_us(run(scenario({"irq": IRQ, "kthread": KTHREAD})))
+    # Without noise only the idle-exit draws vary a GP; with it, an interrupt
+    # caught by the first FQS scan costs a whole second scan.
+    assert np.percentile(quiet, 99) - np.percentile(quiet, 50) < 10
+    assert np.percentile(noisy, 99) - np.percentile(noisy, 50) > 2000
+
+
+def test_same_seed_same_noise():
+    data = scenario({"irq": IRQ, "kthread": KTHREAD})
+    a, b = run(data), run(data)
+    assert a.gps.equals(b.gps) and a.requests.equals(b.requests) and a.counters == b.counters
+
+
+def test_streams_run_at_their_rate_and_length():
+    v = run(scenario({"irq": IRQ}, loops=300))
+    cpu_s = v.sim_time_ns / 1e9 * 64
+    n = v.counters["noise_irqs"]
+    expected = IRQ["rate_hz"] * cpu_s
+    assert abs(n - expected) < 5 * math.sqrt(expected)
+    sigma = math.log(IRQ["p99_us"] / IRQ["median_us"]) / Z_P99
+    mean_ns = IRQ["median_us"] * 1e3 * math.exp(sigma ** 2 / 2)
+    assert v.counters["noise_irq_ns"] / n == pytest.approx(mean_ns, rel=0.1)
+    assert v.counters["noise_kthread_bursts"] == 0
+
+
+def test_kthread_noise_runs_as_a_kthread():
+    v = run(scenario({"kthread": KTHREAD}, loops=300))
+    expected = KTHREAD["rate_hz"] * v.sim_time_ns / 1e9 * 64
+    assert abs(v.counters["noise_kthread_bursts"] - expected) < 5 * math.sqrt(expected)
+    assert v.counters["noise_irqs"] == 0
+
+
+def test_noise_only_on_its_cpus():
+    v = run(scenario({"irq": IRQ, "cpus": "0-7"}, loops=300))
+    expected = IRQ["rate_hz"] * v.sim_time_ns / 1e9 * 8
+    assert abs(v.counters["noise_irqs"] - expected) < 5 * math.sqrt(expected)
+
+
+@pytest.mark.parametrize("preset", sorted(noise_presets()))
+def test_every_preset_runs_and_every_number_has_a_source(preset):
+    sources = noise_preset_sources(preset)
+    assert sources and all(len(text) > 20 for text in sources.values())
+    v = run(scenario({"preset": preset}, loops=50))
+    assert v.counters["noise_irqs"] + v.counters["noise_kthread_bursts"] > 0
+
+
+def test_a_stream_given_replaces_the_presets():
+    preset = sorted(noise_presets())[0]
+    spec = load_scenario(scenario({"preset": preset, "irq": IRQ})).variants["default"]
+    inp, _ = engine_input(spec)
+    assert inp.noise.irq_gap_ns[0] == round(1e9 / IRQ["rate_hz"])
+
+
+@pytest.mark.parametrize("noise, fragment", [
+    ({"irq": {**IRQ, "rate_hz": -1.0}}, "rate_hz"),
+    ({"irq": {**IRQ, "p99_us": 1.0}}, "p99_us"),
+    ({"irq": {"rate_hz": 20_000.0, "median_us": 60.0, "p99_us": 60.0}}, "occupy"),
+    ({"preset": "a_quiet_moon"}, "not a noise preset"),
+    ({"irq": {**IRQ, "rate_hz": 0.0}}, "no noise"),
+])
+def test_bad_noise_is_refused(noise, fragment):
+    with pytest.raises(ScenarioError, match=fragment):
+        load_scenario(scenario(noise))
+
+
+def test_noise_alone_cannot_end_a_run():
+    data = scenario({"irq": IRQ})
+    data["workloads"] = data["workloads"][1:]
+    with pytest.raises(ScenarioError, match="never finish"):
+        load_scenario(data)
+
+
+def test_the_reference_model_refuses_noise():
+    inp, _ = engine_input(load_scenario(scenario({"irq": IRQ}, nr_cpus=4)).variants["default"])
+    with pytest.raises(NotImplementedError, match="noise"):
+        run_reference(inp, 0, 10**9)
