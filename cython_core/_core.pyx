@@ -11,6 +11,7 @@ eventq.pxd         the event queue (shared with rcusim._membarrier)
 rcu_seq.pxd        rcu_seq_*() and ULONG_CMP_*() (shared with rcusim._seq)
 sched.pxi          run queues, wake-ups, bursts, preemption, idle, the tick
 timer.pxi          timer-wheel expiry and the CPU that expires a timer
+cpuidle.pxi        idle states and the menu governor: the state entered, the tick kept, the exit latency
 locking.pxi        rcu_node spinlocks and sleeping mutexes
 tree.pxi           rcu_node tree: rcu_report_qs_rnp, rcu_start_this_gp
 gp.pxi             rcu_gp_kthread: rcu_gp_init, rcu_gp_fqs, rcu_gp_cleanup
@@ -50,7 +51,7 @@ Conventions
 """
 
 cimport cython
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memset
 from libc.math cimport exp, log, sqrt, cos
 from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
@@ -111,6 +112,7 @@ cdef inline event_t pop(Engine self) noexcept:
 
 include "sched.pxi"
 include "timer.pxi"
+include "cpuidle.pxi"
 include "locking.pxi"
 include "tree.pxi"
 include "gp.pxi"
@@ -136,6 +138,7 @@ cdef class Engine:
         self.evq.heap = NULL
         self.ents = NULL
         self.cpus = NULL
+        self.menu = NULL
         self.nodes = NULL
         self.groups = NULL
         self.group_cpus = NULL
@@ -183,6 +186,7 @@ cdef class Engine:
         eventq_free(&self.evq)
         free(self.ents)
         free(self.cpus)
+        free(self.menu)
         free(self.nodes)
         free(self.groups)
         free(self.group_cpus)
@@ -232,6 +236,7 @@ cdef class Engine:
         rcu_core_init(self, inp.core)
         rcu_init_geometry(self, inp.tree)
         rcu_boot_init_percpu_data(self)
+        cpuidle_init(self, inp.sched)
         # Entities: workload tasks first, then kthreads, reader tasks, kfree
         # threads with their kworkers, then the real-time latency entities.
         ents_alloc(self, inp)
@@ -453,6 +458,7 @@ cdef class Engine:
             "callbacks_invoked": self.n_cbs_invoked,
             "wakeups": self.n_wakeups,
             "idle_exits": self.n_idle_exits,
+            "idle_exit_latency_ns": self.n_idle_exit_ns,
             "rcu_core_passes": self.n_softirq,
             "ticks": self.n_ticks,
             "fqs_scans": self.n_fqs,

@@ -188,6 +188,7 @@ cdef struct cpu_t:
     i64 nonpreempt_until # end of the softirq section running now (ns)
     int32_t resched_pending # an EV_RESCHED is queued for nonpreempt_until
     int32_t tick_on      # the periodic tick is running (not stopped by NO_HZ idle)
+    int32_t stop_tick    # the cpuidle governor let the idle CPU stop its tick
     i64 user_from        # the running burst is in user mode from here ...
     i64 user_to          # ... to here (think time): the tick sees a QS there
     i64 waking_until     # idle-exit finishes at this time (CPU_WAKING)
@@ -242,6 +243,20 @@ cdef struct cpu_t:
     i64 nobypass_count   # nocb_nobypass_count
     # !CONFIG_PREEMPTION: a reschedule that must wait for a preemption point
     int32_t need_resched # TIF_NEED_RESCHED on the running entity, honoured at its next schedule() or cond_resched()
+
+
+cdef struct menu_t:
+    # struct menu_device of the menu cpuidle governor (cpuidle.pxi); times in us
+    i64 correction[12]   # correction_factor[BUCKETS]
+    i64 intervals[8]     # intervals[INTERVALS]: the last idle periods
+    int32_t interval_ptr
+    int32_t bucket
+    int32_t needs_update
+    int32_t tick_wakeup
+    int32_t state        # the idle state entered last (index into the profile's table)
+    i64 next_timer_us
+    i64 residency_us     # dev->last_residency
+    i64 enter_ns         # when the CPU entered that state
 
 
 cdef struct rnp_t:

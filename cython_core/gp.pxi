@@ -61,7 +61,8 @@ cdef void gp_arm_fqs_timer(Engine self, i64 j) except *:
     """jiffies_force_qs = jiffies + j, and schedule_timeout(j) on the timer wheel."""
     self.fqs_deadline = (jiffies(self) + j) * self.jiffy_ns
     self.gp_timer_gen += 1
-    push(self, timer_expiry_ns(self, j), PRIO_NORMAL, EV_GP_TIMER, 0, <i64> self.gp_timer_gen)
+    self.gp_timer_expires = timer_expiry_ns(self, j)
+    push(self, self.gp_timer_expires, PRIO_NORMAL, EV_GP_TIMER, 0, <i64> self.gp_timer_gen)
 
 
 cdef i64 rcu_gp_kthread(Engine self, int e) except -2:
@@ -157,9 +158,11 @@ cdef void rcu_gp_fqs(Engine self) except *:
             if first:
                 # rcu_watching_snap_save()
                 cp.watching_snap = cp.watching
-                if cp.state == CPU_IDLE and not cp.in_irq:
+                # A CPU still leaving its idle state (CPU_WAKING) has not yet
+                # left the extended QS: ct_idle_exit() runs after the exit.
+                if cp.state != CPU_BUSY and not cp.in_irq:
                     mask |= (<u64> 1) << bit
-            elif (cp.state == CPU_IDLE and not cp.in_irq) or cp.watching != cp.watching_snap:
+            elif (cp.state != CPU_BUSY and not cp.in_irq) or cp.watching != cp.watching_snap:
                 # rcu_watching_snap_recheck(): passed through an EQS.
                 mask |= (<u64> 1) << bit
             else:

@@ -43,6 +43,7 @@ cdef void ev_noise_irq(Engine self, int c) except *:
     self.n_noise_irqs += 1
     self.n_noise_irq_ns += dur
     if cp.state == CPU_IDLE and not cp.in_irq:
+        cpuidle_irq(self, c, False)
         cp.in_irq = 1
         cp.watching += 1  # ct_irq_enter(): RCU watches this CPU while the handler runs
         push(self, self.now + dur, PRIO_NORMAL, EV_NOISE_IRQ_END, c, 0)

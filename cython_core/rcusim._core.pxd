@@ -39,6 +39,16 @@ cdef class Engine:
     cdef int timer_pull          # idle CPUs' global timers expired by a migrator (v6.9 and later)
     cdef int last_idle_cpu       # the CPU that went idle last (holds the top migrator level)
 
+    # --- cpuidle: the profile's idle states and the menu governor (cpuidle.pxi) 
+    cdef int n_idle_states       # 0: no table, the idle exit is one lognormal draw
+    cdef i64 idle_exit_us[8]     # exit_latency of each state
+    cdef i64 idle_target_us[8]   # target_residency of each state
+    cdef int idle_polling0       # state 0 polls (CPUIDLE_FLAG_POLLING)
+    cdef i64 tick_usec           # TICK_USEC
+    cdef int menu_keeps_tick     # menu_select() decides the tick (v4.17 and later)
+    cdef menu_t *menu
+    cdef i64 gp_timer_expires    # when the FQS wait's timer fires (ns), for the GP CPU's governor
+
     # --- random stream: one NumPy BitGenerator, drawn in event order (sched.pxi) 
     cdef object bitgen_obj
     cdef bitgen_t *rng
@@ -249,7 +259,7 @@ cdef class Engine:
 
     # --- counters (Engine.counters()) -----------------------------------------
     cdef readonly dict counters_init
-    cdef i64 n_ctxsw, n_cbs_invoked, n_wakeups, n_idle_exits, n_softirq
+    cdef i64 n_ctxsw, n_cbs_invoked, n_wakeups, n_idle_exits, n_idle_exit_ns, n_softirq
     cdef i64 n_fqs, n_bypass_enq, n_bypass_flush, n_lock_wait_ns, n_ticks
     cdef i64 n_ipis, n_preempt, n_rcuog_wake, n_gp_wake
     cdef i64 n_exp_ipis, n_exp_deferred, n_exp_funnel_wait, n_exp_mutex_wait, n_exp_mutex_steal

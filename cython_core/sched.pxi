@@ -152,7 +152,7 @@ cdef void ev_wake(Engine self, int e) except *:
     cdef i64 lat
     enqueue(self, e)
     if cp.state == CPU_IDLE:
-        lat = idle_exit_ns(self)
+        lat = cpuidle_exit_ns(self, c) if self.n_idle_states else idle_exit_ns(self)
         cp.state = CPU_WAKING
         cp.waking_until = self.now + lat
         self.n_idle_exits += 1
@@ -271,6 +271,8 @@ cdef void cpu_enter_idle(Engine self, int c) noexcept:
         trace(self, self.now, TR_SWITCH, c, -1, 0, 0, 0)
     cp.user_from = 0
     cp.user_to = 0
+    if self.n_idle_states:
+        cpuidle_select(self, c)
 
 
 cdef void steal(Engine self, int c, i64 dur) noexcept:
@@ -385,13 +387,15 @@ cdef i64 ent_done(Engine self, int e) except -2:
 cdef void ev_tick(Engine self, int c) except *:
     """The periodic scheduling-clock tick; it stops on a NO_HZ-idle CPU."""
     cdef cpu_t *cp = &self.cpus[c]
-    if cp.state != CPU_BUSY and (cp.offloaded or n_cbs(self, cp) == 0):
-        # rcu_needs_cpu() is false: the idle CPU stops its tick.
+    if cp.state != CPU_BUSY and (cp.offloaded or n_cbs(self, cp) == 0) and cp.stop_tick:
+        # rcu_needs_cpu() is false and the governor did not keep the tick.
         cp.tick_on = 0
         return
     push(self, self.now + self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
     tick_slice(self, c)  # the interrupted entity's slice ends at this irq exit
     rcu_sched_clock_irq(self, c)
+    if cp.state == CPU_IDLE:
+        cpuidle_irq(self, c, True)
 
 
 cdef void tick_slice(Engine self, int c) except *:
@@ -415,6 +419,8 @@ cdef void timer_tick(Engine self, int c) except *:
     """A timer expiring on CPU c: on a NO_HZ-idle CPU it fires from a tick."""
     if not self.cpus[c].tick_on:
         rcu_sched_clock_irq(self, c)
+        if self.cpus[c].state == CPU_IDLE:
+            cpuidle_irq(self, c, True)
 
 
 cdef void ev_ipi(Engine self, int c) except *:

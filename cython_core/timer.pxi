@@ -49,9 +49,10 @@ cdef i64 timer_expiry_ns(Engine self, i64 delay_jiffies) except -1:
 
 
 cdef inline bint tick_stopped(Engine self, int c) noexcept:
-    """Inactive to the timer-migration hierarchy: NO_HZ idle, rcu_needs_cpu() false."""
+    """Inactive to the timer-migration hierarchy: NO_HZ idle (rcu_needs_cpu() false,
+    and the cpuidle governor let the tick stop)."""
     cdef cpu_t *cp = &self.cpus[c]
-    return cp.state == CPU_IDLE and (cp.offloaded or n_cbs(self, cp) == 0)
+    return cp.state == CPU_IDLE and (cp.offloaded or n_cbs(self, cp) == 0) and cp.stop_tick
 
 
 cdef int timer_expiry_cpu(Engine self, int c) noexcept:

@@ -180,6 +180,19 @@ def _case_noise_over_a_cpu(tmp_path):
     return ["run", str(write(tmp_path, text))], ["workloads[1].irq", "occupy", f"line {line_of(text, 'irq:')}"]
 
 
+def _case_idle_states_out_of_order(tmp_path):
+    table = ("  idle_states: [{name: POLL, exit_latency_us: 0, target_residency_us: 0, polling: true},"
+             " {name: C6, exit_latency_us: 290, target_residency_us: 800},"
+             " {name: C1, exit_latency_us: 1, target_residency_us: 1}]\n")
+    text = bundled_text().replace("\nkernel:", "\n" + table + "\nkernel:", 1)
+    return ["run", str(write(tmp_path, text))], ["hardware.idle_states", "ordered by depth"]
+
+
+def _case_governor_not_modelled(tmp_path):
+    return (["run", str(BUNDLED), *TINY, "--set", "kernel.bootargs=cpuidle.governor=teo"],
+            ["cpuidle.governor=teo", "not modelled", "cpuidle.governor=menu"])
+
+
 def _case_out_exists(tmp_path):
     (tmp_path / "old").mkdir()
     return ["run", str(BUNDLED), *TINY, "--out", str(tmp_path / "old")], ["--out", "exists", "--force"]
@@ -247,6 +260,8 @@ BAD_CASES = {
     "--out unwritable": _case_out_unwritable,
     "negative noise rate": _case_negative_noise_rate,
     "noise over a CPU": _case_noise_over_a_cpu,
+    "idle states out of order": _case_idle_states_out_of_order,
+    "governor not modelled": _case_governor_not_modelled,
 }
 
 

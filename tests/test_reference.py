@@ -95,6 +95,16 @@ workloads:
   - {kind: sync_loop, tasks: 12, loops: 20, think_us: 250, work_after: kfree}
   - {kind: sync_loop, tasks: 4, loops: 20, think_us: 700, rt: true, start_us: 130}
 """,
+    # Mostly idle CPUs in the profile's idle states: the menu governor keeps the
+    # callers' ticks while their callbacks wait, the timer-migration hierarchy
+    # expires the FQS timer (v6.19).
+    "cpu8_idle_v6_19": """
+name: cpu8_idle_v6_19
+hardware: {profile: x86-64-server-2023, nr_cpus: 8}
+kernel: {release: "6.19", HZ: 250}
+workloads:
+  - {kind: sync_loop, tasks: 3, loops: 30, think_us: 700, cpus: "2,5,6", work_after: kfree}
+""",
 }
 
 
@@ -240,6 +250,21 @@ def test_old_expedited_machinery_is_out_of_scope():
     doc["kernel"]["release"] = "4.8"
     with pytest.raises(NotImplementedError, match="v4.17"):
         run_reference_spec(load_scenario(doc).variants["default"], SEED)
+
+
+@pytest.mark.parametrize("change", ["release 4.14", "POLL only"])
+def test_records_are_identical_for_other_idle_regimes(change):
+    # Before v4.17 the tick stops ahead of menu_select(), which then never keeps
+    # it; with POLL as the only state the governor keeps every idle CPU's tick.
+    doc = yaml.safe_load(CONFIGS["cpu8_idle_v6_19"])
+    if change == "release 4.14":
+        doc["kernel"] = {"release": "4.14", "HZ": 1000}
+    else:
+        doc["hardware"]["idle_states"] = [{"name": "POLL", "exit_latency_us": 0, "target_residency_us": 0,
+                                           "polling": True}]
+    core, ref = run_both(load_scenario(doc).variants["default"], SEED)
+    assert first_difference(core, ref) is None, first_difference(core, ref)
+    assert core["counters"]["ticks"] == ref["counters"]["ticks"]
 
 
 LOST_REQUEST = """

@@ -13,7 +13,8 @@ import pytest
 from rcusim.errors import ScenarioError
 from rcusim.input.config import Costs, RcuParams, VariantSpec
 from rcusim.input.releases import NEWEST
-from rcusim.input.profiles import COST_NAMES, PROFILES, load_profile, profile_sources
+from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, PROFILES, load_profile, profile_idle_states,
+                                   profile_idle_states_source, profile_sources)
 from rcusim.input.scenario import Scenario, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,7 +87,8 @@ def test_bundled_variant_appends_bootargs(bundled):
 
 def test_bundled_costs_come_from_the_profile(bundled):
     spec = bundled.variants["default"]
-    assert spec.hardware.costs.model_dump() == load_profile("x86-64-server-2023")
+    assert spec.hardware.costs.model_dump(exclude_none=True) == load_profile("x86-64-server-2023")
+    assert spec.hardware.idle_states == profile_idle_states("x86-64-server-2023")
     assert spec.hardware.cost_sources == profile_sources("x86-64-server-2023")
 
 
@@ -438,10 +440,19 @@ def test_profiles_are_complete_and_sourced():
     for name in PROFILES:
         costs = load_profile(name)
         sources = profile_sources(name)
-        assert tuple(costs) == COST_NAMES
+        states = profile_idle_states(name)
+        # Idle states, or one measured idle wake-up latency, never both.
+        expected = tuple(c for c in COST_NAMES if not (states and c in IDLE_WAKE_COSTS))
+        assert tuple(costs) == expected
         assert all(isinstance(v, int) and v >= 0 for v in costs.values())
         assert all(len(text) > 10 for text in sources.values())
         Costs(**costs)
+        if states:
+            assert len(profile_idle_states_source(name)) > 10
+            # cpuidle tables deepen: each state exits and pays off no sooner than the last.
+            for a, b in zip(states, states[1:]):
+                assert a["exit_latency_us"] <= b["exit_latency_us"]
+                assert a["target_residency_us"] <= b["target_residency_us"]
 
 
 def test_xeon_ipi_costs_are_fitted_on_seed_002():
@@ -453,10 +464,19 @@ def test_xeon_ipi_costs_are_fitted_on_seed_002():
 
 def test_calibration_values_used_for_x86():
     costs = load_profile("x86-64-server-2023")
-    # CALIBRATION.md: IPI one-way 1.24-1.45 us; idle wake median 7.56 us, p99 9.51 us.
+    # CALIBRATION.md: IPI one-way 1.24-1.45 us; intel_idle's spr_cstates: C6 290/800 us.
     assert 1240 <= costs["ipi_latency_ns"] <= 1450
-    assert (costs["wakeup_idle_median_ns"], costs["wakeup_idle_p99_ns"]) == (7560, 9510)
     assert costs["cb_generic_ns"] == 2000
+    c6 = profile_idle_states("x86-64-server-2023")[-1]
+    assert (c6["name"], c6["exit_latency_us"], c6["target_residency_us"]) == ("C6", 290, 800)
+
+
+def test_idle_wake_costs_are_refused_on_a_profile_with_idle_states():
+    data = {"hardware": {"profile": "x86-64-server-2023", "nr_cpus": 4,
+                         "costs": {"wakeup_idle_median_ns": 5000}},
+            "workloads": [{"kind": "sync_loop", "tasks": 1, "loops": 1}]}
+    with pytest.raises(ScenarioError, match="wakeup_idle_median_ns"):
+        load_scenario(data)
 
 
 def test_uniprocessor_profile_has_no_ipis():

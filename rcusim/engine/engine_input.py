@@ -59,6 +59,10 @@ class Sched:
     timer_wheel_round: int     # timer.pxi: calc_index() rounds expiry up a bucket (v4.8 and later)
     timer_lvl_depth: int       # timer.pxi: LVL_DEPTH, the wheel's levels
     timer_pull: int            # timer.pxi: idle CPUs' timers expired by a migrator (v6.9 and later)
+    idle_exit_us: np.ndarray   # cpuidle.pxi: exit latency of each idle state (empty: no table)
+    idle_target_us: np.ndarray # cpuidle.pxi: target residency of each idle state
+    idle_polling0: int         # cpuidle.pxi: state 0 polls
+    menu_keeps_tick: int       # cpuidle.pxi: the governor decides the tick (v4.17 and later)
     fault: int                 # a deliberate model fault, for tests of the checker only
 
 
@@ -240,9 +244,10 @@ class EngineInput:
 
 
 def _sched(spec, fault: int) -> Sched:
-    p, costs = spec.params, spec.hardware.costs
-    median = max(costs.wakeup_idle_median_ns, 1)
-    p99 = max(costs.wakeup_idle_p99_ns, median)
+    p, costs, states = spec.params, spec.hardware.costs, spec.hardware.idle_states
+    # A profile gives idle states (cpuidle.pxi) or one lognormal idle-exit latency.
+    median = max(costs.wakeup_idle_median_ns or 1, 1)
+    p99 = max(costs.wakeup_idle_p99_ns or 1, median)
     return Sched(
         jiffy_ns=1_000_000_000 // p.hz,
         preemption=int(p.preemption),
@@ -261,6 +266,10 @@ def _sched(spec, fault: int) -> Sched:
         timer_wheel_round=int(p.switches.timer_wheel_rounds_up),
         timer_lvl_depth=lvl_depth(p.hz),
         timer_pull=int(p.switches.timer_pull),
+        idle_exit_us=np.array([s["exit_latency_us"] for s in states], dtype=np.int64),
+        idle_target_us=np.array([s["target_residency_us"] for s in states], dtype=np.int64),
+        idle_polling0=int(bool(states) and states[0]["polling"]),
+        menu_keeps_tick=int(p.switches.menu_keeps_tick),
         fault=fault,
     )
 

@@ -54,8 +54,8 @@ class Param:
         Full name as written on the command line, e.g. ``"rcutree.blimit"``.
     kind : str
         ``"int"``, ``"long"``, ``"ulong"`` (the kernel's C types), ``"bool"``,
-        ``"flag"`` (bare only), ``"cpulist"``, or ``"optional_cpulist"``
-        (bare or with a list).
+        ``"flag"`` (bare only), ``"cpulist"``, ``"optional_cpulist"``
+        (bare or with a list), or ``"choice"`` (a word of `choices`).
     doc : str
         What the parameter does, and how rcusim uses it.
     lo, hi : int or None
@@ -64,6 +64,10 @@ class Param:
         Text for error messages when the plain type description is not enough.
     exclude : tuple of int
         Values inside ``[lo, hi]`` that are refused all the same.
+    choices : tuple of str
+        For ``"choice"``: the words rcusim models.
+    not_modelled : tuple of str
+        For ``"choice"``: words the kernel knows and rcusim refuses as not modelled.
     """
 
     name: str
@@ -73,6 +77,8 @@ class Param:
     hi: int | None = None
     allowed: str | None = None
     exclude: tuple[int, ...] = ()
+    choices: tuple[str, ...] = ()
+    not_modelled: tuple[str, ...] = ()
 
 
 _PARAMS = [
@@ -126,6 +132,10 @@ _PARAMS = [
     # rcu-low-lat (LKML, "[PATCH] RCU for low latency (experimental)", 23 March 2004).
     Param("rcupdate.bhlimit", "int",
           "2004 rcu-low-lat patch: callbacks in softirq before krcud takes over (0: no krcud).", lo=0),
+    # --- cpuidle (drivers/cpuidle/governor.c) --------------------------------------
+    Param("cpuidle.governor", "choice",
+          "The cpuidle governor; menu, the default of every release, is the one rcusim models.",
+          choices=("menu",), not_modelled=("teo", "ladder", "haltpoll")),
     # --- torture (kernel/torture.c) ----------------------------------------------
     Param("torture.disable_onoff_at_boot", "bool", "Accepted for compatibility; no effect in rcusim."),
 ]
@@ -226,6 +236,13 @@ def _parse_value(param: Param, raw: str | None, token: str, nr_cpus: int | None)
         raise ScenarioError(f"bad value in {token!r}",
                             allowed=f"{param.name}=1/0, y/n, yes/no, on/off or true/false",
                             token=token)
+    if kind == "choice":
+        allowed = " or ".join(f"{param.name}={c}" for c in param.choices)
+        if raw in param.not_modelled:
+            raise ScenarioError(f"{raw!r} in {token!r} is not modelled", allowed=allowed, token=token)
+        if raw not in param.choices:
+            raise ScenarioError(f"unknown value in {token!r}", allowed=allowed, token=token)
+        return raw
     if kind in ("cpulist", "optional_cpulist"):
         if raw is None:
             if kind == "cpulist":

@@ -30,7 +30,8 @@ from rcusim.errors import ScenarioError, show_value
 from rcusim.input.bootargs import parse_bootargs
 from rcusim.input.cpulist import CPULIST_ALLOWED, parse_cpulist
 from rcusim.input.membarrier import MembarrierLoop
-from rcusim.input.profiles import COST_NAMES, PROFILES, Z_P99, load_profile, noise_presets, profile_sources
+from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, MAX_IDLE_STATES, PROFILES, Z_P99, load_profile,
+                                   noise_presets, profile_idle_states, profile_sources)
 from rcusim.input.releases import PATCHES, RELEASE_ALLOWED, SWITCHES, ReleaseSwitches, parse_release, release_switches
 
 __all__ = [
@@ -76,10 +77,11 @@ class Costs(_Model):
     """The waker's cost of try_to_wake_up() for one task."""
     wakeup_busy_ns: CostNs
     """Delay until a task woken from another CPU is queued on a busy target (remote-wake IPI, one way)."""
-    wakeup_idle_median_ns: CostNs
-    """Median wake-up latency of an idle CPU (drawn lognormal from median and p99)."""
-    wakeup_idle_p99_ns: CostNs
-    """99th-percentile wake-up latency of an idle CPU."""
+    wakeup_idle_median_ns: Optional[CostNs] = None
+    """Median wake-up latency of an idle CPU (drawn lognormal from median and p99); only for
+    a profile without idle states."""
+    wakeup_idle_p99_ns: Optional[CostNs] = None
+    """99th-percentile wake-up latency of an idle CPU; only for a profile without idle states."""
     ipi_send_ns: CostNs
     """Sender's cost per IPI sent."""
     ipi_latency_ns: CostNs
@@ -126,6 +128,31 @@ CostOverrides = create_model(
 )
 
 
+class IdleState(_Model):
+    """One cpuidle state, as the driver's table gives it."""
+
+    name: str
+    """Its name, e.g. "C6"."""
+    exit_latency_us: Annotated[int, Field(ge=0, le=MAX_COST_NS // 1000)]
+    """Time to leave the state, in µs (the wake-up cost)."""
+    target_residency_us: Annotated[int, Field(ge=0, le=MAX_COST_NS // 1000)]
+    """Shortest idle time for which the state pays off, in µs."""
+    polling: bool = False
+    """The state polls (CPUIDLE_FLAG_POLLING); only state 0 may."""
+
+
+def check_idle_states(states, key: str) -> None:
+    """A cpuidle table is ordered by depth: exit latency and target residency never fall,
+    and only state 0 polls."""
+    for i, (a, b) in enumerate(zip(states, states[1:]), start=1):
+        if b.exit_latency_us < a.exit_latency_us or b.target_residency_us < a.target_residency_us:
+            raise ScenarioError(f"state {i} ({b.name}) is shallower than state {i - 1} ({a.name})",
+                                key=key, allowed="states ordered by depth: exit_latency_us and "
+                                "target_residency_us non-decreasing")
+    if any(s.polling for s in states[1:]):
+        raise ScenarioError("only state 0 may poll", key=key, allowed="polling: true on the first state only")
+
+
 class Hardware(_Model):
     """The machine: a hardware profile, a CPU count and cost overrides."""
 
@@ -135,6 +162,8 @@ class Hardware(_Model):
     """Number of CPUs; all are possible, present and online (nr_cpu_ids)."""
     costs: CostOverrides = CostOverrides()
     """Costs replacing the profile's values, in ns."""
+    idle_states: Optional[Annotated[list[IdleState], Field(min_length=1, max_length=MAX_IDLE_STATES)]] = None
+    """cpuidle states replacing the profile's (state 0 first, ordered by depth), e.g. without C6."""
 
     @field_validator("profile")
     @classmethod
@@ -143,6 +172,24 @@ class Hardware(_Model):
             raise ScenarioError(f"unknown profile {value!r}",
                                 allowed="one of: " + ", ".join(PROFILES))
         return value
+
+    @model_validator(mode="after")
+    def _idle_wake_costs_apply(self):
+        if self.idle_states is not None:
+            check_idle_states(self.idle_states, "idle_states")
+        if self.idle_states is not None or (self.profile in PROFILES and profile_idle_states(self.profile)):
+            for name in IDLE_WAKE_COSTS:
+                if getattr(self.costs, name) is not None:
+                    raise ScenarioError("the idle states' exit latencies price an idle wake-up here",
+                                        key=f"costs.{name}",
+                                        allowed="a profile without idle_states and no hardware.idle_states")
+        return self
+
+    def resolved_idle_states(self) -> tuple[dict, ...]:
+        """The scenario's idle states, else the profile's (empty: none)."""
+        if self.idle_states is not None:
+            return tuple(s.model_dump() for s in self.idle_states)
+        return profile_idle_states(self.profile)
 
     def resolved_costs(self) -> Costs:
         """Return the profile's costs with this hardware's overrides applied."""
@@ -167,6 +214,8 @@ class HardwareSpec(_Model):
     """Number of CPUs (nr_cpu_ids)."""
     costs: Costs
     """Platform costs: the profile's values with the scenario's overrides."""
+    idle_states: tuple[dict, ...] = ()
+    """The profile's idle states (rcusim.input.profiles.profile_idle_states), state 0 first."""
     cost_sources: dict[str, str]
     """Where each cost comes from."""
 
@@ -954,7 +1003,7 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
     params = resolve_params(nr, kernel)
     _check_lazy(variant.workloads, params)
     hardware = HardwareSpec(profile=hw.profile, nr_cpus=nr, costs=hw.resolved_costs(),
-                            cost_sources=hw.cost_sources())
+                            cost_sources=hw.cost_sources(), idle_states=hw.resolved_idle_states())
     return VariantSpec(name=name, hardware=hardware, kernel=kernel, params=params,
                        workloads=list(variant.workloads), run=variant.run)
 

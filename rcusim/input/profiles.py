@@ -13,6 +13,13 @@ The costs are properties of the platform, measured outside RCU (or estimated,
 and then marked as estimates); they are never chosen to make an RCU result
 come out. A scenario picks a profile by name and may override single costs
 (``hardware.costs``).
+
+A profile may list the platform's idle states (``idle_states``: a source and
+the states as cpuidle numbers them, each with its exit latency and target
+residency in microseconds); the menu governor then picks a state per idle
+period and a wake-up costs that state's exit latency. A profile without them
+gives one measured wake-up latency of an idle CPU instead
+(:data:`IDLE_WAKE_COSTS`).
 """
 
 from __future__ import annotations
@@ -22,8 +29,9 @@ from importlib import resources
 
 import yaml
 
-__all__ = ["COST_NAMES", "PROFILES", "Z_P99", "load_profile", "profile_sources",
-           "profile_description", "noise_presets", "noise_preset_sources"]
+__all__ = ["COST_NAMES", "IDLE_WAKE_COSTS", "MAX_IDLE_STATES", "PROFILES", "Z_P99", "load_profile",
+           "profile_sources", "profile_description", "profile_idle_states", "profile_idle_states_source",
+           "noise_presets", "noise_preset_sources"]
 
 #: z-score of the 99th percentile of a standard normal, to fit a lognormal to (median, p99).
 Z_P99 = 2.3263478740408408
@@ -53,6 +61,12 @@ COST_NAMES: tuple[str, ...] = (
 )
 """Names of the platform costs, all integer nanoseconds (see rcusim.input.config.Costs)."""
 
+IDLE_WAKE_COSTS = ("wakeup_idle_median_ns", "wakeup_idle_p99_ns")
+"""The costs a profile gives instead of ``idle_states``."""
+
+MAX_IDLE_STATES = 8
+"""Idle states the engine holds per profile."""
+
 
 def _profile_dir():
     """Return the folder holding the profile files (package data)."""
@@ -78,9 +92,12 @@ def _read(name: str) -> dict:
     text = _profile_dir().joinpath(f"{name}.yaml").read_text(encoding="utf-8")
     data = yaml.safe_load(text)
     costs = data.get("costs") if isinstance(data, dict) else None
-    if not isinstance(costs, dict) or set(costs) != set(COST_NAMES):
+    names = [c for c in COST_NAMES if not ("idle_states" in data and c in IDLE_WAKE_COSTS)]
+    if not isinstance(costs, dict) or set(costs) != set(names):
         raise ValueError(f"hardware profile {name!r} must give exactly these costs: "
-                         f"{', '.join(COST_NAMES)}")
+                         f"{', '.join(names)}")
+    if "idle_states" in data:
+        _check_idle_states(name, data["idle_states"])
     for cost, entry in costs.items():
         # Each number must carry its source; a bare number is a packaging error.
         ok = (isinstance(entry, dict) and set(entry) == {"value", "source"}
@@ -91,6 +108,38 @@ def _read(name: str) -> dict:
             raise ValueError(f"hardware profile {name!r}: {cost} must be "
                              "{value: <int ns >= 0>, source: <text>}")
     return data
+
+
+def _check_idle_states(name: str, table) -> None:
+    states = table.get("states") if isinstance(table, dict) else None
+    ok = (isinstance(table, dict) and set(table) == {"source", "states"} and str(table["source"]).strip()
+          and isinstance(states, list) and 1 <= len(states) <= MAX_IDLE_STATES)
+    for i, st in enumerate(states if ok else ()):
+        ok = ok and isinstance(st, dict) and {"name", "exit_latency_us", "target_residency_us"} <= set(st) \
+            <= {"name", "exit_latency_us", "target_residency_us", "polling"} \
+            and all(isinstance(st[k], int) and st[k] >= 0 for k in ("exit_latency_us", "target_residency_us")) \
+            and (i == 0 or not st.get("polling", False))
+    if not ok:
+        raise ValueError(f"hardware profile {name!r}: idle_states must be {{source: <text>, states: "
+                         f"[1 to {MAX_IDLE_STATES} of {{name, exit_latency_us, target_residency_us, "
+                         "polling (state 0 only)}]}")
+
+
+def profile_idle_states(name: str) -> tuple[dict, ...]:
+    """The idle states of a profile, state 0 first (empty if it gives none): each
+    ``{name, exit_latency_us, target_residency_us, polling}``."""
+    table = _read(name).get("idle_states")
+    if table is None:
+        return ()
+    return tuple({"name": st["name"], "exit_latency_us": st["exit_latency_us"],
+                  "target_residency_us": st["target_residency_us"], "polling": bool(st.get("polling", False))}
+                 for st in table["states"])
+
+
+def profile_idle_states_source(name: str) -> str:
+    """Where a profile's idle-state table comes from ("" if it has none)."""
+    table = _read(name).get("idle_states")
+    return " ".join(str(table["source"]).split()) if table else ""
 
 
 def load_profile(name: str) -> dict[str, int]:
@@ -112,7 +161,7 @@ def load_profile(name: str) -> dict[str, int]:
         If there is no such profile.
     """
     costs = _read(name)["costs"]
-    return {cost: costs[cost]["value"] for cost in COST_NAMES}
+    return {cost: costs[cost]["value"] for cost in COST_NAMES if cost in costs}
 
 
 def profile_sources(name: str) -> dict[str, str]:
@@ -129,7 +178,7 @@ def profile_sources(name: str) -> dict[str, str]:
         Cost name to a one-line description of its source.
     """
     costs = _read(name)["costs"]
-    return {cost: " ".join(costs[cost]["source"].split()) for cost in COST_NAMES}
+    return {cost: " ".join(costs[cost]["source"].split()) for cost in COST_NAMES if cost in costs}
 
 
 def profile_description(name: str) -> str:

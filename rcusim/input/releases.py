@@ -81,6 +81,13 @@ SWITCHES = (
            '"rcu: Parallelize expedited grace-period initialization" (McKenney, 2017); '
            "release not checked against the tag",
            "each leaf rcu_node selects its CPUs and sends its IPIs in parallel"),
+    Switch("menu_keeps_tick", (4, 17),
+           '"cpuidle: Return nohz hint from cpuidle_select()" and "sched: idle: Select idle state '
+           'before stopping the tick" (Rafael J. Wysocki, Apr 2018), the idle-loop rework of v4.17; '
+           "release not checked against the tag",
+           "the menu governor decides whether an idle CPU stops its tick: not when the predicted idle "
+           "time is shorter than a tick or the chosen state polls; before, the tick stopped whenever "
+           "rcu_needs_cpu() and the timers allowed, ahead of the governor"),
     Switch("kfree_drain_5hz", (6, 1),
            '"rcu/kvfree: Update KFREE_DRAIN_JIFFIES interval" (Uladzislau Rezki, Aug 2022), ~v6.1',
            "KFREE_DRAIN_JIFFIES is 5*HZ, with a 1-jiffy drain when a CPU's batch is full; before, HZ/50"),
@@ -150,6 +157,7 @@ class ReleaseSwitches:
     exp_gp_workqueue: bool
     ksoftirqd_does_its_job: bool
     exp_par_init: bool
+    menu_keeps_tick: bool
     kfree_drain_5hz: bool
     kvfree_bulk_list_head: bool
     kvfree_polled: bool

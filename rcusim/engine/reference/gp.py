@@ -21,7 +21,7 @@ from rcusim._core import LAST_QS_KINDS as LAST_QS
 from rcusim._seq import rcu_seq_endval, rcu_seq_snap
 from rcusim.engine.reference.core import note_gp_changes, rcu_need_resched, rcu_report_qs_rdp
 from rcusim.kernel.timer import timer_expiry_jiffy
-from rcusim.engine.reference.sched import BLOCKED, CPU_BUSY, CPU_IDLE, SLEEP, urgent_at, wake
+from rcusim.engine.reference.sched import BLOCKED, CPU_BUSY, SLEEP, urgent_at, wake
 from rcusim.engine.reference.tree import (RCU_GP_FLAG_FQS, RCU_GP_FLAG_INIT, raw_spin_lock_rcu_node, rcu_report_qs_rnp,
                                           rcu_start_this_gp)
 
@@ -86,6 +86,7 @@ def rcu_gp_fqs_timer(sim, j: int) -> None:
     sim.fqs_deadline = (clk + j) * s.jiffy_ns
     expiry = timer_expiry_jiffy(clk, clk + j, 1_000_000_000 // s.jiffy_ns, bool(s.timer_wheel_round))
     sim.gp_timer_gen += 1
+    sim.gp_timer_expires = expiry * s.jiffy_ns
     gen = sim.gp_timer_gen
     sim.env.timeout(expiry * s.jiffy_ns - sim.env.now).callbacks.append(lambda _ev: rcu_gp_fqs_timeout(sim, gen))
 
@@ -174,9 +175,9 @@ def force_qs_rnp(sim, first: bool) -> None:
             rdp = cpu.rdp
             if first:
                 rdp.watching_snap = cpu.watching
-                if cpu.state == CPU_IDLE:
+                if cpu.state != CPU_BUSY:  # CPU_WAKING: still in the extended QS
                     mask |= 1 << bit
-            elif cpu.state == CPU_IDLE or cpu.watching != rdp.watching_snap:
+            elif cpu.state != CPU_BUSY or cpu.watching != rdp.watching_snap:
                 mask |= 1 << bit
             else:
                 if age > sim.inp.gp.jiffies_to_sched_qs:

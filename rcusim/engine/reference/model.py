@@ -32,7 +32,8 @@ from rcusim.engine.reference.sched import RUNNABLE, Cpu, Entity
 from rcusim.engine.reference.tree import RcuNode
 from rcusim.engine.reference.workload import sync_loop
 
-COUNTERS = ("context_switches", "callbacks_invoked", "wakeups", "idle_exits", "rcu_core_passes",
+COUNTERS = ("context_switches", "callbacks_invoked", "wakeups", "idle_exits", "idle_exit_latency_ns",
+            "rcu_core_passes",
             "ticks", "fqs_scans", "rnp_lock_wait_ns", "resched_ipis", "preemptions", "gp_kthread_wakeups",
             "exp_ipis", "exp_ipis_deferred", "exp_funnel_waits", "exp_mutex_waits", "exp_mutex_steals")
 
@@ -75,6 +76,8 @@ class Model:
         self.gp_qs_t = 0           # when the root's qsmask emptied
         self.fqs_deadline = 0
         self.gp_timer_gen = 0
+        self.gp_timer_expires = 0  # when the FQS wait's timer fires (ns)
+        self.gp_kthread = None
         self.gp_nfqs = 0           # FQS scans in the current GP
         self.gp_last_qs = -1       # whose report emptied the root (LAST_QS_KINDS)
         self.last_idle_cpu = None  # the CPU that went idle last (holds the top migrator level)
@@ -107,6 +110,8 @@ class Model:
             cpu.rdp.mynode.qsmaskinit |= cpu.rdp.grpmask
             cpu.rdp.mynode.expmaskinit |= cpu.rdp.grpmask
             self.cpus.append(cpu)
+        for cpu in self.cpus:
+            cpu.cpuidle_init()
 
         # Tasks first (their index is the request's task id), then kthreads.
         self.tasks = []
@@ -143,6 +148,13 @@ class Model:
         self.gprec = {k: [] for k in ("gp_seq", "t_start_ns", "t_qs_ns", "t_end_ns", "ipis", "expedited",
                                       "fqs_scans", "last_qs")}
         self.completion_ns = 0
+
+    def fqs_timer_cpu_expires(self, cpu):
+        """When the FQS wait's timer fires if it is queued on `cpu` (the GP kthread's), else None."""
+        if (self.gp_kthread is not None and cpu is self.gp_kthread.cpu and self.gp_state == gp.RCU_GP_WAIT_FQS
+                and self.gp_timer_expires > self.env.now):
+            return self.gp_timer_expires
+        return None
 
     # --- draws, actions, records -------------------------------------------
     def idle_exit_ns(self) -> int:

@@ -31,6 +31,8 @@ from collections import deque
 
 import simpy
 
+from rcusim.kernel.cpuidle import NO_TIMER_US, Menu
+
 #: Yielded by an entity body: block until woken (``schedule()`` away).
 SLEEP = None
 
@@ -102,6 +104,9 @@ class Cpu:
         self.user_to = 0              # ... to here: the tick sees a quiescent state there
         self.watching = 0             # rcu_watching: +1 at each idle entry and exit
         self.rdp = None
+        self.menu = None              # the menu governor's state, if the profile has idle states
+        self.menu_enter = 0           # when the CPU entered its idle state
+        self.stop_tick = True         # the governor let the idle CPU stop its tick
         self.proc = self.env.process(self.schedule())
 
     # --- the scheduler loop ------------------------------------------------
@@ -168,6 +173,49 @@ class Cpu:
         self.watching += 1  # extended quiescent state
         self.rdp.cpu_no_qs = False
         self.user_from = self.user_to = 0
+        if self.menu:
+            self.cpuidle_select()
+
+    # --- idle states: the menu governor (rcusim.kernel.cpuidle) ------------
+    def cpuidle_init(self) -> None:
+        """The profile's states; every CPU starts idle with its tick stopped."""
+        s = self.sim.inp.sched
+        if len(s.idle_exit_us):
+            self.menu = Menu(tuple(int(x) for x in s.idle_exit_us), tuple(int(x) for x in s.idle_target_us),
+                             bool(s.idle_polling0), s.jiffy_ns // 1000, bool(s.menu_keeps_tick))
+            self.cpuidle_select()
+            if not self.stop_tick:  # the governor keeps the tick of this idle CPU
+                self.tick_on = True
+                self.env.process(self.tick())
+
+    def cpuidle_select(self) -> None:
+        """cpuidle_select() as the CPU enters idle: the sleep length is the next tick
+        if rcu_needs_cpu(), else the FQS wait's timer on the GP kthread's CPU."""
+        sim, now, jiffy = self.sim, self.env.now, self.sim.inp.sched.jiffy_ns
+        next_tick = (now // jiffy + 1) * jiffy - now
+        next_ns = NO_TIMER_US * 1000
+        fqs = sim.fqs_timer_cpu_expires(self)
+        if self.rdp.cblist.n_cbs() > 0:
+            next_ns = next_tick
+        elif fqs is not None:
+            next_ns = fqs - now
+        self.menu.select(min(next_ns // 1000, NO_TIMER_US),
+                         min((next_tick if self.tick_on else next_ns) // 1000, NO_TIMER_US), not self.tick_on)
+        self.stop_tick = self.menu.stop_tick
+        self.menu_enter = now
+
+    def cpuidle_exit_ns(self) -> int:
+        """A wake-up takes the CPU out of its state: the exit latency."""
+        lat = self.menu.exit_us[self.menu.state] * 1000
+        self.menu.reflect((self.env.now + lat - self.menu_enter) // 1000, False)
+        self.sim.counters["idle_exit_latency_ns"] += lat
+        return lat
+
+    def cpuidle_irq(self, tick: bool) -> None:
+        """An interrupt took the idle CPU out of its state; the idle loop selects again."""
+        if self.menu:
+            self.menu.reflect((self.env.now - self.menu_enter) // 1000, tick)
+            self.cpuidle_select()
 
     # --- run queues ----------------------------------------------------------
     def dequeue(self):
@@ -190,7 +238,7 @@ class Cpu:
         if self.state == CPU_IDLE:
             self.state = CPU_WAKING
             sim.counters["idle_exits"] += 1
-            self.idle_wait.succeed(sim.idle_exit_ns())
+            self.idle_wait.succeed(self.cpuidle_exit_ns() if self.menu else sim.idle_exit_ns())
         elif (self.state == CPU_BUSY and ent.rq == RQ_RT and sim.inp.sched.preemption
               and self.curr is not None and self.curr.rq == RQ_NORMAL):
             self.try_preempt()
@@ -231,21 +279,26 @@ class Cpu:
         env, jiffy = self.env, self.sim.inp.sched.jiffy_ns
         yield env.timeout(jiffy - env.now % jiffy)
         while True:
-            if self.state != CPU_BUSY and self.rdp.cblist.n_cbs() == 0:
-                # rcu_needs_cpu() is false: the idle CPU stops its tick.
+            if self.state != CPU_BUSY and self.rdp.cblist.n_cbs() == 0 and self.stop_tick:
+                # rcu_needs_cpu() is false and the governor did not keep the tick.
                 self.tick_on = False
                 return
             self.sim.rcu_sched_clock_irq(self)
+            if self.state == CPU_IDLE:
+                self.cpuidle_irq(True)
             yield env.timeout(jiffy)
 
     def tick_stopped(self) -> bool:
-        """Inactive to the timer-migration hierarchy: NO_HZ idle, rcu_needs_cpu() false."""
-        return self.state == CPU_IDLE and self.rdp.cblist.n_cbs() == 0
+        """Inactive to the timer-migration hierarchy: NO_HZ idle (rcu_needs_cpu() false,
+        and the governor let the tick stop)."""
+        return self.state == CPU_IDLE and self.rdp.cblist.n_cbs() == 0 and self.stop_tick
 
     def timer_tick(self) -> None:
         """A timer expiring here: on a NO_HZ-idle CPU it brings a tick with it."""
         if not self.tick_on:
             self.sim.rcu_sched_clock_irq(self)
+            if self.state == CPU_IDLE:
+                self.cpuidle_irq(True)
 
 
 def wake(sim, ent: Entity, from_cpu, t: int) -> None:

@@ -1,0 +1,142 @@
+"""Idle states and the menu governor: its arithmetic (rcusim.kernel.cpuidle, the
+twin of cython_core/cpuidle.pxi) and what the engine does with its choices."""
+
+from __future__ import annotations
+
+import pytest
+
+from rcusim.input.profiles import profile_idle_states
+from rcusim.input.scenario import load_scenario
+from rcusim.kernel.cpuidle import (DECAY, MAX_INTERESTING, NO_TIMER_US, RESOLUTION, Menu, typical_interval,
+                                   which_bucket)
+from rcusim.results.run import run_scenario
+
+STATES = profile_idle_states("x86-64-server-2023")  # POLL, C1, C1E, C6
+EXIT = tuple(s["exit_latency_us"] for s in STATES)
+TARGET = tuple(s["target_residency_us"] for s in STATES)
+C6 = len(STATES) - 1
+
+
+def menu(keeps_tick: bool = True, tick_us: int = 1000) -> Menu:
+    return Menu(EXIT, TARGET, STATES[0]["polling"], tick_us, keeps_tick)
+
+
+# --- the arithmetic ---------------------------------------------------------------
+def test_buckets_are_decades():
+    assert [which_bucket(d) for d in (0, 9, 10, 99, 100, 999, 1000, 9999, 10**4, 10**5, NO_TIMER_US)] == \
+        [0, 0, 1, 1, 2, 2, 3, 3, 4, 5, 5]
+
+
+def test_typical_interval_of_regular_idle_periods():
+    assert typical_interval([1000] * 8, 5000) == 1000
+    # Spread within 20 us (variance <= 400): the mean.
+    assert typical_interval([990, 1010] * 4, 5000) == 1000
+
+
+def test_typical_interval_drops_one_long_outlier():
+    # The long one is dropped and the remaining seven are regular.
+    assert typical_interval([100] * 7 + [100_000], 5000) == 100
+
+
+def test_irregular_idle_periods_have_no_typical_interval():
+    assert typical_interval([100, 5000, 300, 9000, 50, 7000, 2000, 40], 20_000) == NO_TIMER_US
+    # And none is looked for when every interval is longer than the prediction.
+    assert typical_interval([1000] * 8, 500) == NO_TIMER_US
+
+
+def test_long_sleep_with_tick_stopped_picks_the_deepest_state():
+    m = menu()
+    assert m.select(NO_TIMER_US, NO_TIMER_US, tick_stopped=True) == C6
+    assert m.stop_tick
+
+
+def test_a_timer_due_sooner_than_c1_polls_and_keeps_the_tick():
+    m = menu()
+    assert m.select(0, 0, tick_stopped=False) == 0
+    assert not m.stop_tick
+
+
+def test_a_short_prediction_keeps_the_tick_and_fits_the_state_before_it():
+    # rcu_needs_cpu(): the sleep length is the next tick, 500 us away. C6's
+    # target residency (800 us) does not fit; C1E's does; the tick is kept.
+    m = menu()
+    assert m.select(500, 500, tick_stopped=False) == 2
+    assert not m.stop_tick
+
+
+def test_before_v4_17_the_governor_never_keeps_the_tick():
+    m = menu(keeps_tick=False)
+    assert m.select(500, 500, tick_stopped=True) == 2
+    assert m.stop_tick
+    assert m.select(NO_TIMER_US, NO_TIMER_US, tick_stopped=True) == C6
+
+
+def test_correction_factor_learns_early_wakeups():
+    # Woken at a fifth of the next timer again and again, the bucket's factor
+    # moves from unity towards 1/5, and the prediction with it.
+    m = menu()
+    for _ in range(60):
+        m.select(5000, 5000, tick_stopped=False)
+        m.reflect(1000 + EXIT[m.state], tick_wakeup=False)
+    m.update()
+    m.needs_update = False
+    factor = m.correction[which_bucket(5000)] / (RESOLUTION * DECAY)
+    assert factor == pytest.approx(0.2, abs=0.02)
+
+
+def test_a_tick_wakeup_past_the_timer_counts_as_a_long_sleep():
+    m = menu()
+    m.select(NO_TIMER_US, NO_TIMER_US, tick_stopped=True)
+    m.reflect(3, tick_wakeup=True)
+    m.update()
+    assert m.intervals[0] == 9 * MAX_INTERESTING // 10
+
+
+# --- the engine -------------------------------------------------------------------
+def lone_caller(release: str, hz: int = 1000) -> dict:
+    return {"name": "idle", "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 8},
+            "kernel": {"release": release, "HZ": hz},
+            "workloads": [{"kind": "sync_loop", "tasks": 1, "loops": 40, "cpus": "5"}]}
+
+
+def run(data):
+    (v,) = run_scenario(load_scenario(data), progress=False).variants.values()
+    return v
+
+
+def test_every_idle_wakeup_pays_a_state_exit_latency():
+    v = run(lone_caller("6.6"))
+    n, total = v.counters["idle_exits"], v.counters["idle_exit_latency_ns"]
+    assert n > 0
+    # Idle CPUs between grace periods sit in C6; each exit costs at most its latency.
+    assert 0 < total <= n * EXIT[C6] * 1000
+    assert total >= n * EXIT[C6] * 1000 // 2
+
+
+def test_a_profile_without_idle_states_draws_its_wakeup_latency():
+    data = lone_caller("2.6.20")
+    data["hardware"]["profile"] = "xeon-e5405-8cpu"
+    v = run(data)
+    assert v.counters["idle_exits"] > 0 and v.counters["idle_exit_latency_ns"] == 0
+
+
+
+def test_a_scenario_table_without_c6_wakes_cheaper():
+    data = lone_caller("6.6")
+    data["hardware"]["idle_states"] = [dict(s) for s in STATES[:-1]]
+    v = run(data)
+    assert v.counters["idle_exits"] > 0
+    assert v.counters["idle_exit_latency_ns"] <= v.counters["idle_exits"] * EXIT[-2] * 1000
+
+
+def test_a_polling_only_table_keeps_every_idle_tick():
+    # With POLL alone the governor never lets the tick stop (v4.17 and later):
+    # every idle CPU ticks; before v4.17 the tick stopped ahead of it.
+    ticks = {}
+    for release in ("4.14", "6.6"):
+        data = lone_caller(release)
+        data["hardware"]["idle_states"] = [dict(STATES[0])]
+        ticks[release] = run(data).counters["ticks"]
+    v = run(lone_caller("6.6"))
+    assert ticks["6.6"] > 4 * v.counters["ticks"]
+    assert ticks["4.14"] < ticks["6.6"] / 4
