@@ -11,6 +11,7 @@ eventq.pxd         the event queue (shared with rcusim._membarrier)
 rcu_seq.pxd        rcu_seq_*() and ULONG_CMP_*() (shared with rcusim._seq)
 sched.pxi          run queues, wake-ups, bursts, preemption, idle, the tick
 timer.pxi          timer-wheel expiry and the CPU that expires a timer
+fair.pxi           the fair class: nice weights, EEVDF (v6.6) and CFS
 cpuidle.pxi        idle states and the menu governor: the state entered, the tick kept, the exit latency
 locking.pxi        rcu_node spinlocks and sleeping mutexes
 tree.pxi           rcu_node tree: rcu_report_qs_rnp, rcu_start_this_gp
@@ -111,6 +112,7 @@ cdef inline event_t pop(Engine self) noexcept:
 
 
 include "sched.pxi"
+include "fair.pxi"
 include "timer.pxi"
 include "cpuidle.pxi"
 include "locking.pxi"
@@ -139,6 +141,8 @@ cdef class Engine:
         self.ents = NULL
         self.cpus = NULL
         self.menu = NULL
+        self.fheap = NULL
+        self.fscratch = NULL
         self.nodes = NULL
         self.groups = NULL
         self.group_cpus = NULL
@@ -187,6 +191,8 @@ cdef class Engine:
         free(self.ents)
         free(self.cpus)
         free(self.menu)
+        free(self.fheap)
+        free(self.fscratch)
         free(self.nodes)
         free(self.groups)
         free(self.group_cpus)
@@ -232,6 +238,7 @@ cdef class Engine:
         self.rng = <bitgen_t *> PyCapsule_GetPointer(capsule, "BitGenerator")
 
         sched_init(self, inp.sched)
+        fair_init(self, inp.sched)
         timer_init(self, inp.sched)
         rcu_core_init(self, inp.core)
         rcu_init_geometry(self, inp.tree)
@@ -258,6 +265,7 @@ cdef class Engine:
         kvfree_start(self)
         rt_latency_init(self, inp.classic, inp.sched, inp.rt_latency)
         noise_init(self, inp.noise, self.n_ents)
+        fair_alloc(self)  # every entity exists now
 
     # --- read-back -----------------------------------------------------------------
     def kvfree_results(self):
@@ -310,6 +318,14 @@ cdef class Engine:
             return np.zeros(0, dtype=TRACE_DTYPE)
         return np.asarray(<trace_rec_t[:self.trace_n]> self.trace_buf).copy()
 
+    def entity_runtime_ns(self):
+        """CPU time charged to each fair-class entity so far (sum_exec_runtime), in ns."""
+        cdef int e
+        out = np.zeros(self.n_ents, dtype=np.int64)
+        for e in range(self.n_ents):
+            out[e] = self.ents[e].sum_exec
+        return out
+
     def entity_kinds(self):
         """(ENT_* kind, CPU, kind-specific index) of every entity, for naming trace tracks."""
         cdef int e
@@ -360,8 +376,8 @@ cdef class Engine:
             elif ev.kind == EV_RESCHED:
                 self.cpus[ev.target].resched_pending = 0
                 if (self.cpus[ev.target].state == CPU_BUSY
-                        and self.cpus[ev.target].rq_head[RQ_RT] >= 0
-                        and self.ents[self.cpus[ev.target].curr].rq == RQ_NORMAL):
+                        and self.ents[self.cpus[ev.target].curr].rq == RQ_NORMAL
+                        and (self.cpus[ev.target].rq_head[RQ_RT] >= 0 or self.cpus[ev.target].fair_resched)):
                     try_preempt(self, ev.target)
             elif ev.kind == EV_IPI:
                 ev_ipi(self, ev.target)

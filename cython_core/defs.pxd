@@ -150,7 +150,18 @@ cdef struct ent_t:
     int32_t idx          # kind-specific index: workload, group or CPU
     i64 remaining        # rest of a preempted burst (ns), -1 if none
     int32_t kick         # a wake-up arrived while it was running: do not sleep
-    i64 slice_used       # SCHED_OTHER: CPU time of its time slice used before a SCHED_FIFO preemption (ns)
+    i64 slice_used       # SCHED_OTHER under round robin: CPU time of its slice used before a SCHED_FIFO preemption (ns)
+    # fair class (fair.pxi): struct sched_entity
+    int32_t weight       # load weight from nice (sched_prio_to_weight)
+    int32_t hpos         # position in its CPU's fair heap, -1 if not queued there
+    int32_t initial      # ENQUEUE_INITIAL: its first enqueue (a new task)
+    i64 vruntime         # virtual runtime (ns scaled by NICE_0_LOAD / weight)
+    i64 deadline         # EEVDF virtual deadline
+    i64 vlag             # EEVDF lag kept over a sleep; while running, the deadline it was picked with
+    i64 exec_start       # when its CPU time was last charged (ns)
+    i64 sum_exec         # CPU time so far (ns)
+    i64 prev_sum_exec    # sum_exec when it was last picked
+    u64 seq              # enqueue order, to break key ties as the kernel's rb-tree does
     # ENT_TASK only
     int32_t loops_left   # synchronize_rcu() calls still to make
     int32_t link         # srs_* list link (wake_from_gp path)
@@ -243,6 +254,16 @@ cdef struct cpu_t:
     i64 nobypass_count   # nocb_nobypass_count
     # !CONFIG_PREEMPTION: a reschedule that must wait for a preemption point
     int32_t need_resched # TIF_NEED_RESCHED on the running entity, honoured at its next schedule() or cond_resched()
+    # fair class (fair.pxi): struct cfs_rq
+    int32_t fh_off       # first slot of this CPU's heap in Engine.fheap
+    int32_t nr_fair      # queued fair entities (the running one not counted)
+    i64 min_vruntime     # v0 of the sums below; CFS's min_vruntime
+    i64 avg_vsum         # sum of (vruntime - min_vruntime) * weight over the queued
+    i64 avg_load         # sum of weight over the queued
+    int32_t next_buddy   # CFS: the wakee that preempted, -1 if none
+    int32_t last_buddy   # CFS: the entity it preempted, -1 if none
+    int32_t fair_resched # a fair preemption waits for the end of a non-preemptible section
+    int32_t step_resched # a preemption asked while the running entity's action was computed
 
 
 cdef struct menu_t:

@@ -75,7 +75,8 @@ cdef int kvfree_init(Engine self, kv, int e) except -1:
         self.ents[e].kind = ENT_KFREE
         self.ents[e].cpu = kt_cpu[k]
         self.ents[e].idx = k
-        self.ents[e].rq = RQ_NORMAL  # set_user_nice(current, MAX_NICE)
+        self.ents[e].rq = RQ_NORMAL
+        self.ents[e].weight = 15  # rcuscale's kfree threads: set_user_nice(current, MAX_NICE)
         e += 1
     # system_wq is bound per CPU: the monitor, page_cache_work and both
     # kfree_rcu_work items of a krcp run on kworkers of its CPU.  A work item

@@ -32,6 +32,7 @@ cdef class Engine:
     cdef i64 softirq_ns
     cdef i64 ttwu_ns
     cdef int fault
+    cdef int stepping            # the CPU whose running entity's action is being computed, -1 if none
 
     # --- timer wheel and timer migration (timer.pxi) --------------------------
     cdef int timer_wheel_round   # calc_index() rounds expiry up (v4.8 and later)
@@ -48,6 +49,17 @@ cdef class Engine:
     cdef int menu_keeps_tick     # menu_select() decides the tick (v4.17 and later)
     cdef menu_t *menu
     cdef i64 gp_timer_expires    # when the FQS wait's timer fires (ns), for the GP CPU's governor
+
+    # --- fair class (fair.pxi) ------------------------------------------------
+    cdef int fair_policy         # POLICY_RR (before v2.6.23), POLICY_CFS, POLICY_EEVDF (v6.6)
+    cdef i64 base_slice_ns       # EEVDF sysctl_sched_base_slice
+    cdef i64 sched_latency_ns    # CFS sysctl_sched_latency
+    cdef i64 min_gran_ns         # CFS sysctl_sched_min_granularity
+    cdef i64 wakeup_gran_ns      # CFS sysctl_sched_wakeup_granularity
+    cdef int nr_latency          # CFS sched_nr_latency
+    cdef int32_t *fheap          # per-CPU heaps of queued fair entities
+    cdef int32_t *fscratch       # pick_eevdf()'s walk
+    cdef u64 fair_seq
 
     # --- random stream: one NumPy BitGenerator, drawn in event order (sched.pxi) 
     cdef object bitgen_obj

@@ -24,6 +24,7 @@ cdef void sched_init(Engine self, s) except *:
     self.softirq_ns = s.softirq_ns
     self.ttwu_ns = s.ttwu_ns
     self.fault = s.fault
+    self.stepping = -1
     if eventq_init(&self.evq, 1024) < 0:
         raise MemoryError()
 
@@ -43,6 +44,7 @@ cdef void ents_alloc(Engine self, inp) except *:
     memset(self.ents, 0, self.n_ents * sizeof(ent_t))
     for e in range(self.n_ents):
         self.ents[e].state = ST_BLOCKED
+        self.ents[e].weight = NICE_0_LOAD
         self.ents[e].next = -1
         self.ents[e].remaining = -1
         self.ents[e].link = -1
@@ -81,11 +83,20 @@ cdef inline i64 jiffies(Engine self) noexcept:
     return self.now // self.jiffy_ns
 
 
+cdef inline bint is_fair(Engine self, int e) noexcept:
+    return self.ents[e].rq == RQ_NORMAL and self.fair_policy != POLICY_RR
+
+
 cdef void enqueue(Engine self, int e) noexcept:
+    """A woken entity joins its run queue."""
     cdef ent_t *ep = &self.ents[e]
     cdef cpu_t *cp = &self.cpus[ep.cpu]
     cdef int q = ep.rq
     ep.state = ST_RUNNABLE
+    if is_fair(self, e):
+        fair_enqueue_wakeup(self, ep.cpu, e)
+        cp.nr_queued += 1
+        return
     if ep.head_enqueue and cp.rq_head[q] >= 0:
         ep.next = cp.rq_head[q]
         cp.rq_head[q] = e
@@ -97,6 +108,21 @@ cdef void enqueue(Engine self, int e) noexcept:
             cp.rq_head[q] = e
         cp.rq_tail[q] = e
     cp.nr_queued += 1
+
+
+cdef void requeue(Engine self, int c, int e, bint to_tail) noexcept:
+    """The running entity e of CPU c goes back to its run queue (preempted, or
+    yielding): a fair one into its heap (put_prev_entity()), others at the head
+    of their class, or at the tail at the end of a round-robin slice."""
+    cdef cpu_t *cp = &self.cpus[c]
+    if is_fair(self, e):
+        fair_put_prev(self, c, e)
+        self.ents[e].state = ST_RUNNABLE
+        cp.nr_queued += 1
+    elif to_tail:
+        enqueue(self, e)
+    else:
+        enqueue_head(self, e)
 
 
 cdef void enqueue_head(Engine self, int e) noexcept:
@@ -113,9 +139,15 @@ cdef void enqueue_head(Engine self, int e) noexcept:
 
 
 cdef int dequeue(Engine self, int c) noexcept:
+    """pick_next_task(): SCHED_FIFO first, then the fair class."""
     cdef cpu_t *cp = &self.cpus[c]
     cdef int q, e
     for q in range(2):
+        if q == RQ_NORMAL and self.fair_policy != POLICY_RR:
+            e = fair_pick(self, c)
+            if e >= 0:
+                cp.nr_queued -= 1
+            return e
         e = cp.rq_head[q]
         if e >= 0:
             cp.rq_head[q] = self.ents[e].next
@@ -162,12 +194,27 @@ cdef void ev_wake(Engine self, int e) except *:
             try_preempt(self, c)
     elif cp.state == CPU_BUSY and ep.rq == RQ_RT and self.ents[cp.curr].rq == RQ_NORMAL:
         cp.need_resched = 1  # !PREEMPTION: resched_curr() waits for a preemption point
+    elif cp.state == CPU_BUSY and is_fair(self, e) and fair_wakeup_preempt(self, c, e):
+        resched_fair(self, c)
+
+
+cdef void resched_fair(Engine self, int c) except *:
+    """resched_curr() for the fair class: the switch waits for a preemption point."""
+    cdef cpu_t *cp = &self.cpus[c]
+    if not (self.preemption or cp.user_from <= self.now < cp.user_to):
+        cp.need_resched = 1  # kernel mode, !PREEMPTION: at its next schedule() or cond_resched()
+        return
+    cp.fair_resched = 1
+    try_preempt(self, c)
 
 
 cdef void try_preempt(Engine self, int c, bint at_boundary=False) except *:
     """Preempt the running entity for a woken RT one, or arrange it for the end of a
     non-preemptible stretch; `at_boundary`: the running burst has only just begun."""
     cdef cpu_t *cp = &self.cpus[c]
+    if c == self.stepping:
+        cp.step_resched = 1  # woken by the running entity's own action: switch when it ends
+        return
     if in_reader(self, c) and not self.rwl_preemptible[self.ents[cp.curr].idx]:
         cp.resched_reader = 1  # preempt_enable() in rcu_read_unlock() reschedules
         return
@@ -194,16 +241,13 @@ cdef void preempt(Engine self, int c, bint to_tail=False) except *:
         rcu_preempt_ctxt_queue(self, c, e)
     self.ents[e].remaining = rest
     if not to_tail:
-        # Preempted by a higher class: its time slice goes on when it runs again
-        # (CFS/EEVDF account the slice in the task's own runtime).
+        # Round robin: preempted by a higher class, its time slice goes on
+        # when it runs again.
         self.ents[e].slice_used = self.now - cp.run_start
+    requeue(self, c, e, to_tail)
     cp.gen += 1
     cp.stolen = 0
     cp.curr = -1
-    if to_tail:
-        enqueue(self, e)
-    else:
-        enqueue_head(self, e)
     self.n_preempt += 1
     cpu_pick(self, c)
 
@@ -239,6 +283,8 @@ cdef void cpu_pick(Engine self, int c) except *:
     cp.run_start = self.now - ep.slice_used
     ep.slice_used = 0
     cp.need_resched = 0
+    cp.fair_resched = 0
+    cp.step_resched = 0
     ep.state = ST_RUNNING
     ep.kick = 0
     # rcu_note_context_switch(): a context switch is a quiescent state,
@@ -256,8 +302,13 @@ cdef void cpu_pick(Engine self, int c) except *:
         dur = ep.remaining
         ep.remaining = -1
     else:
+        self.stepping = c
         dur = ent_run(self, e, t0)
+        self.stepping = -1
     start_burst(self, c, self.ctxsw_ns + dur)
+    if cp.step_resched:
+        cp.step_resched = 0
+        try_preempt(self, c, True)
 
 
 cdef void cpu_enter_idle(Engine self, int c) noexcept:
@@ -299,15 +350,21 @@ cdef void ev_burst_end(Engine self, int c, i64 gen) except *:
     e = cp.curr
     cp.user_from = 0
     cp.user_to = 0
+    self.stepping = c
     nxt = ent_done(self, e)
+    self.stepping = -1
     if nxt >= 0:
         start_burst(self, c, nxt)
-        if cp.resched_reader and not in_reader(self, c):
+        if (cp.resched_reader and not in_reader(self, c)) or cp.step_resched:
             cp.resched_reader = 0
+            cp.step_resched = 0
             try_preempt(self, c, True)
         return
+    cp.step_resched = 0
     # The entity blocks (or exits, or yielded in cond_resched()); schedule the next one.
     if self.ents[e].state == ST_RUNNING:
+        if is_fair(self, e):
+            fair_sleep(self, c, e)
         self.ents[e].state = ST_BLOCKED
     cp.curr = -1
     cp.resched_reader = 0  # schedule() runs now anyway
@@ -399,9 +456,13 @@ cdef void ev_tick(Engine self, int c) except *:
 
 
 cdef void tick_slice(Engine self, int c) except *:
-    """SCHED_NORMAL time sharing: after a jiffy of running, the current entity
-    yields to a queued one at the tick (a coarse stand-in for CFS/EEVDF slices)."""
+    """SCHED_NORMAL time sharing at the tick: the fair class's entity_tick(), or
+    before CFS a one-jiffy round robin (krcud/N at nice -19 keeping the CPU)."""
     cdef cpu_t *cp = &self.cpus[c]
+    if self.fair_policy != POLICY_RR:
+        if cp.state == CPU_BUSY and fair_tick_resched(self, c):
+            resched_fair(self, c)
+        return
     if (cp.state != CPU_BUSY or cp.rq_head[RQ_NORMAL] < 0 or self.ents[cp.curr].rq != RQ_NORMAL
             or self.now - cp.run_start < self.jiffy_ns):
         return

@@ -16,6 +16,8 @@ cdef int rcu_sr_normal_init(Engine self, s, int e) except -1:
     self.ents[e].cpu = self.gp_cpu
     self.ents[e].rq = RQ_NORMAL
     self.ents[e].head_enqueue = s.sr_worker_highpri
+    if s.sr_worker_highpri:
+        self.ents[e].weight = 88761  # a system_highpri_wq kworker: nice -20
     return e + 1
 
 

@@ -101,7 +101,7 @@ cdef bint cond_resched(Engine self, int c) except *:
     if self.preemption:
         return False
     if cp.need_resched:
-        enqueue(self, cp.curr)
+        requeue(self, c, cp.curr, True)
         return True
     if cp.urgent_qs:
         # rcu_all_qs(): rcu_momentary_eqs() and rcu_qs().

@@ -17,6 +17,8 @@ cdef int tasks_init(Engine self, t) except -1:
         self.ents[e].kind = ENT_TASK
         self.ents[e].cpu = t.cpu[e]
         self.ents[e].rq = RQ_RT if t.rt[e] else RQ_NORMAL
+        self.ents[e].weight = t.weight[e]
+        self.ents[e].initial = 1  # a new task: placed as by wake_up_new_task()
         self.ents[e].loops_left = t.loops[e]
         self.ents[e].phase = TASK_NEW
         self.task_wl[e] = t.workload[e]
@@ -95,6 +97,7 @@ cdef void rt_latency_init(Engine self, cl, s, rl) except *:
             self.ents[e].idx = c
             self.ents[e].rq = RQ_NORMAL
             self.ents[e].head_enqueue = 1
+            self.ents[e].weight = 71755  # nice -19
             e += 1
     self.n_ents = e
 

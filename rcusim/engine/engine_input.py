@@ -20,6 +20,7 @@ from rcusim.engine.rcuscale import KFREE_OBJ_BYTES, MEMORY_SAMPLE_NS, compute_re
 from rcusim.input.config import CallRcuLoad, KfreeRcuFlood, Noise, Readers, RtLatencyProbe, SyncLoop
 from rcusim.input.profiles import Z_P99
 from rcusim.input.cpulist import parse_cpulist
+from rcusim.kernel.fair import POLICY_CFS, POLICY_EEVDF, POLICY_RR, fair_tunables, weight_of
 from rcusim.kernel.timer import lvl_depth
 from rcusim.kernel.topology import Geometry, nocb_groups, rcu_init_geometry
 
@@ -63,6 +64,12 @@ class Sched:
     idle_target_us: np.ndarray # cpuidle.pxi: target residency of each idle state
     idle_polling0: int         # cpuidle.pxi: state 0 polls
     menu_keeps_tick: int       # cpuidle.pxi: the governor decides the tick (v4.17 and later)
+    fair_policy: int           # fair.pxi: POLICY_RR (before CFS), POLICY_CFS, POLICY_EEVDF
+    base_slice_ns: int         # fair.pxi: EEVDF base slice, scaled with the CPU count
+    sched_latency_ns: int      # fair.pxi: CFS latency period, scaled
+    min_gran_ns: int           # fair.pxi: CFS minimum granularity, scaled
+    wakeup_gran_ns: int        # fair.pxi: CFS wake-up granularity, scaled
+    nr_latency: int            # fair.pxi: CFS sched_nr_latency
     fault: int                 # a deliberate model fault, for tests of the checker only
 
 
@@ -150,6 +157,7 @@ class Tasks:
     """workloads.pxi: one row per sync_loop task, one per sync_loop workload."""
     cpu: np.ndarray
     rt: np.ndarray
+    weight: np.ndarray         # fair.pxi: load weight from nice
     loops: np.ndarray
     start_ns: np.ndarray
     workload: np.ndarray
@@ -245,6 +253,7 @@ class EngineInput:
 
 def _sched(spec, fault: int) -> Sched:
     p, costs, states = spec.params, spec.hardware.costs, spec.hardware.idle_states
+    tun = fair_tunables(spec.hardware.nr_cpus)
     # A profile gives idle states (cpuidle.pxi) or one lognormal idle-exit latency.
     median = max(costs.wakeup_idle_median_ns or 1, 1)
     p99 = max(costs.wakeup_idle_p99_ns or 1, median)
@@ -270,6 +279,12 @@ def _sched(spec, fault: int) -> Sched:
         idle_target_us=np.array([s["target_residency_us"] for s in states], dtype=np.int64),
         idle_polling0=int(bool(states) and states[0]["polling"]),
         menu_keeps_tick=int(p.switches.menu_keeps_tick),
+        fair_policy=POLICY_EEVDF if p.switches.eevdf else POLICY_CFS if p.switches.cfs else POLICY_RR,
+        base_slice_ns=tun.base_slice_ns,
+        sched_latency_ns=tun.latency_ns,
+        min_gran_ns=tun.min_gran_ns,
+        wakeup_gran_ns=tun.wakeup_gran_ns,
+        nr_latency=tun.nr_latency,
         fault=fault,
     )
 
@@ -356,7 +371,7 @@ def _column(parts: list, dtype) -> np.ndarray:
 
 def _tasks(spec) -> Tasks:
     nr_cpus, costs, p = spec.hardware.nr_cpus, spec.hardware.costs, spec.params
-    cpu, rt, loops, start, wl_idx, think, after, prim = [], [], [], [], [], [], [], []
+    cpu, rt, weight, loops, start, wl_idx, think, after, prim = [], [], [], [], [], [], [], [], []
     for i, wl in enumerate(w for w in spec.workloads if isinstance(w, SyncLoop)):
         primitive = wl.primitive
         if p.rcu_normal:
@@ -367,6 +382,7 @@ def _tasks(spec) -> Tasks:
         n = wl.tasks
         cpu.append(np.asarray(cpus, dtype=np.int32)[np.arange(n) % len(cpus)])
         rt.append(np.full(n, int(wl.rt), dtype=np.int8))
+        weight.append(np.full(n, weight_of(wl.nice), dtype=np.int32))
         loops.append(np.full(n, wl.loops, dtype=np.int64))
         start.append(np.full(n, round(wl.start_us * 1000), dtype=np.int64))
         wl_idx.append(np.full(n, i, dtype=np.int32))
@@ -374,7 +390,8 @@ def _tasks(spec) -> Tasks:
         after.append(costs.kfree_ns if wl.work_after == "kfree" else 0)
         prim.append(_core.PRIMITIVES[primitive])
     loops_column = _column(loops, np.int64)
-    return Tasks(cpu=_column(cpu, np.int32), rt=_column(rt, np.int8), loops=loops_column,
+    return Tasks(cpu=_column(cpu, np.int32), rt=_column(rt, np.int8), weight=_column(weight, np.int32),
+                 loops=loops_column,
                  start_ns=_column(start, np.int64), workload=_column(wl_idx, np.int32),
                  expected_requests=int(loops_column.sum()), think_ns=think, after_ns=after, primitive=prim,
                  sync_entry_ns=costs.sync_entry_ns)

@@ -381,12 +381,21 @@ class SyncLoop(_OnCpuList):
     """CPU list the tasks are spread over round-robin."""
     rt: bool = False
     """Tasks are SCHED_FIFO instead of SCHED_NORMAL."""
+    nice: Annotated[int, Field(ge=-20, le=19)] = 0
+    """Nice value of SCHED_NORMAL tasks: their weight in the fair class."""
     think_us: Annotated[float, Field(ge=0, le=MAX_TIME_US, allow_inf_nan=False)] = 0.0
     """Time a task runs between calls, in microseconds."""
     work_after: Literal["none", "kfree"] = "kfree"
     """What each loop does after the call; "kfree" costs kfree_ns."""
     start_us: Annotated[float, Field(ge=0, le=MAX_TIME_US, allow_inf_nan=False)] = 0.0
     """When the tasks start, in microseconds of simulated time."""
+
+    @model_validator(mode="after")
+    def _nice_is_for_sched_normal(self):
+        if self.rt and self.nice:
+            raise ScenarioError("nice applies to SCHED_NORMAL tasks, these are SCHED_FIFO (rt: true)",
+                                key="nice", allowed="0 with rt: true")
+        return self
 
 
 

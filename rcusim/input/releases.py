@@ -47,6 +47,11 @@ class Switch:
 
 
 SWITCHES = (
+    Switch("cfs", (2, 6, 23),
+           '"CFS" (Ingo Molnar, 2007), merged for v2.6.23',
+           "SCHED_OTHER entities share a CPU by weighted virtual runtime (nice weights, wake-up "
+           "placement and preemption by granularity); before, rcusim runs them in one-jiffy round "
+           "robin, its stand-in for the O(1) scheduler"),
     Switch("tree_rcu", (2, 6, 29),
            '"rcu: Hierarchical RCU" (Paul E. McKenney, 2008), merged for v2.6.29',
            "Tree RCU's callback lists; before it, classic RCU's rcu_do_batch() and the 2004 "
@@ -99,6 +104,11 @@ SWITCHES = (
            "RCU pull request for v6.3",
            "each bulk page keeps a polled GP snapshot (+8 B header, 508 pointers) and is reclaimed "
            "as soon as its own GP has passed"),
+    Switch("eevdf", (6, 6),
+           '"sched/fair: Implement an EEVDF-like scheduling policy" (Peter Zijlstra, 2023), merged for '
+           "v6.6",
+           "the fair class picks the eligible entity with the earliest virtual deadline; wakees are "
+           "placed by their lag and preempt only by winning that pick; before, CFS"),
     Switch("timer_pull", (6, 9),
            '"timers: Implement the hierarchical pull model" (Anna-Maria Behnsen, Feb 2024), '
            '"[GIT PULL] timers/core for v6.9"; release not checked against the tag',
@@ -149,6 +159,7 @@ PATCHES = (
 class ReleaseSwitches:
     """The value of every switch of :data:`SWITCHES` for one release."""
 
+    cfs: bool
     tree_rcu: bool
     gp_kthread: bool
     softirq_time_limit: bool
@@ -161,6 +172,7 @@ class ReleaseSwitches:
     kfree_drain_5hz: bool
     kvfree_bulk_list_head: bool
     kvfree_polled: bool
+    eevdf: bool
     timer_pull: bool
     sr_normal_sync_wq: bool
     wake_from_gp_auto: bool

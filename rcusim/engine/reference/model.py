@@ -27,6 +27,7 @@ import simpy
 from rcusim import _core
 from rcusim.engine.engine_input import EngineInput, engine_input
 from rcusim.engine.reference import core, exp, gp
+from rcusim.kernel.fair import NICE_0_LOAD, weight_of
 from rcusim.engine.reference.core import RcuData, ksoftirqd
 from rcusim.engine.reference.sched import RUNNABLE, Cpu, Entity
 from rcusim.engine.reference.tree import RcuNode
@@ -77,6 +78,7 @@ class Model:
         self.fqs_deadline = 0
         self.gp_timer_gen = 0
         self.gp_timer_expires = 0  # when the FQS wait's timer fires (ns)
+        self.fair_seq = 0          # enqueue order of fair entities
         self.gp_kthread = None
         self.gp_nfqs = 0           # FQS scans in the current GP
         self.gp_last_qs = -1       # whose report emptied the root (LAST_QS_KINDS)
@@ -116,7 +118,8 @@ class Model:
         # Tasks first (their index is the request's task id), then kthreads.
         self.tasks = []
         for i in range(len(inp.tasks.cpu)):
-            task = Entity(self, int(inp.tasks.cpu[i]), bool(inp.tasks.rt[i]), f"task/{i}")
+            task = Entity(self, int(inp.tasks.cpu[i]), bool(inp.tasks.rt[i]), f"task/{i}",
+                          weight=int(inp.tasks.weight[i]), initial=True)
             task.index = i
             task.loops_left = int(inp.tasks.loops[i])
             task.primitive = int(inp.tasks.primitive[int(inp.tasks.workload[i])])
@@ -130,8 +133,9 @@ class Model:
         self.all_exited = self.env.event()
         self.gp_kthread = Entity(self, p.sched.gp_cpu, bool(p.gp.gp_kthread_rt), "rcu_preempt")
         self.gp_kthread.start(gp.rcu_gp_kthread(self))
-        self.sr_worker = Entity(self, p.sched.gp_cpu, False, "kworker/sr",
-                                head_enqueue=bool(p.sr_normal.sr_worker_highpri))
+        highpri = bool(p.sr_normal.sr_worker_highpri)
+        self.sr_worker = Entity(self, p.sched.gp_cpu, False, "kworker/sr", head_enqueue=highpri,
+                                weight=weight_of(-20) if highpri else NICE_0_LOAD)
         self.sr_worker.start(gp.rcu_sr_normal_gp_cleanup_work(self, self.sr_worker))
         for cpu in self.cpus:
             cpu.rdp.ksoftirqd = Entity(self, cpu.index, False, f"ksoftirqd/{cpu.index}")

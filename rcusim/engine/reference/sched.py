@@ -31,7 +31,9 @@ from collections import deque
 
 import simpy
 
+from rcusim.engine.reference.fair import CfsRq
 from rcusim.kernel.cpuidle import NO_TIMER_US, Menu
+from rcusim.kernel.fair import NICE_0_LOAD, POLICY_RR
 
 #: Yielded by an entity body: block until woken (``schedule()`` away).
 SLEEP = None
@@ -55,14 +57,22 @@ class Entity:
         Woken to the head of its class (a highpri kworker).
     """
 
-    def __init__(self, sim, cpu: int, rt: bool, name: str, head_enqueue: bool = False):
+    def __init__(self, sim, cpu: int, rt: bool, name: str, head_enqueue: bool = False,
+                 weight: int = NICE_0_LOAD, initial: bool = False):
         self.cpu = sim.cpus[cpu]
         self.rq = RQ_RT if rt else RQ_NORMAL
+        self.fair = not rt and sim.inp.sched.fair_policy != POLICY_RR
         self.name = name
         self.head_enqueue = head_enqueue
         self.state = BLOCKED
         self.remaining = None  # rest of a preempted burst (ns)
         self.body = None
+        # struct sched_entity (reference/fair.py)
+        self.weight = weight
+        self.initial = initial
+        self.vruntime = self.deadline = self.vlag = 0
+        self.exec_start = self.sum_exec = self.prev_sum_exec = 0
+        self.seq = 0
 
     def start(self, body) -> None:
         """Attach the body and run it to its first ``yield SLEEP``."""
@@ -107,6 +117,10 @@ class Cpu:
         self.menu = None              # the menu governor's state, if the profile has idle states
         self.menu_enter = 0           # when the CPU entered its idle state
         self.stop_tick = True         # the governor let the idle CPU stop its tick
+        self.cfs = CfsRq(sim, self)   # the fair class's queue (the deque above before CFS)
+        self.fair_resched = False     # a fair preemption waits for a non-preemptible section's end
+        self.stepping = False         # the running entity's action is being computed
+        self.step_resched = False     # ... and asked for a preemption meanwhile
         self.proc = self.env.process(self.schedule())
 
     # --- the scheduler loop ------------------------------------------------
@@ -129,6 +143,7 @@ class Cpu:
             self.state = CPU_BUSY
             self.curr = ent
             ent.state = RUNNING
+            self.fair_resched = self.step_resched = False
             # rcu_note_context_switch(): a context switch is a quiescent state,
             # for an expedited GP too if its IPI is waiting for one.
             self.rdp.cpu_no_qs = False
@@ -141,19 +156,67 @@ class Cpu:
             if ent.remaining is not None:
                 dur, ent.remaining = ent.remaining, None
             else:
-                dur = ent.step(env.now + sim.inp.sched.ctxsw_ns + self.debt)
+                dur = self.step(ent, env.now + sim.inp.sched.ctxsw_ns + self.debt)
             dur += sim.inp.sched.ctxsw_ns
             while True:
+                if self.step_resched and self.preempt_at_boundary(ent, dur):
+                    break
                 try:
                     yield from self.burst(dur)
                 except simpy.Interrupt:
                     break  # preempted: try_preempt() has requeued ent
                 self.user_from = self.user_to = 0
-                dur = ent.step(env.now)
+                dur = self.step(ent, env.now)
                 if dur is SLEEP:
+                    self.step_resched = False
+                    if ent.fair:
+                        self.cfs.sleep(ent)
                     ent.state = BLOCKED
                     self.curr = None
                     break
+
+    def step(self, ent, t):
+        """The running entity's action; a preemption it asks for waits for its end."""
+        self.stepping = True
+        try:
+            return ent.step(t)
+        finally:
+            self.stepping = False
+
+    def preempt_at_boundary(self, ent, dur) -> bool:
+        """try_preempt() as the burst `dur` is about to start; True if ent was switched out."""
+        self.step_resched = False
+        now = self.env.now
+        if now < self.nonpreempt_until:
+            self._defer_resched()
+            return False
+        ent.remaining = dur + self.debt
+        self.debt = 0
+        self.requeue(ent)
+        self.stolen = 0
+        self.curr = None
+        self.sim.counters["preemptions"] += 1
+        return True
+
+    def requeue(self, ent) -> None:
+        """The running ent goes back: into the fair queue, or at the head of its class."""
+        if ent.fair:
+            self.cfs.put_prev(ent)
+        else:
+            self.rq[ent.rq].appendleft(ent)
+        ent.state = RUNNABLE
+
+    def fair_curr(self):
+        """The running fair entity, or None."""
+        c = self.curr
+        return c if self.state == CPU_BUSY and c is not None and c.fair else None
+
+    def resched_fair(self) -> None:
+        """resched_curr() for the fair class."""
+        if not (self.sim.inp.sched.preemption or self.user_from <= self.env.now < self.user_to):
+            return  # kernel mode, !PREEMPTION: at the entity's next schedule()
+        self.fair_resched = True
+        self.try_preempt()
 
     def burst(self, dur: int):
         """Run for dur (plus charged debt), then for the time stolen meanwhile."""
@@ -219,19 +282,22 @@ class Cpu:
 
     # --- run queues ----------------------------------------------------------
     def dequeue(self):
-        for q in self.rq:
-            if q:
-                return q.popleft()
-        return None
+        if self.rq[RQ_RT]:
+            return self.rq[RQ_RT].popleft()
+        if self.sim.inp.sched.fair_policy != POLICY_RR:
+            return self.cfs.pick()
+        return self.rq[RQ_NORMAL].popleft() if self.rq[RQ_NORMAL] else None
 
     def nr_queued(self) -> int:
-        return len(self.rq[RQ_RT]) + len(self.rq[RQ_NORMAL])
+        return len(self.rq[RQ_RT]) + len(self.rq[RQ_NORMAL]) + len(self.cfs.queued)
 
     def activate(self, ent: Entity) -> None:
         """The wake-up lands: enqueue, leave idle, or preempt a SCHED_OTHER burst."""
         sim = self.sim
         q = self.rq[ent.rq]
-        if ent.head_enqueue and q:
+        if ent.fair:
+            self.cfs.enqueue_wakeup(ent)
+        elif ent.head_enqueue and q:
             q.appendleft(ent)
         else:
             q.append(ent)
@@ -242,29 +308,38 @@ class Cpu:
         elif (self.state == CPU_BUSY and ent.rq == RQ_RT and sim.inp.sched.preemption
               and self.curr is not None and self.curr.rq == RQ_NORMAL):
             self.try_preempt()
+        elif self.state == CPU_BUSY and ent.fair and self.cfs.wakeup_preempt(ent):
+            self.resched_fair()
 
     def try_preempt(self) -> None:
-        """Preempt now, or when the softirq section in progress ends."""
+        """Preempt now, or when the softirq section in progress ends, or when the
+        running entity's action that asked for it ends."""
+        if self.stepping:
+            self.step_resched = True
+            return
         now = self.env.now
         if now < self.nonpreempt_until:
-            if not self.resched_pending:
-                self.resched_pending = True
-                self.env.timeout(self.nonpreempt_until - now).callbacks.append(self._resched)
+            self._defer_resched()
             return
         ent = self.curr
         ent.remaining = max(0, self.burst_end + self.stolen - now)
+        self.requeue(ent)
         self.stolen = 0
         self.curr = None
-        ent.state = RUNNABLE
-        self.rq[ent.rq].appendleft(ent)
         self.sim.counters["preemptions"] += 1
         self.proc.interrupt()
 
+    def _defer_resched(self) -> None:
+        if not self.resched_pending:
+            self.resched_pending = True
+            self.env.timeout(self.nonpreempt_until - self.env.now).callbacks.append(self._resched)
+
     def _resched(self, _event) -> None:
-        """Leaving the non-preemptible section: a queued SCHED_FIFO entity preempts."""
+        """Leaving the non-preemptible section: a queued SCHED_FIFO entity, or a fair
+        reschedule asked meanwhile, preempts."""
         self.resched_pending = False
-        if (self.state == CPU_BUSY and self.rq[RQ_RT]
-                and self.curr is not None and self.curr.rq == RQ_NORMAL):
+        if (self.state == CPU_BUSY and self.curr is not None and self.curr.rq == RQ_NORMAL
+                and (self.rq[RQ_RT] or self.fair_resched)):
             self.try_preempt()
 
     def steal(self, dur: int) -> None:
@@ -283,6 +358,8 @@ class Cpu:
                 # rcu_needs_cpu() is false and the governor did not keep the tick.
                 self.tick_on = False
                 return
+            if self.state == CPU_BUSY and self.cfs.policy != POLICY_RR and self.cfs.tick_resched():
+                self.resched_fair()  # entity_tick()
             self.sim.rcu_sched_clock_irq(self)
             if self.state == CPU_IDLE:
                 self.cpuidle_irq(True)

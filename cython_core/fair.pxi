@@ -1,0 +1,417 @@
+# The fair class (kernel/sched/fair.c): SCHED_OTHER entities weighted by nice,
+# run in virtual-time order.  EEVDF from v6.6: the eligible entity (vruntime
+# not past the load-weighted average V) with the earliest virtual deadline
+# runs; a woken entity is placed at V minus its lag; the running one keeps the
+# CPU to the end of its slice (RUN_TO_PARITY) unless a wakee's placement makes
+# it ineligible.  CFS from v2.6.23 to v6.5: the smallest vruntime runs; a
+# wakee is placed at most half a latency period behind min_vruntime and
+# preempts when it is a wake-up granularity ahead.  Before v2.6.23 (the O(1)
+# scheduler) rcusim keeps its one-jiffy round robin (sched.pxi).  The
+# arithmetic is that of rcusim/kernel/fair.py; the reference model mirrors it.
+#
+# Each CPU's queued fair entities (the running one is not among them, as in
+# the kernel's rb-tree) sit in a binary heap ordered by deadline (EEVDF) or
+# vruntime (CFS), ties in enqueue order.
+#
+# Included by _core.pyx: module-level functions on the Engine.
+
+cdef enum:
+    POLICY_RR = 0
+    POLICY_CFS = 1
+    POLICY_EEVDF = 2
+    NICE_0_LOAD = 1024
+
+
+cdef void fair_init(Engine self, s) except *:
+    self.fair_policy = s.fair_policy
+    self.base_slice_ns = s.base_slice_ns
+    self.sched_latency_ns = s.sched_latency_ns
+    self.min_gran_ns = s.min_gran_ns
+    self.wakeup_gran_ns = s.wakeup_gran_ns
+    self.nr_latency = s.nr_latency
+
+
+cdef void fair_alloc(Engine self) except *:
+    """Heap room per CPU for every entity that runs there (all are pinned)."""
+    cdef int c, e, most = 0
+    cdef int *count = <int *> calloc(self.nr_cpus, sizeof(int))
+    if count == NULL:
+        raise MemoryError()
+    for e in range(self.n_ents):
+        count[self.ents[e].cpu] += 1
+        self.ents[e].hpos = -1
+    self.fheap = <int32_t *> malloc((self.n_ents + 1) * sizeof(int32_t))
+    e = 0
+    for c in range(self.nr_cpus):
+        self.cpus[c].fh_off = e
+        self.cpus[c].next_buddy = self.cpus[c].last_buddy = -1
+        e += count[c]
+        most = max(most, count[c])
+    self.fscratch = <int32_t *> malloc((most + 1) * sizeof(int32_t))
+    free(count)
+    if self.fheap == NULL or self.fscratch == NULL:
+        raise MemoryError()
+
+
+cdef inline i64 calc_delta_fair(i64 delta, i64 weight) noexcept:
+    return delta * NICE_0_LOAD // weight
+
+
+cdef inline bint fair_before(Engine self, int a, int b) noexcept:
+    """a ahead of b in the queue: smaller key (deadline or vruntime), then enqueued earlier."""
+    cdef ent_t *pa = &self.ents[a]
+    cdef ent_t *pb = &self.ents[b]
+    cdef i64 ka = pa.deadline if self.fair_policy == POLICY_EEVDF else pa.vruntime
+    cdef i64 kb = pb.deadline if self.fair_policy == POLICY_EEVDF else pb.vruntime
+    return ka < kb or (ka == kb and pa.seq < pb.seq)
+
+
+cdef inline void heap_set(Engine self, cpu_t *cp, int i, int e) noexcept:
+    self.fheap[cp.fh_off + i] = e
+    self.ents[e].hpos = i
+
+
+cdef void heap_up(Engine self, cpu_t *cp, int i) noexcept:
+    cdef int e = self.fheap[cp.fh_off + i], p
+    while i > 0:
+        p = (i - 1) >> 1
+        if not fair_before(self, e, self.fheap[cp.fh_off + p]):
+            break
+        heap_set(self, cp, i, self.fheap[cp.fh_off + p])
+        i = p
+    heap_set(self, cp, i, e)
+
+
+cdef void heap_down(Engine self, cpu_t *cp, int i) noexcept:
+    cdef int e = self.fheap[cp.fh_off + i], child
+    while True:
+        child = 2 * i + 1
+        if child >= cp.nr_fair:
+            break
+        if child + 1 < cp.nr_fair and fair_before(self, self.fheap[cp.fh_off + child + 1],
+                                                  self.fheap[cp.fh_off + child]):
+            child += 1
+        if not fair_before(self, self.fheap[cp.fh_off + child], e):
+            break
+        heap_set(self, cp, i, self.fheap[cp.fh_off + child])
+        i = child
+    heap_set(self, cp, i, e)
+
+
+cdef void tree_insert(Engine self, int c, int e) noexcept:
+    """__enqueue_entity(): into the heap and into avg_vruntime's sums."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef ent_t *ep = &self.ents[e]
+    self.fair_seq += 1
+    ep.seq = self.fair_seq
+    cp.avg_vsum += (ep.vruntime - cp.min_vruntime) * ep.weight
+    cp.avg_load += ep.weight
+    heap_set(self, cp, cp.nr_fair, e)
+    cp.nr_fair += 1
+    heap_up(self, cp, cp.nr_fair - 1)
+
+
+cdef void tree_remove(Engine self, int c, int e) noexcept:
+    """__dequeue_entity()."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef ent_t *ep = &self.ents[e]
+    cdef int i = ep.hpos, last
+    cp.avg_vsum -= (ep.vruntime - cp.min_vruntime) * ep.weight
+    cp.avg_load -= ep.weight
+    cp.nr_fair -= 1
+    ep.hpos = -1
+    if i == cp.nr_fair:
+        return
+    last = self.fheap[cp.fh_off + cp.nr_fair]
+    heap_set(self, cp, i, last)
+    heap_up(self, cp, i)
+    heap_down(self, cp, self.ents[last].hpos)
+
+
+cdef inline int fair_curr(Engine self, int c) noexcept:
+    """The running fair entity of CPU c, -1 if none."""
+    cdef int e = self.cpus[c].curr
+    if self.cpus[c].state != CPU_BUSY or e < 0 or self.ents[e].rq != RQ_NORMAL:
+        return -1
+    return e
+
+
+cdef i64 avg_vruntime(Engine self, int c) noexcept:
+    """V: the load-weighted mean vruntime of the queued entities and the running one
+    (rounded down)."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 total = cp.avg_vsum, load = cp.avg_load
+    cdef int e = fair_curr(self, c)
+    if e >= 0:
+        total += (self.ents[e].vruntime - cp.min_vruntime) * self.ents[e].weight
+        load += self.ents[e].weight
+    if load:
+        if total < 0:
+            total -= load - 1
+        total = total // load
+    return cp.min_vruntime + total
+
+
+cdef bint entity_eligible(Engine self, int c, int e) noexcept:
+    """vruntime(e) <= V, without the division."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 total = cp.avg_vsum, load = cp.avg_load
+    cdef int cur = fair_curr(self, c)
+    if cur >= 0:
+        total += (self.ents[cur].vruntime - cp.min_vruntime) * self.ents[cur].weight
+        load += self.ents[cur].weight
+    return total >= (self.ents[e].vruntime - cp.min_vruntime) * load
+
+
+cdef void update_min_vruntime(Engine self, int c, bint curr_on_rq=True) noexcept:
+    """min_vruntime follows the smallest vruntime of the running (if still queued)
+    and queued entities, never backwards; avg_vruntime's sums are rebased on it."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef int cur = fair_curr(self, c) if curr_on_rq else -1, left
+    cdef i64 v = cp.min_vruntime, delta
+    cdef bint have = False
+    if cur >= 0:
+        v = self.ents[cur].vruntime
+        have = True
+    if cp.nr_fair:
+        left = leftmost_vruntime_ent(self, c)
+        if not have or self.ents[left].vruntime < v:
+            v = self.ents[left].vruntime
+    if v > cp.min_vruntime:
+        delta = v - cp.min_vruntime
+        cp.avg_vsum -= cp.avg_load * delta
+        cp.min_vruntime = v
+
+
+cdef int leftmost_vruntime_ent(Engine self, int c) noexcept:
+    """The queued entity with the smallest vruntime (the heap's top under CFS)."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef int i, e, best = self.fheap[cp.fh_off]
+    if self.fair_policy == POLICY_CFS:
+        return best
+    for i in range(1, cp.nr_fair):
+        e = self.fheap[cp.fh_off + i]
+        if self.ents[e].vruntime < self.ents[best].vruntime:
+            best = e
+    return best
+
+
+cdef bint update_curr(Engine self, int c) noexcept:
+    """update_curr(): charge the running entity its CPU time since the last update;
+    under EEVDF renew its deadline once reached (update_deadline()).  Returns
+    whether that asks for a reschedule (another entity is queued)."""
+    cdef int e = fair_curr(self, c)
+    cdef ent_t *ep
+    cdef i64 delta
+    if e < 0:
+        return False
+    ep = &self.ents[e]
+    delta = self.now - ep.exec_start
+    if delta <= 0:
+        return False
+    ep.exec_start = self.now
+    ep.sum_exec += delta
+    ep.vruntime += calc_delta_fair(delta, ep.weight)
+    if self.fair_policy == POLICY_EEVDF:
+        if ep.vruntime - ep.deadline < 0:
+            return False
+        ep.deadline = ep.vruntime + calc_delta_fair(self.base_slice_ns, ep.weight)
+        return self.cpus[c].nr_fair > 0
+    update_min_vruntime(self, c)
+    return False
+
+
+cdef i64 cfs_sched_slice(Engine self, int c, int e) noexcept:
+    """sched_slice(): the period's share of e by weight, at least min_granularity."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef int nr = cp.nr_fair + (1 if fair_curr(self, c) >= 0 else 0) + (0 if self.ents[e].hpos >= 0
+                                                                         or e == cp.curr else 1)
+    cdef i64 load = cp.avg_load, period, slice
+    cdef int cur = fair_curr(self, c)
+    if cur >= 0:
+        load += self.ents[cur].weight
+    if self.ents[e].hpos < 0 and e != cur:
+        load += self.ents[e].weight
+    period = nr * self.min_gran_ns if nr > self.nr_latency else self.sched_latency_ns
+    slice = period * self.ents[e].weight // load
+    return slice if slice > self.min_gran_ns else self.min_gran_ns
+
+
+cdef void place_entity(Engine self, int c, int e) noexcept:
+    """place_entity() for a waking (or, with ep.initial, a new) entity."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef ent_t *ep = &self.ents[e]
+    cdef i64 V, lag, load, vslice, v
+    cdef int cur = fair_curr(self, c)
+    if self.fair_policy == POLICY_EEVDF:
+        V = avg_vruntime(self, c)
+        vslice = calc_delta_fair(self.base_slice_ns, ep.weight)
+        lag = 0
+        if cp.nr_fair or cur >= 0:
+            lag = ep.vlag
+            load = cp.avg_load + (self.ents[cur].weight if cur >= 0 else 0)
+            lag *= load + ep.weight
+            if load == 0:
+                load = 1
+            lag = lag // load  # div_s64(): truncated toward zero (cdivision)
+        ep.vruntime = V - lag
+        if ep.initial:
+            vslice //= 2  # PLACE_DEADLINE_INITIAL
+        ep.deadline = ep.vruntime + vslice
+    else:
+        if ep.initial:
+            v = cp.min_vruntime + calc_delta_fair(cfs_sched_slice(self, c, e), ep.weight)  # START_DEBIT
+        else:
+            v = cp.min_vruntime - self.sched_latency_ns // 2  # GENTLE_FAIR_SLEEPERS
+        if v > ep.vruntime or ep.initial:
+            ep.vruntime = v
+    ep.initial = 0
+
+
+cdef void fair_enqueue_wakeup(Engine self, int c, int e) noexcept:
+    """enqueue_entity() for a wake-up: update the running entity, place, insert."""
+    update_curr(self, c)
+    place_entity(self, c, e)
+    tree_insert(self, c, e)
+
+
+cdef void fair_put_prev(Engine self, int c, int e) noexcept:
+    """put_prev_entity(): the preempted running entity goes back into the queue."""
+    update_curr(self, c)
+    tree_insert(self, c, e)
+
+
+cdef void fair_sleep(Engine self, int c, int e) noexcept:
+    """dequeue_entity(DEQUEUE_SLEEP) of the running entity: under EEVDF keep its lag,
+    clamped to max(2 slices, a tick) of virtual time."""
+    cdef ent_t *ep = &self.ents[e]
+    cdef i64 lag, limit, slice
+    cdef cpu_t *cp = &self.cpus[c]
+    update_curr(self, c)
+    if self.fair_policy == POLICY_EEVDF:
+        lag = avg_vruntime(self, c) - ep.vruntime
+        slice = 2 * self.base_slice_ns
+        limit = calc_delta_fair(slice if slice > self.jiffy_ns else self.jiffy_ns, ep.weight)
+        ep.vlag = min(max(lag, -limit), limit)
+    else:
+        if cp.next_buddy == e:  # clear_buddies()
+            cp.next_buddy = -1
+        if cp.last_buddy == e:
+            cp.last_buddy = -1
+        update_min_vruntime(self, c, False)
+
+
+cdef int pick_eevdf(Engine self, int c, int cur) noexcept:
+    """__pick_eevdf(): the eligible entity with the earliest deadline, the running
+    one `cur` (if >= 0) among the candidates; it keeps the CPU while eligible and
+    inside the request it was picked for (RUN_TO_PARITY)."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef int n = 0, k, i, best = -1, e, child
+    if cur >= 0 and not entity_eligible(self, c, cur):
+        cur = -1
+    if cur >= 0 and self.ents[cur].vlag == self.ents[cur].deadline:
+        return cur
+    # Best-first walk of the heap in deadline order: the first eligible one wins.
+    if cp.nr_fair:
+        self.fscratch[0] = 0
+        n = 1
+    while n:
+        k = 0
+        for i in range(1, n):
+            if fair_before(self, self.fheap[cp.fh_off + self.fscratch[i]],
+                           self.fheap[cp.fh_off + self.fscratch[k]]):
+                k = i
+        i = self.fscratch[k]
+        n -= 1
+        self.fscratch[k] = self.fscratch[n]
+        e = self.fheap[cp.fh_off + i]
+        if entity_eligible(self, c, e):
+            best = e
+            break
+        for child in range(2 * i + 1, min(2 * i + 3, cp.nr_fair)):
+            self.fscratch[n] = child
+            n += 1
+    if best < 0 or (cur >= 0 and self.ents[cur].deadline < self.ents[best].deadline):
+        return cur if cur >= 0 else best
+    return best
+
+
+cdef bint cfs_wakeup_preempt_entity(Engine self, int cur, int e) noexcept:
+    """wakeup_preempt_entity() == 1: cur is more than e's wake-up granularity behind."""
+    cdef i64 vdiff = self.ents[cur].vruntime - self.ents[e].vruntime
+    return vdiff > calc_delta_fair(self.wakeup_gran_ns, self.ents[e].weight)
+
+
+cdef int fair_pick(Engine self, int c) noexcept:
+    """pick_next_entity() with no running entity; takes it off the queue and
+    starts its accounting (set_next_entity())."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef int e, left
+    cdef ent_t *ep
+    if not cp.nr_fair:
+        return -1
+    if self.fair_policy == POLICY_EEVDF:
+        e = pick_eevdf(self, c, -1)
+    else:
+        # The leftmost, unless a buddy is not too far behind it: the wakee that
+        # preempted (next), else the entity it preempted (last).
+        left = self.fheap[cp.fh_off]
+        e = left
+        if cp.next_buddy >= 0 and not cfs_wakeup_preempt_entity(self, cp.next_buddy, left):
+            e = cp.next_buddy
+        elif cp.last_buddy >= 0 and not cfs_wakeup_preempt_entity(self, cp.last_buddy, left):
+            e = cp.last_buddy
+        if cp.next_buddy == e:  # clear_buddies()
+            cp.next_buddy = -1
+        if cp.last_buddy == e:
+            cp.last_buddy = -1
+    tree_remove(self, c, e)
+    ep = &self.ents[e]
+    ep.exec_start = self.now
+    ep.prev_sum_exec = ep.sum_exec
+    ep.vlag = ep.deadline  # RUN_TO_PARITY's mark: the request it was picked for
+    return e
+
+
+cdef bint fair_wakeup_preempt(Engine self, int c, int e) noexcept:
+    """check_preempt_wakeup(): does the woken (already queued) e preempt the running
+    fair entity?"""
+    cdef int cur = fair_curr(self, c)
+    if cur < 0:
+        return False
+    update_curr(self, c)
+    if self.fair_policy == POLICY_EEVDF:
+        return pick_eevdf(self, c, cur) == e
+    if not cfs_wakeup_preempt_entity(self, cur, e):
+        return False
+    self.cpus[c].next_buddy = e
+    if self.cpus[c].nr_fair + 1 >= self.nr_latency:  # LAST_BUDDY when the queue is long
+        self.cpus[c].last_buddy = cur
+    return True
+
+
+cdef bint fair_tick_resched(Engine self, int c) noexcept:
+    """entity_tick(): does the running fair entity's time on the CPU end here?"""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef int cur = fair_curr(self, c), left
+    cdef i64 ideal, ran
+    if cur < 0:
+        return False
+    if self.fair_policy == POLICY_EEVDF:
+        return update_curr(self, c)
+    update_curr(self, c)
+    if not cp.nr_fair:
+        return False
+    # check_preempt_tick()
+    ideal = cfs_sched_slice(self, c, cur)
+    ran = self.ents[cur].sum_exec - self.ents[cur].prev_sum_exec
+    if ran > ideal:
+        if cp.next_buddy == cur:  # clear_buddies()
+            cp.next_buddy = -1
+        if cp.last_buddy == cur:
+            cp.last_buddy = -1
+        return True
+    if ran < self.min_gran_ns:
+        return False
+    left = self.fheap[cp.fh_off]
+    return self.ents[cur].vruntime - self.ents[left].vruntime > ideal

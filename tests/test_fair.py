@@ -1,0 +1,150 @@
+"""The fair class: nice weights, EEVDF (v6.6) and CFS (before), in the engine and
+in the reference model's separate implementation (rcusim/engine/reference/fair.py)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from rcusim import _core
+from rcusim.engine.engine_input import engine_input
+from rcusim.engine.reference.fair import CfsRq
+from rcusim.errors import ScenarioError
+from rcusim.input.scenario import load_scenario
+from rcusim.kernel.fair import (POLICY_CFS, POLICY_EEVDF, calc_delta_fair, fair_tunables, weight_of)
+
+
+def two_hogs(release: str, nice_b: int = 19) -> dict:
+    """Two CPU-bound SCHED_NORMAL tasks on CPU 0: nice 0 and `nice_b`."""
+    hog = {"kind": "sync_loop", "tasks": 1, "loops": 1, "cpus": "0", "think_us": 100e6}
+    return {"name": "hogs", "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 2},
+            "kernel": {"release": release, "HZ": 1000},
+            "workloads": [dict(hog), dict(hog, nice=nice_b)]}
+
+
+def runtime_after(data: dict, seconds: float) -> np.ndarray:
+    inp, _ = engine_input(load_scenario(data).variants["default"])
+    eng = _core.Engine(inp, np.random.PCG64(0))
+    eng.run(round(seconds * 1e9), 10**9)
+    return eng.entity_runtime_ns()
+
+
+@pytest.mark.parametrize("release", ["6.6", "6.1"])
+def test_cpu_is_shared_by_nice_weight(release):
+    run = runtime_after(two_hogs(release), 30.0)
+    share = run[0] / run[1]
+    assert share == pytest.approx(weight_of(0) / weight_of(19), rel=0.02)
+
+
+def test_equal_nice_share_equally():
+    run = runtime_after(two_hogs("6.6", nice_b=0), 10.0)
+    assert run[0] / run[1] == pytest.approx(1.0, rel=0.02)
+
+
+def test_nice_out_of_range_and_nice_on_rt_are_refused():
+    data = two_hogs("6.6", nice_b=20)
+    with pytest.raises(ScenarioError, match="nice"):
+        load_scenario(data)
+    data = two_hogs("6.6")
+    data["workloads"][1]["rt"] = True
+    with pytest.raises(ScenarioError, match="nice"):
+        load_scenario(data)
+
+
+# --- the arithmetic, on the reference model's CfsRq -------------------------------------
+class Ent(SimpleNamespace):
+    pass
+
+
+def entity(weight=1024, vruntime=0, vlag=0, initial=False):
+    return Ent(weight=weight, vruntime=vruntime, deadline=0, vlag=vlag, initial=initial, exec_start=0,
+               sum_exec=0, prev_sum_exec=0, seq=0)
+
+
+def cfs_rq(policy: int, nr_cpus: int = 64):
+    t = fair_tunables(nr_cpus)
+    sched = SimpleNamespace(fair_policy=policy, base_slice_ns=t.base_slice_ns, sched_latency_ns=t.latency_ns,
+                            min_gran_ns=t.min_gran_ns, wakeup_gran_ns=t.wakeup_gran_ns, nr_latency=t.nr_latency,
+                            jiffy_ns=1_000_000)
+    sim = SimpleNamespace(inp=SimpleNamespace(sched=sched), env=SimpleNamespace(now=0), fair_seq=0)
+    cpu = SimpleNamespace(curr=None)
+    rq = CfsRq(sim, cpu)
+    cpu.fair_curr = lambda: cpu.curr
+    return rq, cpu, sim
+
+
+def test_tunables_scale_with_log2_of_up_to_8_cpus():
+    assert fair_tunables(64).base_slice_ns == fair_tunables(8).base_slice_ns == 3_000_000
+    assert fair_tunables(2).base_slice_ns == 1_500_000
+    assert fair_tunables(1).latency_ns == 6_000_000
+    assert fair_tunables(64).nr_latency == 8
+
+
+def test_eevdf_waker_placed_by_its_clamped_lag():
+    rq, cpu, sim = cfs_rq(POLICY_EEVDF)
+    others = [entity(vruntime=10_000_000) for _ in range(3)]
+    for e in others:
+        rq.insert(e)
+    V = rq.avg_vruntime()
+    assert V == 10_000_000
+    sleeper = entity(vlag=50_000_000)  # far more than the clamp allows
+    # sleep() clamps the lag to max(2 slices, a tick) of virtual time: 6 ms at nice 0.
+    cpu.curr = sleeper
+    sleeper.vruntime = V - 50_000_000
+    rq.sleep(sleeper)
+    cpu.curr = None
+    assert sleeper.vlag == 2 * 3_000_000
+    rq.enqueue_wakeup(sleeper)
+    # place_entity(): lag scaled by (W + w) / W, W = 3 * 1024.
+    assert sleeper.vruntime == V - sleeper_lag(6_000_000, 3 * 1024, 1024)
+    assert sleeper.deadline == sleeper.vruntime + 3_000_000
+
+
+def sleeper_lag(vlag, load, weight):
+    return vlag * (load + weight) // load
+
+
+def test_eevdf_running_entity_keeps_its_slice_against_a_nice_minus_20_wakee():
+    rq, cpu, sim = cfs_rq(POLICY_EEVDF)
+    runner = entity()
+    rq.enqueue_wakeup(runner)  # alone: placed at V = 0 with a 3 ms deadline
+    assert rq.pick() is runner
+    cpu.curr = runner
+    sim.env.now = 1_000_000  # 1 ms into a 3 ms slice
+    wakee = entity(weight=weight_of(-20))
+    rq.enqueue_wakeup(wakee)
+    assert not rq.wakeup_preempt(wakee)  # RUN_TO_PARITY
+    sim.env.now = 3_000_000  # the slice is used up: a new deadline, the parity mark gone
+    assert rq.tick_resched()
+    assert rq.pick_eevdf(runner) is wakee
+
+
+def test_cfs_sleeper_credit_is_half_a_latency():
+    rq, cpu, sim = cfs_rq(POLICY_CFS)
+    for _ in range(2):
+        rq.insert(entity(vruntime=500_000_000))
+    rq.update_min_vruntime()
+    sleeper = entity(vruntime=0)  # slept for long: far behind
+    rq.enqueue_wakeup(sleeper)
+    assert sleeper.vruntime == 500_000_000 - 24_000_000 // 2
+    recent = entity(vruntime=499_000_000)  # slept briefly: keeps its own vruntime
+    rq.enqueue_wakeup(recent)
+    assert recent.vruntime == 499_000_000
+
+
+def test_cfs_wakeup_preempts_by_granularity():
+    rq, cpu, sim = cfs_rq(POLICY_CFS)
+    runner = entity(vruntime=100_000_000)
+    rq.insert(runner)
+    rq.update_min_vruntime()
+    assert rq.pick() is runner
+    cpu.curr = runner
+    gran = calc_delta_fair(4_000_000, 1024)
+    near = entity(vruntime=100_000_000 - gran)
+    rq.insert(near)
+    assert not rq.wakeup_preempt(near)  # exactly the granularity behind: no
+    far = entity(vruntime=100_000_000 - gran - 1)
+    rq.insert(far)
+    assert rq.wakeup_preempt(far)
