@@ -142,6 +142,7 @@ cdef class Engine:
         self.cpus = NULL
         self.menu = NULL
         self.fheap = NULL
+        self.cpu_core = self.cpu_llc = self.cpu_socket = NULL
         self.fscratch = NULL
         self.nodes = NULL
         self.groups = NULL
@@ -192,6 +193,9 @@ cdef class Engine:
         free(self.cpus)
         free(self.menu)
         free(self.fheap)
+        free(self.cpu_core)
+        free(self.cpu_llc)
+        free(self.cpu_socket)
         free(self.fscratch)
         free(self.nodes)
         free(self.groups)
@@ -244,6 +248,7 @@ cdef class Engine:
         rcu_init_geometry(self, inp.tree)
         rcu_boot_init_percpu_data(self)
         cpuidle_init(self, inp.sched)
+        topology_init(self, inp.sched)
         # Entities: workload tasks first, then kthreads, reader tasks, kfree
         # threads with their kworkers, then the real-time latency entities.
         ents_alloc(self, inp)
@@ -475,6 +480,10 @@ cdef class Engine:
             "wakeups": self.n_wakeups,
             "idle_exits": self.n_idle_exits,
             "idle_exit_latency_ns": self.n_idle_exit_ns,
+            "wakeups_local": self.n_wake_local,
+            "wakeups_remote_enqueue": self.n_wake_remote,
+            "wakeups_polling": self.n_wake_polling,
+            "wakeups_ipi": self.n_wake_ipi,
             "rcu_core_passes": self.n_softirq,
             "ticks": self.n_ticks,
             "fqs_scans": self.n_fqs,

@@ -31,6 +31,7 @@ cdef void cpuidle_init(Engine self, s) except *:
     for i in range(self.n_idle_states):
         self.idle_exit_us[i] = s.idle_exit_us[i]
         self.idle_target_us[i] = s.idle_target_us[i]
+        self.idle_mwait[i] = s.idle_mwait[i]
     self.idle_polling0 = s.idle_polling0
     self.tick_usec = self.jiffy_ns // 1000
     self.menu_keeps_tick = s.menu_keeps_tick

@@ -33,6 +33,11 @@ cdef class Engine:
     cdef i64 ttwu_ns
     cdef int fault
     cdef int stepping            # the CPU whose running entity's action is being computed, -1 if none
+    cdef int has_topology        # the profile gives a topology: remote wake-ups by ttwu_queue_cond()
+    cdef int32_t *cpu_core
+    cdef int32_t *cpu_llc
+    cdef int32_t *cpu_socket
+    cdef i64 line_ns[4]          # one cache-line transfer: SMT siblings, same LLC, same socket, other socket
 
     # --- timer wheel and timer migration (timer.pxi) --------------------------
     cdef int timer_wheel_round   # calc_index() rounds expiry up (v4.8 and later)
@@ -45,6 +50,7 @@ cdef class Engine:
     cdef i64 idle_exit_us[8]     # exit_latency of each state
     cdef i64 idle_target_us[8]   # target_residency of each state
     cdef int idle_polling0       # state 0 polls (CPUIDLE_FLAG_POLLING)
+    cdef int idle_mwait[8]       # the state is entered with MWAIT: the idle task polls TIF_NEED_RESCHED
     cdef i64 tick_usec           # TICK_USEC
     cdef int menu_keeps_tick     # menu_select() decides the tick (v4.17 and later)
     cdef menu_t *menu
@@ -272,6 +278,7 @@ cdef class Engine:
     # --- counters (Engine.counters()) -----------------------------------------
     cdef readonly dict counters_init
     cdef i64 n_ctxsw, n_cbs_invoked, n_wakeups, n_idle_exits, n_idle_exit_ns, n_softirq
+    cdef i64 n_wake_local, n_wake_remote, n_wake_polling, n_wake_ipi
     cdef i64 n_fqs, n_bypass_enq, n_bypass_flush, n_lock_wait_ns, n_ticks
     cdef i64 n_ipis, n_preempt, n_rcuog_wake, n_gp_wake
     cdef i64 n_exp_ipis, n_exp_deferred, n_exp_funnel_wait, n_exp_mutex_wait, n_exp_mutex_steal

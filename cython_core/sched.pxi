@@ -12,6 +12,7 @@
 
 cdef void sched_init(Engine self, s) except *:
     """Scheduler, tick and interrupt costs; the event queue."""
+    cdef int i
     self.jiffy_ns = s.jiffy_ns
     self.preemption = s.preemption
     self.gp_cpu = s.gp_cpu
@@ -25,8 +26,67 @@ cdef void sched_init(Engine self, s) except *:
     self.ttwu_ns = s.ttwu_ns
     self.fault = s.fault
     self.stepping = -1
+    self.has_topology = len(s.cpu_core) > 0
+    for i in range(4):
+        self.line_ns[i] = s.line_ns[i]
     if eventq_init(&self.evq, 1024) < 0:
         raise MemoryError()
+
+
+cdef void topology_init(Engine self, s) except *:
+    """Core, LLC and socket of each CPU (after the CPUs exist)."""
+    cdef int c
+    if not self.has_topology:
+        return
+    self.cpu_core = <int32_t *> malloc(self.nr_cpus * sizeof(int32_t))
+    self.cpu_llc = <int32_t *> malloc(self.nr_cpus * sizeof(int32_t))
+    self.cpu_socket = <int32_t *> malloc(self.nr_cpus * sizeof(int32_t))
+    if self.cpu_core == NULL or self.cpu_llc == NULL or self.cpu_socket == NULL:
+        raise MemoryError()
+    for c in range(self.nr_cpus):
+        self.cpu_core[c] = s.cpu_core[c]
+        self.cpu_llc[c] = s.cpu_llc[c]
+        self.cpu_socket[c] = s.cpu_socket[c]
+
+
+cdef inline i64 line_cost(Engine self, int a, int b) noexcept:
+    """One cache-line transfer between CPUs a and b."""
+    if self.cpu_core[a] == self.cpu_core[b]:
+        return self.line_ns[0]
+    if self.cpu_llc[a] == self.cpu_llc[b]:
+        return self.line_ns[1]
+    if self.cpu_socket[a] == self.cpu_socket[b]:
+        return self.line_ns[2]
+    return self.line_ns[3]
+
+
+cdef i64 ttwu_delay(Engine self, int from_cpu, int target) noexcept:
+    """How long a wake-up from `from_cpu` takes to land on `target` (ttwu_queue()).
+
+    With a topology, as ttwu_queue_cond() decides: a busy target sharing the
+    waker's LLC is enqueued directly under its run-queue lock (one line
+    transfer); otherwise the wake-up goes on the target's wakelist, and an idle
+    target polling TIF_NEED_RESCHED (POLL or an MWAIT state) is woken by
+    setting that flag (set_nr_if_polling(), one line transfer), any other by
+    an IPI.  Without a topology every remote wake-up is an IPI.
+    """
+    cdef cpu_t *tp = &self.cpus[target]
+    cdef bint idle = tp.state == CPU_IDLE
+    if from_cpu == target:
+        self.n_wake_local += 1
+        return 0
+    if from_cpu < 0 or not self.has_topology:
+        self.n_wake_ipi += 1
+        return self.wakeup_busy_ns
+    if not idle and self.cpu_llc[from_cpu] == self.cpu_llc[target]:
+        self.n_wake_remote += 1
+        return line_cost(self, from_cpu, target)
+    if idle and self.n_idle_states and (self.idle_mwait[self.menu[target].state]
+                                        or (self.menu[target].state == 0 and self.idle_polling0)):
+        self.n_wake_polling += 1
+        return line_cost(self, from_cpu, target)
+    self.n_wake_ipi += 1
+    return self.wakeup_busy_ns
 
 
 cdef void ents_alloc(Engine self, inp) except *:
@@ -167,8 +227,7 @@ cdef void wake(Engine self, int e, int from_cpu, i64 t) except *:
         return
     ep.state = ST_RUNNABLE
     self.n_wakeups += 1
-    if from_cpu != ep.cpu:
-        t += self.wakeup_busy_ns
+    t += ttwu_delay(self, from_cpu, ep.cpu)
     if self.trace_on:
         trace(self, t, TR_WAKE, ep.cpu, e, 0, from_cpu, 0)
     if t <= self.now:

@@ -188,6 +188,13 @@ def _case_idle_states_out_of_order(tmp_path):
     return ["run", str(write(tmp_path, text))], ["hardware.idle_states", "ordered by depth"]
 
 
+def _case_topology_not_adding_up(tmp_path):
+    return (["run", str(BUNDLED), *TINY, "--set", "hardware.topology.sockets=2",
+             "--set", "hardware.topology.llcs_per_socket=8", "--set", "hardware.topology.cores_per_llc=4",
+             "--set", "hardware.topology.smt=2"],
+            ["hardware.topology", "not nr_cpus = 64"])
+
+
 def _case_governor_not_modelled(tmp_path):
     return (["run", str(BUNDLED), *TINY, "--set", "kernel.bootargs=cpuidle.governor=teo"],
             ["cpuidle.governor=teo", "not modelled", "cpuidle.governor=menu"])
@@ -262,6 +269,7 @@ BAD_CASES = {
     "noise over a CPU": _case_noise_over_a_cpu,
     "idle states out of order": _case_idle_states_out_of_order,
     "governor not modelled": _case_governor_not_modelled,
+    "topology not adding up": _case_topology_not_adding_up,
 }
 
 

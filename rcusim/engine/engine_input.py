@@ -20,6 +20,7 @@ from rcusim.engine.rcuscale import KFREE_OBJ_BYTES, MEMORY_SAMPLE_NS, compute_re
 from rcusim.input.config import CallRcuLoad, KfreeRcuFlood, Noise, Readers, RtLatencyProbe, SyncLoop
 from rcusim.input.profiles import Z_P99
 from rcusim.input.cpulist import parse_cpulist
+from rcusim.kernel.cpus import cpu_topology
 from rcusim.kernel.fair import POLICY_CFS, POLICY_EEVDF, POLICY_RR, fair_tunables, weight_of
 from rcusim.kernel.timer import lvl_depth
 from rcusim.kernel.topology import Geometry, nocb_groups, rcu_init_geometry
@@ -64,6 +65,11 @@ class Sched:
     idle_target_us: np.ndarray # cpuidle.pxi: target residency of each idle state
     idle_polling0: int         # cpuidle.pxi: state 0 polls
     menu_keeps_tick: int       # cpuidle.pxi: the governor decides the tick (v4.17 and later)
+    idle_mwait: np.ndarray     # cpuidle.pxi: the state is entered with MWAIT (no wake-up IPI needed)
+    cpu_core: np.ndarray       # sched.pxi: core of each CPU (empty: no topology, every remote wake an IPI)
+    cpu_llc: np.ndarray        # sched.pxi: LLC domain of each CPU
+    cpu_socket: np.ndarray     # sched.pxi: socket of each CPU
+    line_ns: list              # sched.pxi: one cache-line transfer by distance (DIST_*)
     fair_policy: int           # fair.pxi: POLICY_RR (before CFS), POLICY_CFS, POLICY_EEVDF
     base_slice_ns: int         # fair.pxi: EEVDF base slice, scaled with the CPU count
     sched_latency_ns: int      # fair.pxi: CFS latency period, scaled
@@ -254,6 +260,14 @@ class EngineInput:
 def _sched(spec, fault: int) -> Sched:
     p, costs, states = spec.params, spec.hardware.costs, spec.hardware.idle_states
     tun = fair_tunables(spec.hardware.nr_cpus)
+    topo = spec.hardware.topology
+    if topo is None:
+        core = llc = socket = np.zeros(0, dtype=np.int32)
+        line = [0, 0, 0, 0]
+    else:
+        core, llc, socket = cpu_topology(spec.hardware.nr_cpus, topo["smt"], topo["cores_per_llc"],
+                                         topo["llcs_per_socket"])
+        line = [topo["line_ns"][d] for d in ("smt", "llc", "socket", "remote")]
     # A profile gives idle states (cpuidle.pxi) or one lognormal idle-exit latency.
     median = max(costs.wakeup_idle_median_ns or 1, 1)
     p99 = max(costs.wakeup_idle_p99_ns or 1, median)
@@ -279,6 +293,8 @@ def _sched(spec, fault: int) -> Sched:
         idle_target_us=np.array([s["target_residency_us"] for s in states], dtype=np.int64),
         idle_polling0=int(bool(states) and states[0]["polling"]),
         menu_keeps_tick=int(p.switches.menu_keeps_tick),
+        idle_mwait=np.array([s["mwait"] for s in states], dtype=np.int8),
+        cpu_core=core, cpu_llc=llc, cpu_socket=socket, line_ns=line,
         fair_policy=POLICY_EEVDF if p.switches.eevdf else POLICY_CFS if p.switches.cfs else POLICY_RR,
         base_slice_ns=tun.base_slice_ns,
         sched_latency_ns=tun.latency_ns,

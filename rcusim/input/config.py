@@ -31,7 +31,7 @@ from rcusim.input.bootargs import parse_bootargs
 from rcusim.input.cpulist import CPULIST_ALLOWED, parse_cpulist
 from rcusim.input.membarrier import MembarrierLoop
 from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, MAX_IDLE_STATES, PROFILES, Z_P99, load_profile,
-                                   noise_presets, profile_idle_states, profile_sources)
+                                   noise_presets, profile_idle_states, profile_sources, profile_topology)
 from rcusim.input.releases import PATCHES, RELEASE_ALLOWED, SWITCHES, ReleaseSwitches, parse_release, release_switches
 
 __all__ = [
@@ -139,6 +139,21 @@ class IdleState(_Model):
     """Shortest idle time for which the state pays off, in µs."""
     polling: bool = False
     """The state polls (CPUIDLE_FLAG_POLLING); only state 0 may."""
+    mwait: bool = False
+    """Entered with MWAIT: the idle task watches TIF_NEED_RESCHED, so a remote wake-up needs no IPI."""
+
+
+class Topology(_Model):
+    """The exact shape of the machine: sockets × LLCs × cores × threads = nr_cpus."""
+
+    sockets: Annotated[int, Field(ge=1, le=MAX_CPUS)]
+    """Sockets (packages)."""
+    llcs_per_socket: Annotated[int, Field(ge=1, le=MAX_CPUS)]
+    """Last-level-cache domains per socket (e.g. CCXs)."""
+    cores_per_llc: Annotated[int, Field(ge=1, le=MAX_CPUS)]
+    """Cores sharing one LLC."""
+    smt: Annotated[int, Field(ge=1, le=8)]
+    """Hardware threads per core."""
 
 
 def check_idle_states(states, key: str) -> None:
@@ -164,6 +179,8 @@ class Hardware(_Model):
     """Costs replacing the profile's values, in ns."""
     idle_states: Optional[Annotated[list[IdleState], Field(min_length=1, max_length=MAX_IDLE_STATES)]] = None
     """cpuidle states replacing the profile's (state 0 first, ordered by depth), e.g. without C6."""
+    topology: Optional[Topology] = None
+    """The machine's exact shape, replacing the profile's building blocks (its line costs stay)."""
 
     @field_validator("profile")
     @classmethod
@@ -184,6 +201,31 @@ class Hardware(_Model):
                                         key=f"costs.{name}",
                                         allowed="a profile without idle_states and no hardware.idle_states")
         return self
+
+    @model_validator(mode="after")
+    def _topology_adds_up(self):
+        t = self.topology
+        if t is None:
+            return self
+        if self.profile in PROFILES and profile_topology(self.profile) is None:
+            raise ScenarioError(f"profile {self.profile!r} gives no topology and no line costs",
+                                key="topology", allowed="a profile with a topology")
+        total = t.sockets * t.llcs_per_socket * t.cores_per_llc * t.smt
+        if total != self.nr_cpus:
+            raise ScenarioError(f"{t.sockets} x {t.llcs_per_socket} x {t.cores_per_llc} x {t.smt} = {total} CPUs, "
+                                f"not nr_cpus = {self.nr_cpus}", key="topology",
+                                allowed="sockets x llcs_per_socket x cores_per_llc x smt equal to nr_cpus")
+        return self
+
+    def resolved_topology(self) -> dict | None:
+        """Shape and line costs: the scenario's shape or the profile's building blocks."""
+        topo = profile_topology(self.profile)
+        if topo is None:
+            return None
+        if self.topology is not None:
+            topo = dict(topo, smt=self.topology.smt, cores_per_llc=self.topology.cores_per_llc,
+                        llcs_per_socket=self.topology.llcs_per_socket)
+        return topo
 
     def resolved_idle_states(self) -> tuple[dict, ...]:
         """The scenario's idle states, else the profile's (empty: none)."""
@@ -216,6 +258,8 @@ class HardwareSpec(_Model):
     """Platform costs: the profile's values with the scenario's overrides."""
     idle_states: tuple[dict, ...] = ()
     """The profile's idle states (rcusim.input.profiles.profile_idle_states), state 0 first."""
+    topology: Optional[dict] = None
+    """Shape and cache-line costs by distance (rcusim.input.profiles.profile_topology), or None."""
     cost_sources: dict[str, str]
     """Where each cost comes from."""
 
@@ -1012,7 +1056,8 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
     params = resolve_params(nr, kernel)
     _check_lazy(variant.workloads, params)
     hardware = HardwareSpec(profile=hw.profile, nr_cpus=nr, costs=hw.resolved_costs(),
-                            cost_sources=hw.cost_sources(), idle_states=hw.resolved_idle_states())
+                            cost_sources=hw.cost_sources(), idle_states=hw.resolved_idle_states(),
+                            topology=hw.resolved_topology())
     return VariantSpec(name=name, hardware=hardware, kernel=kernel, params=params,
                        workloads=list(variant.workloads), run=variant.run)
 

@@ -31,6 +31,7 @@ import yaml
 
 __all__ = ["COST_NAMES", "IDLE_WAKE_COSTS", "MAX_IDLE_STATES", "PROFILES", "Z_P99", "load_profile",
            "profile_sources", "profile_description", "profile_idle_states", "profile_idle_states_source",
+           "profile_topology", "profile_topology_sources",
            "noise_presets", "noise_preset_sources"]
 
 #: z-score of the 99th percentile of a standard normal, to fit a lognormal to (median, p99).
@@ -98,6 +99,8 @@ def _read(name: str) -> dict:
                          f"{', '.join(names)}")
     if "idle_states" in data:
         _check_idle_states(name, data["idle_states"])
+    if "topology" in data:
+        _check_topology(name, data["topology"])
     for cost, entry in costs.items():
         # Each number must carry its source; a bare number is a packaging error.
         ok = (isinstance(entry, dict) and set(entry) == {"value", "source"}
@@ -116,13 +119,51 @@ def _check_idle_states(name: str, table) -> None:
           and isinstance(states, list) and 1 <= len(states) <= MAX_IDLE_STATES)
     for i, st in enumerate(states if ok else ()):
         ok = ok and isinstance(st, dict) and {"name", "exit_latency_us", "target_residency_us"} <= set(st) \
-            <= {"name", "exit_latency_us", "target_residency_us", "polling"} \
+            <= {"name", "exit_latency_us", "target_residency_us", "polling", "mwait"} \
             and all(isinstance(st[k], int) and st[k] >= 0 for k in ("exit_latency_us", "target_residency_us")) \
             and (i == 0 or not st.get("polling", False))
     if not ok:
         raise ValueError(f"hardware profile {name!r}: idle_states must be {{source: <text>, states: "
                          f"[1 to {MAX_IDLE_STATES} of {{name, exit_latency_us, target_residency_us, "
                          "polling (state 0 only)}]}")
+
+
+_DISTANCES = ("smt", "llc", "socket", "remote")
+"""Distances between two CPUs: SMT siblings, same LLC, same socket, other socket."""
+
+
+def _check_topology(name: str, topo) -> None:
+    line = topo.get("line_ns") if isinstance(topo, dict) else None
+    ok = (isinstance(topo, dict) and set(topo) == {"source", "smt", "cores_per_llc", "llcs_per_socket", "line_ns"}
+          and str(topo["source"]).strip()
+          and all(isinstance(topo[k], int) and topo[k] >= 1 for k in ("smt", "cores_per_llc", "llcs_per_socket"))
+          and isinstance(line, dict) and set(line) == set(_DISTANCES))
+    for d in _DISTANCES if ok else ():
+        item = line[d]
+        ok = ok and isinstance(item, dict) and set(item) == {"value", "source"} and isinstance(item["value"], int) \
+            and item["value"] >= 0 and str(item["source"]).strip()
+    if not ok:
+        raise ValueError(f"hardware profile {name!r}: topology must be {{source, smt, cores_per_llc, "
+                         "llcs_per_socket, line_ns: {smt, llc, socket, remote: {value: <int ns>, source}}}")
+
+
+def profile_topology(name: str) -> dict | None:
+    """A profile's topology: ``{smt, cores_per_llc, llcs_per_socket, line_ns: {smt, llc, socket,
+    remote}}`` (one cache-line transfer by distance, ns), or None if it gives none."""
+    topo = _read(name).get("topology")
+    if topo is None:
+        return None
+    return {"smt": topo["smt"], "cores_per_llc": topo["cores_per_llc"], "llcs_per_socket": topo["llcs_per_socket"],
+            "line_ns": {d: topo["line_ns"][d]["value"] for d in _DISTANCES}}
+
+
+def profile_topology_sources(name: str) -> dict[str, str]:
+    """Where a profile's topology and line costs come from."""
+    topo = _read(name).get("topology") or {}
+    out = {"shape": " ".join(str(topo.get("source", "")).split())} if topo else {}
+    for d in _DISTANCES if topo else ():
+        out[f"line_ns.{d}"] = " ".join(str(topo["line_ns"][d]["source"]).split())
+    return out
 
 
 def profile_idle_states(name: str) -> tuple[dict, ...]:
@@ -132,7 +173,8 @@ def profile_idle_states(name: str) -> tuple[dict, ...]:
     if table is None:
         return ()
     return tuple({"name": st["name"], "exit_latency_us": st["exit_latency_us"],
-                  "target_residency_us": st["target_residency_us"], "polling": bool(st.get("polling", False))}
+                  "target_residency_us": st["target_residency_us"], "polling": bool(st.get("polling", False)),
+                  "mwait": bool(st.get("mwait", False))}
                  for st in table["states"])
 
 

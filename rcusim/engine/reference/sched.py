@@ -33,6 +33,7 @@ import simpy
 
 from rcusim.engine.reference.fair import CfsRq
 from rcusim.kernel.cpuidle import NO_TIMER_US, Menu
+from rcusim.kernel.cpus import cpu_distance
 from rcusim.kernel.fair import NICE_0_LOAD, POLICY_RR
 
 #: Yielded by an entity body: block until woken (``schedule()`` away).
@@ -381,18 +382,42 @@ class Cpu:
 def wake(sim, ent: Entity, from_cpu, t: int) -> None:
     """try_to_wake_up(): ent becomes runnable at time t (>= now).
 
-    A wake-up sent from another CPU lands ``wakeup_busy_ns`` later.
+    A wake-up sent from another CPU lands later by ttwu_delay().
     """
     if ent.state != BLOCKED:
         return
     ent.state = RUNNABLE
     sim.counters["wakeups"] += 1
-    if from_cpu is not ent.cpu:
-        t += sim.inp.sched.wakeup_busy_ns
+    t += ttwu_delay(sim, from_cpu, ent.cpu)
     if t <= sim.env.now:
         ent.cpu.activate(ent)
     else:
         sim.env.timeout(t - sim.env.now).callbacks.append(lambda _ev: ent.cpu.activate(ent))
+
+
+def ttwu_delay(sim, waker, target) -> int:
+    """ttwu_queue_cond(): a busy target in the waker's LLC is enqueued directly (one
+    cache-line transfer); otherwise the wakelist, woken by its polling flag (POLL or
+    an MWAIT idle state: one line transfer) or by an IPI. No topology: always an IPI."""
+    s = sim.inp.sched
+    if waker is target:
+        sim.counters["wakeups_local"] += 1
+        return 0
+    if waker is None or not len(s.cpu_core):
+        sim.counters["wakeups_ipi"] += 1
+        return s.wakeup_busy_ns
+    a, b = waker.index, target.index
+    line = s.line_ns[cpu_distance(a, b, s.cpu_core, s.cpu_llc, s.cpu_socket)]
+    idle = target.state == CPU_IDLE
+    if not idle and s.cpu_llc[a] == s.cpu_llc[b]:
+        sim.counters["wakeups_remote_enqueue"] += 1
+        return line
+    menu = target.menu
+    if idle and menu and (s.idle_mwait[menu.state] or (menu.state == 0 and menu.polling0)):
+        sim.counters["wakeups_polling"] += 1
+        return line
+    sim.counters["wakeups_ipi"] += 1
+    return s.wakeup_busy_ns
 
 
 def urgent_at(sim, t: int, callback) -> None:

@@ -1,0 +1,66 @@
+"""Remote wake-ups by the machine's topology: ttwu_queue_cond()'s choice between a
+direct enqueue, the polling flag of an idle CPU and an IPI."""
+
+from __future__ import annotations
+
+import pytest
+
+from rcusim.errors import ScenarioError
+from rcusim.input.scenario import load_scenario
+from rcusim.kernel.cpus import DIST_LLC, DIST_REMOTE, DIST_SMT, DIST_SOCKET, cpu_distance, cpu_topology
+from rcusim.results.run import run_scenario
+
+
+def test_threads_are_numbered_cores_first():
+    core, llc, socket = cpu_topology(64, smt=2, cores_per_llc=4, llcs_per_socket=4)
+    assert core[0] == core[32] and core[31] == core[63]  # CPU c and c + 32 are siblings
+    assert list(llc[:8]) == [0, 0, 0, 0, 1, 1, 1, 1] and llc[32] == 0
+    assert socket[15] == 0 and socket[16] == 1
+    d = lambda a, b: cpu_distance(a, b, core, llc, socket)  # noqa: E731
+    assert (d(0, 32), d(0, 3), d(0, 4), d(0, 16)) == (DIST_SMT, DIST_LLC, DIST_SOCKET, DIST_REMOTE)
+
+
+def wake_storm(topology: dict | None = None, profile: str = "x86-64-server-2023") -> dict:
+    """rcu_normal_wake_from_gp: one worker on CPU 0 wakes callers on every CPU."""
+    hw = {"profile": profile, "nr_cpus": 8 if profile == "xeon-e5405-8cpu" else 64}
+    if topology:
+        hw["topology"] = topology
+    data = {"name": "wakes", "hardware": hw,
+            "kernel": {"release": "6.6", "HZ": 1000, "bootargs": "rcutree.rcu_normal_wake_from_gp=1"},
+            "workloads": [{"kind": "sync_loop", "tasks": 4 * hw["nr_cpus"], "loops": 5, "think_us": 2000}]}
+    if profile == "xeon-e5405-8cpu":
+        data["kernel"]["release"] = "2.6.33"
+        data["kernel"]["bootargs"] = ""
+    (v,) = run_scenario(load_scenario(data), progress=False).variants.values()
+    return v.counters
+
+
+def test_without_a_topology_every_remote_wakeup_is_an_ipi():
+    c = wake_storm(profile="xeon-e5405-8cpu")
+    assert c["wakeups_remote_enqueue"] == c["wakeups_polling"] == 0
+    assert c["wakeups_ipi"] > 0 and c["wakeups_local"] + c["wakeups_ipi"] == c["wakeups"]
+
+
+def test_wakeups_across_llcs_take_ipis_within_one_llc_none_but_to_unknown_wakers():
+    one_llc = wake_storm()
+    eight_llcs = wake_storm({"sockets": 1, "llcs_per_socket": 8, "cores_per_llc": 4, "smt": 2})
+    for c in (one_llc, eight_llcs):
+        assert sum(c[k] for k in ("wakeups_local", "wakeups_remote_enqueue", "wakeups_polling",
+                                   "wakeups_ipi")) == c["wakeups"]
+    # Idle CPUs in MWAIT states are woken by their polling flag wherever they are.
+    assert one_llc["wakeups_polling"] > 0 and eight_llcs["wakeups_polling"] > 0
+    # Busy targets: a direct enqueue in the waker's LLC, an IPI outside it.
+    assert one_llc["wakeups_remote_enqueue"] > eight_llcs["wakeups_remote_enqueue"]
+    assert eight_llcs["wakeups_ipi"] > one_llc["wakeups_ipi"]
+
+
+def test_a_topology_that_does_not_add_up_is_refused():
+    data = {"hardware": {"profile": "x86-64-server-2023", "nr_cpus": 64,
+                         "topology": {"sockets": 2, "llcs_per_socket": 8, "cores_per_llc": 4, "smt": 2}},
+            "workloads": [{"kind": "sync_loop", "tasks": 1, "loops": 1}]}
+    with pytest.raises(ScenarioError, match="not nr_cpus = 64"):
+        load_scenario(data)
+    data["hardware"].update(profile="xeon-e5405-8cpu", nr_cpus=8,
+                            topology={"sockets": 2, "llcs_per_socket": 2, "cores_per_llc": 2, "smt": 1})
+    with pytest.raises(ScenarioError, match="no topology"):
+        load_scenario(data)
