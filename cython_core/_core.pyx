@@ -142,6 +142,7 @@ cdef class Engine:
         self.cpus = NULL
         self.menu = NULL
         self.fheap = NULL
+        self.rqlen_ns = NULL
         self.cpu_core = self.cpu_llc = self.cpu_socket = NULL
         self.fscratch = NULL
         self.nodes = NULL
@@ -193,6 +194,7 @@ cdef class Engine:
         free(self.cpus)
         free(self.menu)
         free(self.fheap)
+        free(self.rqlen_ns)
         free(self.cpu_core)
         free(self.cpu_llc)
         free(self.cpu_socket)
@@ -322,6 +324,15 @@ cdef class Engine:
         if self.trace_n == 0:
             return np.zeros(0, dtype=TRACE_DTYPE)
         return np.asarray(<trace_rec_t[:self.trace_n]> self.trace_buf).copy()
+
+    def sched_stats(self):
+        """Per-CPU busy time and the CPU-time spent at each run-queue length, up to now."""
+        cdef int c, k
+        for c in range(self.nr_cpus):
+            rq_account(self, c)
+        busy = np.array([self.cpus[c].busy_ns for c in range(self.nr_cpus)], dtype=np.int64)
+        hist = np.array([self.rqlen_ns[k] for k in range(RQLEN_BUCKETS)], dtype=np.int64)
+        return {"busy_ns": busy, "rqlen_ns": hist}
 
     def entity_runtime_ns(self):
         """CPU time charged to each fair-class entity so far (sum_exec_runtime), in ns."""

@@ -264,6 +264,9 @@ cdef struct cpu_t:
     int32_t last_buddy   # CFS: the entity it preempted, -1 if none
     int32_t fair_resched # a fair preemption waits for the end of a non-preemptible section
     int32_t step_resched # a preemption asked while the running entity's action was computed
+    # scheduler statistics (sched.pxi: rq_account())
+    i64 busy_ns          # time running an entity
+    i64 rq_t             # when nr_running last changed
 
 
 cdef struct menu_t:

@@ -38,6 +38,7 @@ cdef class Engine:
     cdef int32_t *cpu_llc
     cdef int32_t *cpu_socket
     cdef i64 line_ns[4]          # one cache-line transfer: SMT siblings, same LLC, same socket, other socket
+    cdef i64 *rqlen_ns           # CPU-time spent at each run-queue length (nr_running), the last bucket open
 
     # --- timer wheel and timer migration (timer.pxi) --------------------------
     cdef int timer_wheel_round   # calc_index() rounds expiry up (v4.8 and later)

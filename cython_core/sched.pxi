@@ -31,6 +31,9 @@ cdef void sched_init(Engine self, s) except *:
         self.line_ns[i] = s.line_ns[i]
     if eventq_init(&self.evq, 1024) < 0:
         raise MemoryError()
+    self.rqlen_ns = <i64 *> calloc(RQLEN_BUCKETS, sizeof(i64))
+    if self.rqlen_ns == NULL:
+        raise MemoryError()
 
 
 cdef void topology_init(Engine self, s) except *:
@@ -143,6 +146,24 @@ cdef inline i64 jiffies(Engine self) noexcept:
     return self.now // self.jiffy_ns
 
 
+cdef enum:
+    RQLEN_BUCKETS = 4096
+
+
+cdef void rq_account(Engine self, int c) noexcept:
+    """Before CPU c's nr_running changes: charge the time since the last change to
+    its length (and to the CPU's busy time)."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 dt = self.now - cp.rq_t
+    cdef int nr = cp.nr_queued + (1 if cp.state == CPU_BUSY else 0)
+    if dt <= 0:
+        return
+    self.rqlen_ns[nr if nr < RQLEN_BUCKETS else RQLEN_BUCKETS - 1] += dt
+    if cp.state == CPU_BUSY:
+        cp.busy_ns += dt
+    cp.rq_t = self.now
+
+
 cdef inline bint is_fair(Engine self, int e) noexcept:
     return self.ents[e].rq == RQ_NORMAL and self.fair_policy != POLICY_RR
 
@@ -152,6 +173,7 @@ cdef void enqueue(Engine self, int e) noexcept:
     cdef ent_t *ep = &self.ents[e]
     cdef cpu_t *cp = &self.cpus[ep.cpu]
     cdef int q = ep.rq
+    rq_account(self, ep.cpu)
     ep.state = ST_RUNNABLE
     if is_fair(self, e):
         fair_enqueue_wakeup(self, ep.cpu, e)
@@ -175,6 +197,7 @@ cdef void requeue(Engine self, int c, int e, bint to_tail) noexcept:
     yielding): a fair one into its heap (put_prev_entity()), others at the head
     of their class, or at the tail at the end of a round-robin slice."""
     cdef cpu_t *cp = &self.cpus[c]
+    rq_account(self, c)
     if is_fair(self, e):
         fair_put_prev(self, c, e)
         self.ents[e].state = ST_RUNNABLE
@@ -323,7 +346,9 @@ cdef void start_burst(Engine self, int c, i64 dur) except *:
 cdef void cpu_pick(Engine self, int c) except *:
     """__schedule(): switch to the next runnable entity, or enter idle."""
     cdef cpu_t *cp = &self.cpus[c]
-    cdef int e = dequeue(self, c)
+    cdef int e
+    rq_account(self, c)
+    e = dequeue(self, c)
     cdef ent_t *ep
     cdef i64 t0, dur
     if e < 0:
@@ -421,6 +446,7 @@ cdef void ev_burst_end(Engine self, int c, i64 gen) except *:
         return
     cp.step_resched = 0
     # The entity blocks (or exits, or yielded in cond_resched()); schedule the next one.
+    rq_account(self, c)
     if self.ents[e].state == ST_RUNNING:
         if is_fair(self, e):
             fair_sleep(self, c, e)

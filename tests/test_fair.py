@@ -148,3 +148,20 @@ def test_cfs_wakeup_preempts_by_granularity():
     far = entity(vruntime=100_000_000 - gran - 1)
     rq.insert(far)
     assert rq.wakeup_preempt(far)
+
+
+# --- the scheduler's figures in the results ----------------------------------------------
+def test_sched_figures_of_two_hogs():
+    from rcusim.results.run import run_scenario
+    data = two_hogs("6.6", nice_b=0)
+    for wl in data["workloads"]:
+        wl["think_us"] = 50_000.0  # 50 ms of work, then one synchronize_rcu()
+    (v,) = run_scenario(load_scenario(data), progress=False).variants.values()
+    s = v.metrics["sched"]
+    # CPU 0 runs the two tasks back to back; CPU 1 only RCU's kthreads.
+    assert s["utilisation"]["max"] > 0.9 * 100e-3 / (v.sim_time_ns / 1e9)
+    assert s["utilisation"]["min"] < 0.05
+    # Two runnable tasks on one CPU for most of CPU 0's time, none on CPU 1:
+    # over both CPUs' time the median length is 0 or 2, the 99th percentile 2.
+    assert s["rq_length"]["p99"] == 2
+    assert sum(s["wakeups"].values()) == v.counters["wakeups"]

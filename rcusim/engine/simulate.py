@@ -107,6 +107,8 @@ class EngineRun:
     kvfree: dict | None
     """The kvfree_rcu() record, for a variant with a kfree flood."""
     trace: dict | None
+    sched: dict
+    """Per-CPU busy time and time at each run-queue length (Engine.sched_stats())."""
 
 
 def trace_too_large(variant: str, limit: int) -> ScenarioError:
@@ -154,7 +156,8 @@ def run_engine(name: str, spec, seed: int, progress: Callable[[int], None] | Non
         reason=reason, wall_time_s=wall, requests=engine.requests(), gps=engine.grace_periods(),
         counters=engine.counters(), safety=engine.safety(), probe_latencies_ns=engine.probe_latencies(),
         sim_time_ns=engine.now, completion_ns=engine.completion_ns,
-        kvfree=engine.kvfree_results() if kfree_flood(spec) is not None else None, trace=trace)
+        kvfree=engine.kvfree_results() if kfree_flood(spec) is not None else None, trace=trace,
+        sched=engine.sched_stats())
     del engine  # its C record arrays are no longer needed
     if out.safety["violations"]:
         raise ModelError(f"variant {name}: the safety checker found {out.safety['violations']} violation(s); "

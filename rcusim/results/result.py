@@ -231,6 +231,36 @@ def normal_gp_stats(gps: pd.DataFrame) -> dict | None:
     }
 
 
+#: Percentiles of the run-queue length reported in ``metrics["sched"]``.
+RQ_LENGTH_PERCENTILES = (50, 99)
+
+
+def sched_stats(busy_ns, rqlen_ns, sim_time_ns: int, counters: dict) -> dict:
+    """The scheduler's figures of a run.
+
+    Returns
+    -------
+    dict
+        ``utilisation``: min, median and max over CPUs of the fraction of the
+        run each CPU spent running an entity; ``rq_length``: percentiles of
+        nr_running (queued plus running) weighted by CPU time; ``wakeups``:
+        local, remote_enqueue (a direct enqueue in the waker's LLC), polling
+        (an idle CPU woken by its polling flag) and ipi.
+    """
+    util = np.asarray(busy_ns, dtype=np.float64) / sim_time_ns if sim_time_ns > 0 else np.zeros(len(busy_ns))
+    hist = np.asarray(rqlen_ns, dtype=np.float64)
+    cum = np.cumsum(hist)
+    lengths = {}
+    for q in RQ_LENGTH_PERCENTILES:
+        lengths[f"p{q}"] = int(np.searchsorted(cum, cum[-1] * q / 100)) if cum[-1] > 0 else None
+    return {
+        "utilisation": {"min": round(float(util.min()), 4), "median": round(float(np.median(util)), 4),
+                        "max": round(float(util.max()), 4)},
+        "rq_length": lengths,
+        "wakeups": {k: int(counters.get(f"wakeups_{k}", 0)) for k in ("local", "remote_enqueue", "polling", "ipi")},
+    }
+
+
 def sched_latency_stats_us(latency_ns) -> dict:
     """Scheduling latency of an rt_latency_probe, wake-up to running, in microseconds.
 
@@ -551,6 +581,16 @@ class Result:
             shown = {k: metrics[n][k] for k in v.table_metrics if k in metrics[n]}
             leaves.update(dict.fromkeys(_numeric_leaves(shown)))
         rows += [(key, lambda v, m, key=key: flat[id(v)].get(key)) for key in leaves]
+        if any("sched" in m for m in metrics.values()):
+            for key in ("min", "median", "max"):
+                rows.append((f"CPU utilisation {key}",
+                             lambda v, m, key=key: m.get("sched", {}).get("utilisation", {}).get(key)))
+            for key in [f"p{q}" for q in RQ_LENGTH_PERCENTILES]:
+                rows.append((f"run-queue length {key}",
+                             lambda v, m, key=key: m.get("sched", {}).get("rq_length", {}).get(key)))
+            for key in ("local", "remote_enqueue", "polling", "ipi"):
+                rows.append((f"wake-ups: {key.replace('_', ' ')}",
+                             lambda v, m, key=key: m.get("sched", {}).get("wakeups", {}).get(key)))
         if any("sched_latency_us" in v.extra_metrics for v in self.variants.values()):
             for key in ("mean", "p99", "max"):
                 rows.append((f"sched latency {key} (µs)",
