@@ -34,6 +34,7 @@ cdef int rcu_readers_init(Engine self, r, int e) except -1:
         self.ents[e].cpu = c
         self.ents[e].idx = r.workload[i]
         self.ents[e].rq = RQ_RT if r.rt[r.workload[i]] else RQ_NORMAL
+        self.ents[e].weight = r.weight[r.workload[i]]
         self.ents[e].phase = RD_OUT
         e += 1
     self.n_readers = e - self.reader_first

@@ -165,3 +165,21 @@ def test_sched_figures_of_two_hogs():
     # over both CPUs' time the median length is 0 or 2, the 99th percentile 2.
     assert s["rq_length"]["p99"] == 2
     assert sum(s["wakeups"].values()) == v.counters["wakeups"]
+
+
+def test_nice_before_cfs_is_refused():
+    data = two_hogs("2.6.20")
+    with pytest.raises(ScenarioError, match="fair class"):
+        load_scenario(data)
+    data["workloads"][1]["nice"] = 0
+    load_scenario(data)  # the round robin of rcusim, without weights
+
+
+def test_readers_take_nice_too():
+    data = two_hogs("6.6", nice_b=0)
+    data["workloads"].append({"kind": "readers", "cpus": "1", "length_us": 5, "rate_per_s": 1000, "nice": 10})
+    inp, _ = engine_input(load_scenario(data).variants["default"])
+    assert inp.readers.weight == [weight_of(10)]
+    data["workloads"][-1]["rt"] = True
+    with pytest.raises(ScenarioError, match="nice"):
+        load_scenario(data)

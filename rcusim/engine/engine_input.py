@@ -185,6 +185,7 @@ class ReaderTasks:
     gap_busy: list
     preemptible: list
     rt: list
+    weight: list               # fair.pxi: load weight from nice, per workload
 
 
 @_section
@@ -415,7 +416,7 @@ def _tasks(spec) -> Tasks:
 
 def _readers(spec) -> ReaderTasks:
     nr_cpus = spec.hardware.nr_cpus
-    cpu, workload, len_ns, gap_ns, len_exp, gap_busy, preemptible, rt = [], [], [], [], [], [], [], []
+    cpu, workload, len_ns, gap_ns, len_exp, gap_busy, preemptible, rt, weight = [], [], [], [], [], [], [], [], []
     for wl in spec.workloads:
         if not isinstance(wl, Readers):
             continue
@@ -429,9 +430,10 @@ def _readers(spec) -> ReaderTasks:
         gap_busy.append(int(wl.between == "busy"))
         preemptible.append(int(spec.params.preempt_rcu if wl.preemptible is None else wl.preemptible))
         rt.append(int(wl.rt))
+        weight.append(weight_of(wl.nice))
     return ReaderTasks(cpu=np.asarray(cpu, dtype=np.int32), workload=np.asarray(workload, dtype=np.int32),
                        len_ns=len_ns, gap_ns=gap_ns, len_exp=len_exp, gap_busy=gap_busy,
-                       preemptible=preemptible, rt=rt)
+                       preemptible=preemptible, rt=rt, weight=weight)
 
 
 def _kvfree(spec, chunk: int) -> Kvfree:

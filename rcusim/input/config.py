@@ -470,6 +470,15 @@ class Readers(_OnCpuList):
     """Sections can be preempted (PREEMPT_RCU readers); default: CONFIG_PREEMPT_RCU."""
     rt: bool = False
     """Reader tasks are SCHED_FIFO instead of SCHED_NORMAL."""
+    nice: Annotated[int, Field(ge=-20, le=19)] = 0
+    """Nice value of SCHED_NORMAL reader tasks: their weight in the fair class."""
+
+    @model_validator(mode="after")
+    def _nice_is_for_sched_normal(self):
+        if self.rt and self.nice:
+            raise ScenarioError("nice applies to SCHED_NORMAL tasks, these are SCHED_FIFO (rt: true)",
+                                key="nice", allowed="0 with rt: true")
+        return self
 
 
 class KfreeRcuFlood(_Model):
@@ -1055,6 +1064,7 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
     kernel = kernel.model_copy(update={"CONFIG_NR_CPUS": nr_config})
     params = resolve_params(nr, kernel)
     _check_lazy(variant.workloads, params)
+    _check_nice(variant.workloads, params)
     hardware = HardwareSpec(profile=hw.profile, nr_cpus=nr, costs=hw.resolved_costs(),
                             cost_sources=hw.cost_sources(), idle_states=hw.resolved_idle_states(),
                             topology=hw.resolved_topology())
@@ -1104,6 +1114,18 @@ def _check_lazy(workloads, params: RcuParams) -> None:
                                 "which rcusim does not model", path=("workloads", i, "kind"),
                                 allowed="kernel.CONFIG_RCU_LAZY: false, rcutree.enable_rcu_lazy=0, "
                                         "or no call_rcu_load workload")
+
+
+def _check_nice(workloads, params: RcuParams) -> None:
+    """Nice weights need the fair class (CFS, v2.6.23): before it rcusim runs SCHED_OTHER
+    in one-jiffy round robin, where nice would be ignored."""
+    if params.switches.cfs:
+        return
+    for i, work in enumerate(workloads):
+        if getattr(work, "nice", 0):
+            raise ScenarioError("nice weights need the fair class (CFS, v2.6.23 and later); this release "
+                                "runs SCHED_OTHER in rcusim's round robin", path=("workloads", i, "nice"),
+                                allowed="nice: 0, or kernel.release 2.6.23 or later")
 
 
 def _check_readers(workloads, nr: int, kernel: Kernel) -> None:
