@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from rcusim.commands.cli import main
 
@@ -358,3 +359,47 @@ def test_force_replaces_an_existing_results_directory(tmp_path):
     assert (out / "stale").exists()
     assert main(["run", str(BUNDLED), "--out", str(out), "--no-progress", "--force", *TINY]) == 0
     assert not (out / "stale").exists() and (out / "summary.json").exists()
+
+
+# ------------------------------------------------------------------ provenance
+def test_summary_records_the_resolved_configuration_and_the_command(tmp_path):
+    out = tmp_path / "out"
+    assert main(["run", str(BUNDLED), "--out", str(out), "--no-progress", *TINY,
+                 "--set", "kernel.HZ=250", "--variant", "wake_from_gp"]) == 0
+    s = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    resolved = s["provenance"]["variants"]["wake_from_gp"]
+    assert list(s["provenance"]["variants"]) == ["wake_from_gp"]
+    assert resolved["params"]["hz"] == 250 and resolved["params"]["jiffies_till_first_fqs"] == 1
+    assert resolved["params"]["rcu_normal_wake_from_gp"] == 1
+    assert resolved["hardware"]["costs"]["ctxsw_ns"] > 0 and resolved["hardware"]["cost_sources"]
+    assert s["provenance"]["scenario"]["kernel"]["HZ"] == 250  # the --set applied
+    assert "--set kernel.HZ=250" in s["invocation"]["command"]
+
+
+def test_run_from_a_summary_gives_the_same_results(tmp_path):
+    first, again = tmp_path / "first", tmp_path / "again"
+    assert main(["run", str(BUNDLED), "--out", str(first), "--no-progress", *TINY, "--seed", "3",
+                 "--variant", "default"]) == 0
+    assert main(["run", "--from", str(first / "summary.json"), "--out", str(again), "--no-progress"]) == 0
+    a, b = (json.loads((d / "summary.json").read_text(encoding="utf-8")) for d in (first, again))
+    for s in (a, b):
+        del s["wall_clock"], s["invocation"]
+    assert a == b and a["seed"] == 3
+
+
+def test_show_config_prints_the_resolved_configuration(capsys):
+    assert main(["show-config", str(BUNDLED), "--set", "kernel.HZ=250", "--variant", "default"]) == 0
+    shown = yaml.safe_load(capsys.readouterr().out)
+    v = shown["variants"]["default"]
+    assert v["params"]["hz"] == 250 and v["params"]["jiffies_till_first_fqs"] == 1
+    assert v["workloads"][0]["tasks"] == 10000 and v["memory_estimate_mib"] > 0
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["run", "--from", "no/such/summary.json"], "cannot read"),
+    (["run", str(BUNDLED), "--from", "x.json"], "not both"),
+    (["run"], "not both"),
+])
+def test_bad_run_from(args, fragment, tmp_path):
+    returncode, stderr = run_cli(args + ["--no-progress"], cwd=tmp_path)
+    assert_one_error_line(returncode, stderr, fragment)

@@ -157,7 +157,7 @@ def test_events_per_s(result_fixture):
 
 def test_summary_schema(result_fixture):
     s = result_fixture.summary()
-    assert list(s) == ["scenario", "seed", "rcusim_version", "variants", "wall_clock"]
+    assert list(s) == ["scenario", "seed", "rcusim_version", "variants", "provenance", "invocation", "wall_clock"]
     assert s["scenario"] == "sync_rcu_test" and s["seed"] == 42
     assert list(s["variants"]) == ["default", "wake_from_gp"]
     for name in ("default", "wake_from_gp"):

@@ -1,5 +1,6 @@
-"""Command line: ``python -m rcusim run SCENARIO.yaml [--out DIR] [--seed N] [--set key=value ...]``,
-and ``compare``, ``sweep`` and ``bench`` (one module each: rcusim/commands/compare.py,
+"""Command line: ``python -m rcusim run SCENARIO.yaml [--out DIR] [--seed N] [--set key=value ...]``
+(or ``run --from results/X/summary.json``), ``show-config SCENARIO.yaml``, and ``compare``,
+``sweep`` and ``bench`` (one module each: rcusim/commands/compare.py,
 rcusim/commands/sweep.py, rcusim/commands/bench.py).
 
 Bad input ends with one line on stderr naming the key and what is allowed, and
@@ -11,14 +12,18 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import os
+import shlex
 import sys
 import tempfile
 from pathlib import Path
 
+import yaml
+
 from rcusim.commands import bench, compare, sweep
 from rcusim.engine.rcuscale import rcuscale_line
-from rcusim.engine.simulate import ModelError
+from rcusim.engine.simulate import ModelError, estimate_memory_bytes
 from rcusim.errors import ScenarioError
 from rcusim.input.kvmcmd import add_kvm_arguments, scenario_from_kvm
 from rcusim.input.scenario import load_scenario
@@ -40,7 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="python -m rcusim", description="Discrete-event simulator of Linux kernel Tree RCU.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
     run = sub.add_parser("run", help="run a scenario and write its results")
-    run.add_argument("scenario", help="scenario YAML file")
+    run.add_argument("scenario", nargs="?", help="scenario YAML file")
+    run.add_argument("--from", dest="from_summary", metavar="SUMMARY",
+                     help="run again the scenario and seed a summary.json records (instead of a scenario file)")
     run.add_argument("--out", help="results directory (default: results/<scenario name>)")
     run.add_argument("--force", action="store_true", help="replace the results directory if it exists")
     run.add_argument("--seed", type=int, help="random seed (default: the scenario's)")
@@ -54,6 +61,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--ftrace", metavar="FILE", help="write the rcu tracepoints as ftrace text; small runs only")
     run.add_argument("--linear", action="store_true", help="latency histogram with linear buckets (default: log2)")
     run.set_defaults(func=cmd_run)
+    show = sub.add_parser("show-config", help="print each variant's resolved configuration, without running")
+    show.add_argument("scenario", help="scenario YAML file")
+    show.add_argument("--seed", type=int, help="random seed (default: the scenario's)")
+    show.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                      help="override a scenario value (repeatable)")
+    show.add_argument("--variant", dest="variants", action="append", metavar="NAME",
+                      help="only this variant (repeatable)")
+    show.set_defaults(func=cmd_show_config)
     compare.add_parser(sub)
     sweep.add_parser(sub)
     bench.add_parser(sub)
@@ -97,9 +112,30 @@ def _write_result(result, out: Path, log2: bool = True) -> Path:
                             f"{exc.strerror or exc}") from None
 
 
+def _scenario_from_summary(path: str, overrides, seed):
+    """The scenario, seed and variants a results directory's summary.json records."""
+    try:
+        summary = json.loads(Path(path).read_text(encoding="utf-8"))
+        data, recorded_seed = summary["provenance"]["scenario"], summary["seed"]
+        variants = list(summary["provenance"]["variants"])
+    except OSError as exc:
+        raise ScenarioError(f"--from: cannot read {path!r}: {exc.strerror or exc}") from None
+    except (ValueError, KeyError, TypeError):
+        raise ScenarioError(f"--from: {path!r} is not a summary.json with provenance",
+                            allowed="the summary.json of a results directory written by rcusim run") from None
+    return load_scenario(data, overrides=overrides, seed=recorded_seed if seed is None else seed), variants
+
+
 def cmd_run(args) -> int:
     _check_seed(args.seed)
-    scenario = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed)
+    if (args.scenario is None) == (args.from_summary is None):
+        raise ScenarioError("command line: run needs a scenario file or --from SUMMARY, not both",
+                            allowed="python -m rcusim run SCENARIO.yaml, or run --from results/X/summary.json")
+    if args.from_summary:
+        scenario, recorded = _scenario_from_summary(args.from_summary, args.overrides, args.seed)
+        args.variants = args.variants or recorded
+    else:
+        scenario = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed)
     out = Path(args.out) if args.out else Path("results") / scenario.name
     _check_out(out, args.force)  # found now, not after a long run
     trace_limit = None
@@ -111,6 +147,7 @@ def cmd_run(args) -> int:
         trace_limit = trace.MAX_TRACE_RECORDS
     result = run_scenario(scenario, variants=args.variants, progress=False if args.no_progress else None,
                           check=args.check, trace_limit=trace_limit)
+    result.invocation["command"] = "python -m rcusim " + shlex.join(args.argv)
     print(result.table())
     for name, v in result.variants.items():
         if v.metrics.get("total_time_ns") is not None:  # a kfree_rcu() flood, as rcuscale prints it
@@ -125,6 +162,24 @@ def cmd_run(args) -> int:
                 raise ScenarioError(f"{option}: cannot write {str(file)!r}: {exc.strerror or exc}") from None
             print(f"{option[2:]} written to {file}")
     print(f"\nresults written to {path}/")
+    return 0
+
+
+def cmd_show_config(args) -> int:
+    _check_seed(args.seed)
+    scenario = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed)
+    names = args.variants or list(scenario.variants)
+    for n in names:
+        if n not in scenario.variants:
+            raise ScenarioError(f"--variant: '{n}' is not a variant of the scenario",
+                                allowed=", ".join(scenario.variants))
+    out = {"scenario": scenario.name, "seed": scenario.seed, "variants": {}}
+    for n in names:
+        spec = scenario.variants[n]
+        out["variants"][n] = {**spec.resolved(),
+                              "workloads": [w.model_dump(mode="json") for w in spec.workloads],
+                              "memory_estimate_mib": round(estimate_memory_bytes(spec) / 2**20, 1)}
+    print(yaml.safe_dump(out, sort_keys=False, width=100), end="")
     return 0
 
 
@@ -148,7 +203,9 @@ def cmd_rcuscale(args) -> int:
 
 def main(argv=None) -> int:
     try:
+        argv = sys.argv[1:] if argv is None else list(argv)
         args = _parser().parse_args(argv)
+        args.argv = argv
         return args.func(args)
     except ScenarioError as exc:
         print(f"rcusim: error: {exc}", file=sys.stderr)

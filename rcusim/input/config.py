@@ -810,6 +810,12 @@ class VariantSpec(_Model):
     run: Run
     """Run limits."""
 
+    def resolved(self) -> dict:
+        """Everything resolved for this variant but its workloads (which the scenario
+        gives as written): hardware with costs and their sources, kernel, every
+        tunable and release switch, run limits. JSON-ready."""
+        return self.model_dump(mode="json", exclude={"workloads"})
+
 
 # --------------------------------------------------------------------------
 # Resolution

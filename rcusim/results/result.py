@@ -25,6 +25,7 @@ import json
 import math
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -61,6 +62,22 @@ _US_DECIMALS = 3
 _S_DECIMALS = 9
 _RATIO_DECIMALS = 3
 _WALL_DECIMALS = 6
+
+
+def source_revision() -> str | None:
+    """The git revision of rcusim's source tree ("<sha>" or "<sha>-dirty"), or None
+    when the package does not run from a git checkout."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+    try:
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return sha + ("-dirty" if dirty else "")
 
 
 def installed_version() -> str:
@@ -485,7 +502,13 @@ class Result:
     of :meth:`table`'s ratio columns."""
 
     provenance: dict = field(default_factory=dict)
-    """How the result was made: the merged scenario, the command line, ..."""
+    """How the result was made: ``scenario``, the input mapping with overrides applied
+    (enough to run it again), and ``variants``, each variant's resolved configuration."""
+
+    invocation: dict = field(default_factory=lambda: {"command": None, "source_revision": source_revision()})
+    """The command line that made the result (None from Python) and rcusim's source
+    revision when it runs from a git checkout; like ``wall_clock``, it may differ
+    between runs that give identical results."""
 
     @property
     def latencies(self) -> pd.DataFrame:
@@ -511,10 +534,13 @@ class Result:
         -------
         dict
             ``{"scenario", "seed", "rcusim_version", "variants": {name:
-            {"metrics", "events", "sim_time_ns"}}, "wall_clock": {name:
-            {"wall_time_s", "events_per_s"}}}``. Everything outside
-            ``wall_clock`` depends only on the scenario, the seed and the
-            rcusim version, so two runs dump it to identical JSON.
+            {"metrics", "events", "sim_time_ns"}}, "provenance": {"scenario",
+            "variants"}, "invocation": {"command", "source_revision"},
+            "wall_clock": {name: {"wall_time_s", "events_per_s"}}}``.
+            Everything outside ``invocation`` and ``wall_clock`` depends only
+            on the scenario, the seed and the rcusim version, so two runs dump
+            it to identical JSON; ``provenance.scenario`` with ``seed`` runs
+            it again (``python -m rcusim run --from summary.json``).
         """
         variants = {}
         wall_clock = {}
@@ -534,6 +560,8 @@ class Result:
                 "seed": self.seed,
                 "rcusim_version": self.rcusim_version,
                 "variants": variants,
+                "provenance": self.provenance,
+                "invocation": self.invocation,
                 "wall_clock": wall_clock,
             }
         )

@@ -187,5 +187,6 @@ def run_scenario(scenario: Scenario, variants: Sequence[str] | None = None, prog
         seed=scenario.seed,
         rcusim_version=installed_version(),
         variants=results,
-        provenance={"scenario": scenario.asdict()},
+        provenance={"scenario": scenario.asdict(),
+                    "variants": {name: scenario.variants[name].resolved() for name in names}},
     )

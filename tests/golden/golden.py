@@ -73,6 +73,7 @@ def _parquet_hash(path: Path) -> str:
 def _results_hashes(out: Path) -> dict:
     summary = json.loads((out / "summary.json").read_text())
     summary.pop("wall_clock", None)
+    summary.pop("invocation", None)  # the command line and source revision
     report = "".join(line for line in (out / "report.txt").read_text().splitlines(keepends=True)
                      if not line.startswith(_WALL_LINES))
     figures = {"summary.json": _sha(json.dumps(summary, sort_keys=True).encode()),
