@@ -403,3 +403,13 @@ def test_show_config_prints_the_resolved_configuration(capsys):
 def test_bad_run_from(args, fragment, tmp_path):
     returncode, stderr = run_cli(args + ["--no-progress"], cwd=tmp_path)
     assert_one_error_line(returncode, stderr, fragment)
+
+
+def test_a_run_stopped_by_its_time_limit_says_so_and_exits_3(tmp_path):
+    out = tmp_path / "out"
+    returncode, stderr = run_cli(["run", str(ROOT / "scenarios" / "gp_floor_64cpu.yaml"), "--variant", "v6_8",
+                                  "--set", "run.max_sim_time_s=0.5", "--out", str(out), "--no-progress"], cwd=tmp_path)
+    assert returncode == 3, stderr
+    assert "v6_8 is incomplete" in stderr and "of 1,000 calls finished" in stderr and "Traceback" not in stderr
+    m = json.loads((out / "summary.json").read_text(encoding="utf-8"))["variants"]["v6_8"]["metrics"]
+    assert m["finished"] is False and m["completion_time_s"] is None

@@ -560,6 +560,16 @@ def check_case(index: int, base: Path) -> tuple[str, str | None]:
         elif leftovers:
             problem = f"leftover files {leftovers}"
         outcome = "exit 0"
+    elif status == 3:
+        # Stopped by run.max_sim_time_s: results written and marked, one stderr line per variant.
+        lines = stderr.rstrip("\n").split("\n")
+        if not all(re.fullmatch(r"rcusim: variant \S+ is incomplete: .*finished: false", x) for x in lines):
+            problem = f"exit 3 with stderr {stderr[:300]!r}"
+        elif not out.is_dir() or {p.name for p in out.iterdir()} != RESULT_FILES:
+            problem = "exit 3 without a complete results directory"
+        elif leftovers:
+            problem = f"leftover files {leftovers}"
+        outcome = "exit 3"
     elif status == 2:
         lines = stderr.split("\n")
         if len(lines) != 2 or lines[1] != "" or not lines[0].startswith("rcusim: error: "):

@@ -23,7 +23,7 @@ import yaml
 
 from rcusim.commands import bench, compare, sweep
 from rcusim.engine.rcuscale import rcuscale_line
-from rcusim.engine.simulate import ModelError, estimate_memory_bytes
+from rcusim.engine.simulate import ModelError, estimate_memory_bytes, sync_loops
 from rcusim.errors import ScenarioError
 from rcusim.input.kvmcmd import add_kvm_arguments, scenario_from_kvm
 from rcusim.input.scenario import load_scenario
@@ -32,6 +32,8 @@ from rcusim.results import trace
 from rcusim.results.run import run_scenario
 
 EXIT_USAGE = 2
+EXIT_INCOMPLETE = 3
+"""A variant stopped at run.max_sim_time_s before its work was done (results written, marked)."""
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -162,7 +164,21 @@ def cmd_run(args) -> int:
                 raise ScenarioError(f"{option}: cannot write {str(file)!r}: {exc.strerror or exc}") from None
             print(f"{option[2:]} written to {file}")
     print(f"\nresults written to {path}/")
-    return 0
+    return _report_incomplete(result, scenario)
+
+
+def _report_incomplete(result, scenario) -> int:
+    """One line per variant that stopped before its work was done; EXIT_INCOMPLETE if any."""
+    incomplete = [n for n, v in result.variants.items() if v.extra_metrics.get("finished") is False]
+    for name in incomplete:
+        spec = scenario.variants[name]
+        calls = sum(wl.tasks * wl.loops for wl in sync_loops(spec))
+        done = len(result.variants[name].requests)
+        what = f"{done:,} of {calls:,} calls finished" if calls else "its workloads did not finish"
+        print(f"rcusim: variant {name} is incomplete: {what} when run.max_sim_time_s "
+              f"({spec.run.max_sim_time_s:g} s) stopped it; its results are marked finished: false",
+              file=sys.stderr)
+    return EXIT_INCOMPLETE if incomplete else 0
 
 
 def cmd_show_config(args) -> int:

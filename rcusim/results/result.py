@@ -422,8 +422,10 @@ class VariantResult:
         if not self.rcu:
             return _to_builtin(dict(self.extra_metrics))
         expedited = self.gps["expedited"].to_numpy(dtype=bool)
+        finished = self.extra_metrics.get("finished", True)
         metrics = {
-            "completion_time_s": _round_or_none(self.completion_time_ns / 1e9, _S_DECIMALS),
+            # An incomplete run (stopped by run.max_sim_time_s) has no completion time.
+            "completion_time_s": _round_or_none(self.completion_time_ns / 1e9, _S_DECIMALS) if finished else None,
             "latency_us": latency_stats_us(self.requests["latency_ns"].to_numpy()),
             "grace_periods": int(np.count_nonzero(~expedited)),
             "expedited_grace_periods": int(np.count_nonzero(expedited)),
