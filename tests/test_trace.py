@@ -144,7 +144,12 @@ def test_ftrace_text_has_kernel_layout(sync_traced, storm_traced):
     start = next(ln for ln in body if "rcu_batch_start" in ln)
     assert re.search(r"rcu_batch_start: rcu_preempt CBs=\d+ bl=\d+$", start)
     gp = next(ln for ln in body if ln.endswith(" start") and "rcu_grace_period" in ln)
-    # rcu_state.gp_seq starts at (0 - 300) << 2, printed as an unsigned long, plus rcu_seq_start().
+    # rcu_state.gp_seq starts at (0 - 300) << 2, plus rcu_seq_start(); from v5.10 printed
+    # signed (%ld), before as an unsigned long.
+    assert gp.split()[-2] == str((-300 << 2) + 1)
+    before = run_scenario(load_scenario(SYNC, overrides=SYNC_SMALL + ["kernel.release=5.4"]), variants=["default"],
+                          progress=False, trace_limit=LIMIT).variants["default"]
+    gp = next(ln for ln in trace.ftrace_lines(before) if ln.endswith(" start") and "rcu_grace_period" in ln)
     assert gp.split()[-2] == str(((-300 << 2) + 1) & (2**64 - 1))
 
 

@@ -151,7 +151,8 @@ def run_engine(name: str, spec, seed: int, progress: Callable[[int], None] | Non
     if trace_limit:
         trace = {"records": engine.trace_records(), "entities": engine.entity_kinds(),
                  "rcu_name": "rcu_preempt" if spec.params.preempt_rcu else "rcu_sched",
-                 "use_softirq": bool(spec.params.use_softirq), "nr_cpus": spec.hardware.nr_cpus}
+                 "use_softirq": bool(spec.params.use_softirq), "nr_cpus": spec.hardware.nr_cpus,
+                 "signed_gp_seq": bool(spec.params.switches.trace_signed_gp_seq)}
     out = EngineRun(
         reason=reason, wall_time_s=wall, requests=engine.requests(), gps=engine.grace_periods(),
         counters=engine.counters(), safety=engine.safety(), probe_latencies_ns=engine.probe_latencies(),

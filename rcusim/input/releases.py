@@ -93,6 +93,11 @@ SWITCHES = (
            "the menu governor decides whether an idle CPU stops its tick: not when the predicted idle "
            "time is shorter than a tick or the chosen state polls; before, the tick stopped whenever "
            "rcu_needs_cpu() and the timers allowed, ahead of the governor"),
+    Switch("trace_signed_gp_seq", (5, 10),
+           '"rcu/trace: Print negative GP numbers correctly" (Joel Fernandes, Jun 2020), in the "RCU '
+           'changes for v5.10" pull (core/rcu)',
+           "the rcu_grace_period and rcu_exp_grace_period tracepoints print gp_seq signed (%ld): "
+           "-1199; before, unsigned (%lu): 18446744073709550417"),
     Switch("kfree_drain_5hz", (6, 1),
            '"rcu/kvfree: Update KFREE_DRAIN_JIFFIES interval" (Uladzislau Rezki, Aug 2022), ~v6.1',
            "KFREE_DRAIN_JIFFIES is 5*HZ, with a 1-jiffy drain when a CPU's batch is full; before, HZ/50"),
@@ -169,6 +174,7 @@ class ReleaseSwitches:
     ksoftirqd_does_its_job: bool
     exp_par_init: bool
     menu_keeps_tick: bool
+    trace_signed_gp_seq: bool
     kfree_drain_5hz: bool
     kvfree_bulk_list_head: bool
     kvfree_polled: bool

@@ -296,11 +296,13 @@ def ftrace_lines(variant_result, nr_cpus: int | None = None):
     rcu = trace["rcu_name"]
     nr_cpus = trace["nr_cpus"] if nr_cpus is None else nr_cpus
     rec = _sorted_records(variant_result)
+    # %ld from v5.10 ("rcu/trace: Print negative GP numbers correctly"), %lu before.
+    mask = -1 if trace.get("signed_gp_seq", True) else 0xFFFF_FFFF_FFFF_FFFF
     body = []
     curr: dict[int, int] = {}
     for r in rec:
         t, kind, cpu, ent = int(r["t"]), int(r["kind"]), int(r["cpu"]), int(r["ent"])
-        gp_seq, arg, arg2 = int(r["gp_seq"]) & 0xFFFF_FFFF_FFFF_FFFF, int(r["arg"]), int(r["arg2"])
+        gp_seq, arg, arg2 = int(r["gp_seq"]) & mask, int(r["arg"]), int(r["arg2"])
         line = None
         if kind == TR["switch"]:
             curr[cpu] = ent
