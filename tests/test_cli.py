@@ -413,3 +413,9 @@ def test_a_run_stopped_by_its_time_limit_says_so_and_exits_3(tmp_path):
     assert "v6_8 is incomplete" in stderr and "of 1,000 calls finished" in stderr and "Traceback" not in stderr
     m = json.loads((out / "summary.json").read_text(encoding="utf-8"))["variants"]["v6_8"]["metrics"]
     assert m["finished"] is False and m["completion_time_s"] is None
+
+
+def test_version(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "rcusim", "--version"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0 and re.match(r"rcusim \d+\.\d+", proc.stdout), proc.stdout

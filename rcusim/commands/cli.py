@@ -29,6 +29,7 @@ from rcusim.input.kvmcmd import add_kvm_arguments, scenario_from_kvm
 from rcusim.input.scenario import load_scenario
 from rcusim.plots import save_result_figures
 from rcusim.results import trace
+from rcusim.results.result import installed_version, source_revision
 from rcusim.results.run import run_scenario
 
 EXIT_USAGE = 2
@@ -45,6 +46,9 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="python -m rcusim", description="Discrete-event simulator of Linux kernel Tree RCU.")
+    revision = source_revision()
+    parser.add_argument("--version", action="version",
+                        version=f"rcusim {installed_version()}" + (f" ({revision})" if revision else ""))
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
     run = sub.add_parser("run", help="run a scenario and write its results")
     run.add_argument("scenario", nargs="?", help="scenario YAML file")
