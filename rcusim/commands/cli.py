@@ -22,8 +22,8 @@ from pathlib import Path
 import yaml
 
 from rcusim.commands import bench, compare, sweep
-from rcusim.engine.rcuscale import rcuscale_line
-from rcusim.engine.simulate import ModelError, estimate_memory_bytes, sync_loops
+from rcusim.engine.rcuscale import rcuscale_line, recheck_lines, writer_lines
+from rcusim.engine.simulate import ModelError, estimate_memory_bytes, kfree_flood, sync_loops
 from rcusim.errors import ScenarioError
 from rcusim.input.kvmcmd import add_kvm_arguments, scenario_from_kvm
 from rcusim.input.scenario import load_scenario
@@ -210,8 +210,15 @@ def cmd_rcuscale(args) -> int:
     for note in notes:
         print(f"rcusim: note: {note}", file=sys.stderr)
     result = run_scenario(scenario, progress=False)
+    spec = next(iter(scenario.variants.values()))
     for v in result.variants.values():
         m = v.metrics
+        if kfree_flood(spec) is None:  # the GP-writer test: rcuscale's lines, then kvm-recheck's
+            if not m["finished"]:
+                raise ScenarioError("the writers did not finish within run.max_sim_time_s")
+            lines = writer_lines(v.requests, v.gps, gp_exp=spec.workloads[0].primitive != "synchronize_rcu")
+            print("\n".join(lines + recheck_lines(lines)))
+            continue
         if m["total_time_ns"] is None:
             raise ScenarioError("the kfree threads did not finish within run.max_sim_time_s")
         print(rcuscale_line(m))

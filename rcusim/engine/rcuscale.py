@@ -1,4 +1,5 @@
-"""rcuscale's kfree test: the workload's low-level values and rcuscale's output line.
+"""rcuscale's kfree test and GP-writer test: the workloads' low-level values and
+rcuscale's output, with kvm-recheck-rcuscale.sh's summary of the writer test.
 
 ``kernel/rcu/rcuscale.c`` (``kfree_scale_thread()``) starts kfree_nthreads
 kthreads; each loops kfree_loops times over kfree_alloc_num ``kmalloc()`` +
@@ -20,13 +21,16 @@ computes the line from what it records, as rcuscale computes it.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
+from rcusim.input.rcuscale_params import MIN_MEAS, compute_real
 from rcusim.kernel.seq import rcu_seq_diff
 
 __all__ = ["kfree_metrics", "rcuscale_line", "kvfree_bulk_max_entr",
-           "kmalloc_size", "compute_real"]
+           "kmalloc_size", "compute_real", "MIN_MEAS", "writer_lines", "recheck_lines"]
 
 PAGE_SHIFT = 12
 
@@ -44,13 +48,6 @@ MEMORY_SAMPLE_NS = 1_000_000
 
 KFREE_LINE = ("Total time taken by all kfree'ers: {total_time_ns} ns, loops: {loops}, "
               "batches: {batches}, memory footprint: {memory_footprint_mb}MB")
-
-
-def compute_real(n: int, online: int) -> int:
-    """rcuscale's compute_real(): n if n >= 0, else online + 1 + n, at least 1."""
-    if n >= 0:
-        return n
-    return max(online + 1 + n, 1)
 
 
 def kmalloc_size(nbytes: int) -> int:
@@ -92,3 +89,88 @@ def memory_frame(kv: dict) -> pd.DataFrame:
 def rcuscale_line(metrics: dict) -> str:
     """rcuscale's pr_alert() line for one run."""
     return KFREE_LINE.format(**metrics)
+
+
+# --------------------------------------------------------------------------
+# The GP-writer test (rcu_scale_writer(), rcu_scale_cleanup())
+# --------------------------------------------------------------------------
+SCALE_FLAG = "-scale:"
+
+
+def gp_seq_at(gps: pd.DataFrame, t_ns: int, expedited: bool) -> int:
+    """rcu_state.gp_seq (or expedited_sequence) as a task reads it at `t_ns`: the sequence
+    number of the last grace period started by then, with its state bits while it runs."""
+    rows = gps[gps["expedited"] == expedited]
+    started = rows[rows["t_start_ns"] <= t_ns]
+    if started.empty:
+        return int(rows["gp_seq"].min()) - 1 if len(rows) else 0
+    last = started.iloc[-1]
+    seq = int(last["gp_seq"])
+    return seq if int(last["t_end_ns"]) > t_ns else (seq | 3) + 1
+
+
+def writer_lines(requests: pd.DataFrame, gps: pd.DataFrame, gp_exp: bool, scale_type: str = "rcu") -> list[str]:
+    """rcu_scale_cleanup()'s lines: each writer's count, the start/end/gps/batches line, then
+    every writer-duration. Writer i is task i; its durations are its calls in order."""
+    lines = []
+    by_task = [grp["latency_ns"].to_numpy() for _, grp in requests.sort_values(["task", "t_start_ns"]).groupby("task")]
+    ngps = 0
+    for i, d in enumerate(by_task):
+        lines.append(f"{scale_type}{SCALE_FLAG} writer {i} gps: {len(d)}")
+        ngps += len(d)
+    t_started = int(requests.groupby("task")["t_start_ns"].min().max())
+    t_finished = int(requests["t_end_ns"].max())
+    b_started, b_finished = (gp_seq_at(gps, t, gp_exp) for t in (t_started, t_finished))
+    if gp_exp:
+        b_started, b_finished = b_started // 2, b_finished // 2  # exp_completed() / 2
+    batches = rcu_seq_diff(b_finished, b_started) if not gp_exp else b_finished - b_started
+    lines.append(f"{scale_type}{SCALE_FLAG} start: {t_started} end: {t_finished} duration: "
+                 f"{t_finished - t_started} gps: {ngps} batches: {batches}")
+    for i, d in enumerate(by_task):
+        for j, ns in enumerate(d):
+            lines.append(f"{scale_type}{SCALE_FLAG} {i:4d} writer-duration: {j:5d} {int(ns)}")
+    return lines
+
+
+def _awk_num(x: float) -> str:
+    """awk's print of a number: integers as such, others with OFMT %.6g."""
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else f"{x:.6g}"
+
+
+def recheck_lines(lines: list[str]) -> list[str]:
+    """kvm-recheck-rcuscale.sh's summary of rcuscale's console lines (its awk program)."""
+    gptimes, total, ngps, nbatches = [], 0.0, 0, 0
+    for line in lines:
+        f = line.split()
+        if SCALE_FLAG in line and " gps: " in line and " batches:" in line and len(f) >= 9:
+            ngps, nbatches = int(f[8]), 1
+        elif SCALE_FLAG in line and "writer-duration" in line:
+            gptimes.append(int(f[4]) / 1000.0)
+            total += int(f[4]) / 1000.0
+    n = len(gptimes)
+    if n == 0:
+        return ["No rcuscale records found???"]
+    gptimes.sort()
+    pct = {q: max(int(n * q / 100), 1) for q in (50, 90, 99)}
+    div = 10 ** int(math.log(gptimes[pct[90] - 1]) / math.log(10) + .5) / 100
+    out = [f"Histogram bucket size: {_awk_num(div)}"]
+    last, count = gptimes[0] - 10, 0
+    for g in gptimes:
+        current = div * int(g / div)
+        if last == current:
+            count += 1
+        else:
+            if count > 0:
+                out.append(f"{_awk_num(last)} {count}")
+            count, last = 1, current
+    if count > 0:
+        out.append(f"{_awk_num(last)} {count}")
+    out += [f"Average grace-period duration: {_awk_num(total / n)} microseconds",
+            f"Minimum grace-period duration: {_awk_num(gptimes[0])}",
+            f"50th percentile grace-period duration: {_awk_num(gptimes[pct[50] - 1])}",
+            f"90th percentile grace-period duration: {_awk_num(gptimes[pct[90] - 1])}",
+            f"99th percentile grace-period duration: {_awk_num(gptimes[pct[99] - 1])}",
+            f"Maximum grace-period duration: {_awk_num(gptimes[-1])}",
+            f"Grace periods: {ngps} Batches: {nbatches} Ratio: {_awk_num(ngps / nbatches)}",
+            "Computed from rcuscale printk output."]
+    return out

@@ -146,8 +146,9 @@ _RCUSCALE = {
     "kfree_rcu_test": "int", "kfree_nthreads": "int", "kfree_alloc_num": "int",
     "kfree_loops": "int", "kfree_mult": "int", "kfree_rcu_test_double": "bool",
     "kfree_rcu_test_single": "bool", "kfree_by_call_rcu": "int", "holdoff": "int",
-    "gp_exp": "bool", "gp_async": "bool", "nreaders": "int", "nwriters": "int",
-    "shutdown": "bool",
+    "gp_exp": "bool", "gp_async": "bool", "gp_async_max": "int", "nreaders": "int", "nwriters": "int",
+    "shutdown": "bool", "minruntime": "int", "writer_holdoff": "int", "writer_holdoff_jiffies": "int",
+    "verbose": "int",
 }
 _PARAMS += [Param(f"rcuscale.{n}", k, f"rcuscale module parameter {n}.")
             for n, k in _RCUSCALE.items()]

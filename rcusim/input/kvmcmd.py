@@ -17,6 +17,7 @@ and ignored with a note. Anything unknown is an error.
 
 from __future__ import annotations
 
+from rcusim.input.rcuscale_params import MIN_MEAS, compute_real
 from rcusim.errors import ScenarioError
 from rcusim.input.bootargs import parse_bootargs
 from rcusim.input.config import Kernel
@@ -132,19 +133,12 @@ def scenario_from_kvm(args, profile: str = "x86-64-server-2023", release: str = 
         values = parse_bootargs(bootargs)
     except ScenarioError as exc:
         raise exc.with_context(key="--bootargs") from None
-    if values.get("rcuscale.kfree_rcu_test", 0) != 1:
-        raise ScenarioError("only rcuscale's kfree test is modelled", key="--bootargs",
-                            allowed="rcuscale.kfree_rcu_test=1")
-    workload: dict = {"kind": "kfree_rcu_flood"}
-    for name in _WORKLOAD_PARAMS:
-        if f"rcuscale.{name}" in values:
-            value = values[f"rcuscale.{name}"]
-            workload[name] = bool(value) if name == "kfree_by_call_rcu" else value
-    for name in ("gp_exp", "gp_async", "nreaders", "nwriters", "shutdown"):
-        if f"rcuscale.{name}" in values:
-            notes.append(f"rcuscale.{name} concerns the GP-writer test or the power-off: no effect here")
-    kernel["bootargs"] = " ".join(t for t in bootargs.split() if not t.startswith("rcuscale."))
     nr_cpus = kernel.get("CONFIG_NR_CPUS", 64)
+    if values.get("rcuscale.kfree_rcu_test", 0) != 1:
+        workload = _writer_test(values, nr_cpus)
+    else:
+        workload = _kfree_test(values, notes)
+    kernel["bootargs"] = " ".join(t for t in bootargs.split() if not t.startswith("rcuscale."))
     if "CONFIG_NR_CPUS" not in kernel:
         notes.append("no CONFIG_NR_CPUS given: 64 CPUs")
     scenario = {
@@ -155,3 +149,43 @@ def scenario_from_kvm(args, profile: str = "x86-64-server-2023", release: str = 
         "workloads": [workload],
     }
     return scenario, notes
+
+
+def _writer_test(values: dict, nr_cpus: int) -> dict:
+    """rcu_scale_writer() kthreads as a sync_loop workload: SCHED_FIFO (sched_set_fifo_low()),
+    writer i on CPU i % nr_cpu_ids, after `holdoff` seconds, MIN_MEAS measured grace
+    periods each (the writer is done at its MIN_MEAS-th measurement plus one)."""
+    def param(name, default):
+        return values.get(f"rcuscale.{name}", default)
+
+    refused = {"gp_async": "asynchronous grace periods (call_rcu_hurry() and rcu_barrier())",
+               "minruntime": "a minimum run time", "writer_holdoff_jiffies": "random sleeps between GPs"}
+    for name, what in refused.items():
+        if param(name, 0):
+            raise ScenarioError(f"rcuscale.{name}: {what} in the writer test are not modelled",
+                                key="--bootargs", allowed=f"rcuscale.{name}=0")
+    if compute_real(param("nreaders", -1), nr_cpus) > 0:
+        raise ScenarioError("the writer test's reader kthreads (nice-19 CPU hogs) are not modelled",
+                            key="--bootargs", allowed="rcuscale.nreaders=0")
+    nwriters = compute_real(param("nwriters", -1), nr_cpus)
+    if nwriters == 0:
+        raise ScenarioError("no writers: the read-only test is not modelled", key="--bootargs",
+                            allowed="rcuscale.nwriters >= 1 or -1")
+    return {"kind": "sync_loop", "name": "rcu_scale_writer", "tasks": nwriters, "loops": MIN_MEAS + 1,
+            "rt": True, "primitive": "synchronize_rcu_expedited" if param("gp_exp", False) else "synchronize_rcu",
+            "work_after": "none", "think_us": float(param("writer_holdoff", 0)),
+            "start_us": float(param("holdoff", 10)) * 1e6}
+
+
+def _kfree_test(values: dict, notes: list) -> dict:
+    """rcuscale's kfree test as a kfree_rcu_flood workload."""
+    workload: dict = {"kind": "kfree_rcu_flood"}
+    for name in _WORKLOAD_PARAMS:
+        if f"rcuscale.{name}" in values:
+            value = values[f"rcuscale.{name}"]
+            workload[name] = bool(value) if name == "kfree_by_call_rcu" else value
+    for name in ("gp_exp", "gp_async", "gp_async_max", "nreaders", "nwriters", "shutdown", "minruntime",
+                 "writer_holdoff", "writer_holdoff_jiffies", "verbose"):
+        if f"rcuscale.{name}" in values:
+            notes.append(f"rcuscale.{name} concerns the GP-writer test or the power-off: no effect here")
+    return workload
