@@ -69,3 +69,23 @@ def test_what_is_not_modelled_is_refused(boot, fragment, capsys):
     assert main(["rcuscale", "--kconfig", "CONFIG_NR_CPUS=8", "--bootargs", boot]) == 2
     err = capsys.readouterr().err
     assert fragment in err and err.count("\n") == 1
+
+
+def test_kvm_preemption_and_tick_choices():
+    from types import SimpleNamespace
+
+    from rcusim.input.kvmcmd import scenario_from_kvm
+    from rcusim.input.scenario import load_scenario
+
+    def kernel(*kconfig):
+        args = SimpleNamespace(torture="rcuscale", kconfig=list(kconfig), bootargs=[BOOT], ignored=[])
+        data, _ = scenario_from_kvm(args)
+        return load_scenario(data).variants["default"].kernel
+
+    k = kernel("CONFIG_PREEMPT_NONE=y CONFIG_PREEMPT_VOLUNTARY=n CONFIG_PREEMPT=n", "CONFIG_NO_HZ_IDLE=y")
+    assert (k.CONFIG_PREEMPTION, k.CONFIG_PREEMPT_RCU) == (False, False)
+    k = kernel("CONFIG_PREEMPT=y", "CONFIG_NO_HZ_FULL=y")
+    assert (k.CONFIG_PREEMPTION, k.CONFIG_PREEMPT_RCU) == (True, True)
+    for refused in ("CONFIG_HZ_PERIODIC=y", "CONFIG_PREEMPT_DYNAMIC=y"):
+        with pytest.raises(Exception, match="not modelled"):
+            kernel(refused)

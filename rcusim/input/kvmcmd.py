@@ -31,6 +31,15 @@ IGNORED_WITH_VALUE = ("--memory", "--duration", "--configs", "--cpus", "--datest
 IGNORED_FLAGS = ("--allcpus", "--trust-make", "--dryrun", "--kasan", "--kcsan", "--no-gdb")
 
 _HZ_VALUES = (100, 250, 300, 1000)
+
+#: The preemption-model choice as kvm.sh configs write it: the option set to y decides
+#: CONFIG_PREEMPTION and CONFIG_PREEMPT_RCU (which defaults to the model's preemptibility).
+#: NONE and VOLUNTARY are the same to rcusim: a task switches only when it blocks or
+#: at cond_resched().
+_PREEMPT_MODELS = {"CONFIG_PREEMPT_NONE": False, "CONFIG_PREEMPT_VOLUNTARY": False, "CONFIG_PREEMPT": True}
+#: The timer-tick choice: NO_HZ_IDLE is what rcusim models; NO_HZ_FULL takes its CPUs from
+#: nohz_full= (and offloads them); HZ_PERIODIC, a tick that never stops, is not modelled.
+_TICK_MODELS = ("CONFIG_NO_HZ_IDLE", "CONFIG_NO_HZ_FULL")
 _KCONFIG_BOOL = {name for name, f in Kernel.model_fields.items()
                  if name.startswith("CONFIG_") and f.annotation in (bool,)}
 _KCONFIG_INT = ("CONFIG_NR_CPUS", "CONFIG_RCU_FANOUT", "CONFIG_RCU_FANOUT_LEAF")
@@ -58,6 +67,18 @@ def _kconfig(kernel: dict, item: str) -> None:
             if not value.isdigit() or int(value) not in _HZ_VALUES:
                 raise ScenarioError(f"{where}: {value!r} is not a HZ value", allowed="100, 250, 300 or 1000")
             kernel["HZ"] = int(value)
+        elif name in _PREEMPT_MODELS or name in _TICK_MODELS or name in ("CONFIG_HZ_PERIODIC",
+                                                                         "CONFIG_PREEMPT_DYNAMIC"):
+            if value not in _Y:
+                raise ScenarioError(f"{where}: {value!r} is not a choice value", allowed="y or n")
+            if value == "n":
+                continue  # the other options of a choice, written out as kvm.sh configs do
+            if name in ("CONFIG_HZ_PERIODIC", "CONFIG_PREEMPT_DYNAMIC"):
+                raise ScenarioError(f"{where}: not modelled",
+                                    allowed="CONFIG_NO_HZ_IDLE or CONFIG_NO_HZ_FULL, and CONFIG_PREEMPT_NONE, "
+                                            "_VOLUNTARY or CONFIG_PREEMPT")
+            if name in _PREEMPT_MODELS:
+                kernel["CONFIG_PREEMPTION"] = kernel["CONFIG_PREEMPT_RCU"] = _PREEMPT_MODELS[name]
         elif name in _KCONFIG_BOOL:
             if value not in _Y:
                 raise ScenarioError(f"{where}: {value!r} is not a bool option value", allowed="y or n")
@@ -67,7 +88,8 @@ def _kconfig(kernel: dict, item: str) -> None:
                 raise ScenarioError(f"{where}: {value!r} is not an integer", allowed="a decimal integer")
             kernel[name] = int(value)
         else:
-            known = sorted(_KCONFIG_BOOL | set(_KCONFIG_INT)) + ["CONFIG_HZ", "CONFIG_HZ_<100|250|300|1000>"]
+            known = sorted(_KCONFIG_BOOL | set(_KCONFIG_INT) | set(_PREEMPT_MODELS) | set(_TICK_MODELS)) + [
+                "CONFIG_HZ", "CONFIG_HZ_<100|250|300|1000>"]
             raise ScenarioError(f"{where}: unknown Kconfig option {name!r}", allowed=", ".join(known))
 
 
