@@ -499,3 +499,25 @@ def test_lazy_call_rcu_on_offloaded_cpus_is_refused():
     load_scenario(data)
     data["workloads"] = data["workloads"][:1]
     load_scenario(data)
+
+
+@pytest.mark.parametrize("data, fragments", [
+    ({"hardware": {"profile": "x86-64-server-2023", "nr_cpu": 4}}, ["hardware.nr_cpu", "unknown key",
+                                                                    "did you mean 'nr_cpus'"]),
+    ({"hardware": {"profile": "x86-64-server-2023", "nr_cpus": 4}, "kernal": {"HZ": 1000}},
+     ["kernal", "did you mean 'kernel'"]),
+])
+def test_a_misspelt_key_is_unknown_with_a_suggestion(data, fragments):
+    data = dict(data, workloads=[{"kind": "sync_loop", "tasks": 1, "loops": 1}])
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(data)
+    for fragment in fragments:
+        assert fragment in str(err.value)
+    assert "missing" not in str(err.value)
+
+
+def test_a_quoted_number_is_named_a_string():
+    data = {"hardware": {"profile": "x86-64-server-2023", "nr_cpus": 4}, "kernel": {"HZ": "1000"},
+            "workloads": [{"kind": "sync_loop", "tasks": 1, "loops": 1}]}
+    with pytest.raises(ScenarioError, match="is a string, not a number"):
+        load_scenario(data)

@@ -19,6 +19,7 @@ Every problem raises :class:`~rcusim.errors.ScenarioError` naming the key path.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import types
 from typing import Annotated, Literal, Optional, Union, get_args, get_origin
@@ -1209,7 +1210,10 @@ def scenario_error_from_validation(exc: ValidationError, data, model) -> Scenari
     ScenarioError
         With ``path`` set to the key path of the offending value.
     """
-    err = exc.errors(include_url=False)[0]
+    errors = exc.errors(include_url=False)
+    # A misspelt key shows as an unknown key and as the missing one it should have been:
+    # report the unknown key, whose name is what the user wrote.
+    err = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     kind = err["type"]
     ctx = err.get("ctx") or {}
     path = _clean_loc(err["loc"], data)
@@ -1221,7 +1225,9 @@ def scenario_error_from_validation(exc: ValidationError, data, model) -> Scenari
     if kind == "extra_forbidden":
         found = _type_at(model, path[:-1], data)
         keys = list(found[0].model_fields) if found and _is_model(found[0]) else []
-        return ScenarioError("unknown key", path=path, allowed=", ".join(keys) or None)
+        close = difflib.get_close_matches(str(path[-1]), keys, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return ScenarioError(f"unknown key{hint}", path=path, allowed=", ".join(keys) or None)
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         kinds = "one of: " + ", ".join(WORKLOAD_KINDS)
         problem = (f"unknown kind {ctx.get('tag')!r}" if kind == "union_tag_invalid"
@@ -1239,6 +1245,8 @@ def scenario_error_from_validation(exc: ValidationError, data, model) -> Scenari
         problem = "the list is empty" if not value else f"{len(value)} items are too few"
     elif kind == "literal_error":
         problem = f"{show_value(value)} is not allowed"
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            problem = f"{show_value(value)} is a string, not a number (write it without quotes)"
     elif kind in ("value_error", "assertion_error"):
         problem = err["msg"].removeprefix("Value error, ")
     else:

@@ -41,6 +41,7 @@ after alias expansion.
 from __future__ import annotations
 
 import copy
+import difflib
 import os
 import re
 from collections.abc import Mapping
@@ -72,6 +73,12 @@ _VARIANT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_+-]*$")
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _did_you_mean(key) -> str:
+    """" (did you mean 'kernel'?)" for a misspelt top-level key, else ""."""
+    close = difflib.get_close_matches(str(key), TOP_KEYS, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 @dataclass(frozen=True)
@@ -170,7 +177,7 @@ def load_scenario(source, overrides=None, seed=None) -> Scenario:
                             where=f"{ctx.origin} line {root_line}" if ctx.origin else None)
     for key in doc:
         if key not in TOP_KEYS:
-            raise ScenarioError("unknown key", key=str(key), allowed=", ".join(TOP_KEYS),
+            raise ScenarioError("unknown key" + _did_you_mean(key), key=str(key), allowed=", ".join(TOP_KEYS),
                                 where=ctx.where((key,)))
     _prepare_variants(doc, ctx)
     ctx.note_bootargs(doc, None)
@@ -642,7 +649,7 @@ def _parse_key(key, origin: str) -> tuple:
 def _apply_override(doc: dict, path: tuple, value, origin: str, ctx: _Context) -> None:
     """Apply one override to the document."""
     if path[0] not in TOP_KEYS:
-        raise ScenarioError("unknown key", key=str(path[0]), allowed=", ".join(TOP_KEYS),
+        raise ScenarioError("unknown key" + _did_you_mean(path[0]), key=str(path[0]), allowed=", ".join(TOP_KEYS),
                             where=origin)
     if path[0] == "variants":
         variants = doc["variants"]
