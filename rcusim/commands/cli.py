@@ -25,8 +25,10 @@ from rcusim.commands import bench, compare, sweep
 from rcusim.engine.rcuscale import rcuscale_line, recheck_lines, writer_lines
 from rcusim.engine.simulate import ModelError, estimate_memory_bytes, kfree_flood, sync_loops
 from rcusim.errors import ScenarioError
+from rcusim.input.bootargs import PARAMETERS
 from rcusim.input.kvmcmd import add_kvm_arguments, scenario_from_kvm
 from rcusim.input.scenario import load_scenario
+from rcusim.input.schema import scenario_json_schema
 from rcusim.plots import save_result_figures
 from rcusim.results import trace
 from rcusim.results.result import installed_version, source_revision
@@ -75,6 +77,10 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--variant", dest="variants", action="append", metavar="NAME",
                       help="only this variant (repeatable)")
     show.set_defaults(func=cmd_show_config)
+    schema = sub.add_parser("schema", help="print the JSON Schema of scenario files")
+    schema.set_defaults(func=cmd_schema)
+    boot = sub.add_parser("bootargs", help="list the kernel boot parameters rcusim understands")
+    boot.set_defaults(func=cmd_bootargs)
     compare.add_parser(sub)
     sweep.add_parser(sub)
     bench.add_parser(sub)
@@ -200,6 +206,18 @@ def cmd_show_config(args) -> int:
                               "workloads": [w.model_dump(mode="json") for w in spec.workloads],
                               "memory_estimate_mib": round(estimate_memory_bytes(spec) / 2**20, 1)}
     print(yaml.safe_dump(out, sort_keys=False, width=100), end="")
+    return 0
+
+
+def cmd_schema(args) -> int:
+    print(json.dumps(scenario_json_schema(), indent=2))
+    return 0
+
+
+def cmd_bootargs(args) -> int:
+    width = max(len(name) for name in PARAMETERS)
+    for name, param in PARAMETERS.items():
+        print(f"{name:<{width}}  {param.kind:<16}  {param.doc}")
     return 0
 
 

@@ -214,7 +214,7 @@ def _suggest(name: str) -> str:
     same = {p.rpartition(".")[2]: p for p in PARAMETERS if p.rpartition(".")[0] == prefix}
     close = difflib.get_close_matches(rest if dot else name, same, n=1, cutoff=0.75)
     hint = f" (did you mean {same[close[0]]!r}?)" if close else ""
-    return "one of the parameters in rcusim.input.bootargs.PARAMETERS" + hint
+    return "a parameter listed by 'python -m rcusim bootargs'" + hint
 
 
 def _parse_value(param: Param, raw: str | None, token: str, nr_cpus: int | None):
