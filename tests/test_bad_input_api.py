@@ -77,7 +77,7 @@ FIELD_CASES = [
      "out of range", "from 2 to 64"),
     ({"hz": 123}, "kernel.HZ", LINE["HZ"], "123 is not allowed", "100, 250, 300, 1000"),
     ({"bootargs": "rcutree.foo=1"}, "kernel.bootargs", LINE["bootargs"],
-     "unknown parameter 'rcutree.foo'", "rcusim.input.bootargs.PARAMETERS"),
+     "unknown parameter 'rcutree.foo'", "python -m rcusim bootargs"),
     ({"bootargs": "rcutree.blimit=abc"}, "kernel.bootargs", LINE["bootargs"],
      "bad value in 'rcutree.blimit=abc'", "an integer"),
     ({"bootargs": "rcu_nocbs=0-x"}, "kernel.bootargs", LINE["bootargs"],
