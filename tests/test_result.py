@@ -304,9 +304,11 @@ def test_plots_draw_every_variant(result_fixture):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    disp = rcusim.plots.LatencyHistogramDisplay.from_result(result_fixture).plot()
+    disp = rcusim.plots.LatencyHistogramDisplay.from_result(result_fixture, log2=True).plot()
     assert len(disp.lines_) == 2
     assert disp.ax_.get_xscale() == "log"
+    # Overlaid variants keep apart by their line styles.
+    assert disp.lines_[0].get_linestyle() != disp.lines_[1].get_linestyle()
     assert disp.ax_.get_xlabel() == "latency (µs)"
     assert [t.get_text() for t in disp.ax_.get_legend().get_texts()] == ["default", "wake_from_gp"]
     # Each step outline holds all requests of its variant.
@@ -320,3 +322,28 @@ def test_plots_draw_every_variant(result_fixture):
     ax = rcusim.plots.plot_latency_cdf(result_fixture)
     assert len(ax.get_lines()) == 2
     plt.close("all")
+
+
+def test_histogram_buckets_follow_the_data():
+    from rcusim.plots.latency import LatencyHistogramDisplay
+    narrow = [np.array([3900.0, 4000.0, 4100.0, 8000.0])]
+    wide = [np.array([2.0, 50.0, 4000.0, 2_000_000.0])]
+    assert LatencyHistogramDisplay(narrow, ["a"]).log2 is False  # within two decades: linear
+    assert LatencyHistogramDisplay(wide, ["a"]).log2 is True
+    assert LatencyHistogramDisplay(wide, ["a"], log2=False).log2 is False
+
+
+def test_latency_figure_has_a_tail_panel(result_fixture, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rcusim.plots.latency import plot_latency_ccdf
+    ax = plot_latency_ccdf(result_fixture)
+    assert ax.get_yscale() == "log" and len(ax.get_lines()) == 2
+    # The complementary CDF starts at 1 and ends at 1/n for each variant.
+    for line, n in zip(ax.get_lines(), (len(v.requests) for v in result_fixture.variants.values())):
+        y = line.get_ydata()
+        assert y[0] == 1.0 and y[-1] == pytest.approx(1 / n)
+    plt.close(ax.figure)

@@ -67,7 +67,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--trace", metavar="FILE", help="write a Chrome trace-event JSON file (Perfetto); small runs only")
     run.add_argument("--ftrace", metavar="FILE", help="write the rcu tracepoints as ftrace text; small runs only")
-    run.add_argument("--linear", action="store_true", help="latency histogram with linear buckets (default: log2)")
+    buckets = run.add_mutually_exclusive_group()
+    buckets.add_argument("--linear", action="store_true",
+                         help="latency histogram with linear buckets (default: log2 when latencies span "
+                              "two decades, else linear)")
+    buckets.add_argument("--log2", action="store_true", help="latency histogram with log2 buckets")
     run.set_defaults(func=cmd_run)
     show = sub.add_parser("show-config", help="print each variant's resolved configuration, without running")
     show.add_argument("scenario", help="scenario YAML file")
@@ -115,7 +119,7 @@ def _check_out(out: Path, force: bool) -> None:
     os.rmdir(probe)
 
 
-def _write_result(result, out: Path, log2: bool = True) -> Path:
+def _write_result(result, out: Path, log2: bool | None = None) -> Path:
     """Write the results directory with its figures; an OS error is reported as bad --out."""
     try:
         return result.write(out, figures=functools.partial(save_result_figures, log2=log2))
@@ -164,7 +168,7 @@ def cmd_run(args) -> int:
     for name, v in result.variants.items():
         if v.metrics.get("total_time_ns") is not None:  # a kfree_rcu() flood, as rcuscale prints it
             print(f"{name}: {rcuscale_line(v.metrics)}")
-    path = _write_result(result, out, log2=not args.linear)
+    path = _write_result(result, out, log2=False if args.linear else True if args.log2 else None)
     for file, option, write in ((args.trace, "--trace", "write_chrome_trace"),
                                 (args.ftrace, "--ftrace", "write_ftrace")):
         if file:

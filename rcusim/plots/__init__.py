@@ -13,27 +13,28 @@ import os
 
 from rcusim.plots.kfree import KvfreeMemoryDisplay, save_memory_plot
 from rcusim.plots.latency import (GpTimelineDisplay, LatencyHistogramDisplay, PercentileDisplay, TimeSeriesDisplay,
-                                  plot_latency_cdf, save_gp_timeline, save_latency_histogram, save_percentiles,
-                                  waiters_over_time)
+                                  plot_latency_ccdf, plot_latency_cdf, save_gp_timeline, save_latency_histogram,
+                                  save_percentiles, waiters_over_time)
 from rcusim.plots.membarrier import MembarrierDisplay, save_membarrier_plot
 
 __all__ = [
     "GpTimelineDisplay", "KvfreeMemoryDisplay", "LatencyHistogramDisplay", "MembarrierDisplay", "PercentileDisplay",
-    "TimeSeriesDisplay", "plot_latency_cdf", "save_gp_timeline", "save_latency_histogram", "save_memory_plot",
-    "save_membarrier_plot", "save_percentiles", "save_result_figures", "waiters_over_time",
+    "TimeSeriesDisplay", "plot_latency_ccdf", "plot_latency_cdf", "save_gp_timeline", "save_latency_histogram",
+    "save_memory_plot", "save_membarrier_plot", "save_percentiles", "save_result_figures", "waiters_over_time",
 ]
 
 
-def save_result_figures(result, outdir: str | os.PathLike, *, log2: bool = True) -> None:
+def save_result_figures(result, outdir: str | os.PathLike, *, log2: bool | None = None) -> None:
     """Write the figures of *result* into *outdir*.
 
-    ``latency_hist.png`` (variants overlaid: histogram, in log2 buckets unless
-    `log2` is False, and CDF) for RCU variants; ``gp_timeline.png`` for a
+    ``latency_hist.png`` (variants overlaid: histogram, in log2 buckets when the
+    latencies span two decades unless `log2` says otherwise, CDF and
+    complementary CDF) for RCU variants with requests; ``gp_timeline.png`` for a
     traced run; ``membarrier.png`` (seconds per call count against T, the
     seed's tables as markers) and ``kvfree_memory.png`` (memory not yet freed
     over time, one line per variant) for those tables.
     """
-    if any(v.rcu for v in result.variants.values()):
+    if any(v.rcu and len(v.requests) for v in result.variants.values()):
         save_latency_histogram(result, os.path.join(outdir, "latency_hist.png"), log2=log2)
     if any(v.trace is not None for v in result.variants.values()):
         save_gp_timeline(result, os.path.join(outdir, "gp_timeline.png"))

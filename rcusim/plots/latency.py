@@ -35,6 +35,23 @@ def _latencies_us(result) -> tuple[list[np.ndarray], list[str]]:
     return arrays, labels
 
 
+#: Line styles of overlaid variants, so that one drawn over another stays visible.
+LINE_STYLES = ("-", "--", ":", "-.")
+
+#: Latencies spanning at least this ratio (two decades) get log2 buckets by default.
+LOG2_SPAN = 100.0
+
+
+def spans_decades(latencies_us) -> bool:
+    """Whether the positive latencies of all variants span two decades or more (then log2
+    buckets on a log axis show them; linear buckets would put nearly all in one)."""
+    positive = [a[a > 0] for a in latencies_us if a.size]
+    positive = [a for a in positive if a.size]
+    if not positive:
+        return False
+    return bool(max(a.max() for a in positive) >= LOG2_SPAN * min(a.min() for a in positive))
+
+
 class LatencyHistogramDisplay:
     """Request-latency histograms of several variants, overlaid as steps.
 
@@ -44,9 +61,10 @@ class LatencyHistogramDisplay:
         One array of latencies in microseconds per variant.
     labels : sequence of str
         Variant names, one per array, shown in the legend.
-    log2 : bool, default True
+    log2 : bool, optional
         Use bcc's log2 buckets on a logarithmic x axis (the buckets
-        ``funclatency -u`` prints); otherwise linear buckets on a linear axis.
+        ``funclatency -u`` prints), or linear buckets on a linear axis; by
+        default log2 when the latencies span two decades (:func:`spans_decades`).
     bucket_width_us : float, optional
         Bucket width of the linear histogram; by default the span of all
         latencies divided by :data:`DEFAULT_LINEAR_BUCKETS`, rounded up to
@@ -62,23 +80,23 @@ class LatencyHistogramDisplay:
         Figure containing ``ax_``.
     """
 
-    def __init__(self, latencies_us, labels, *, log2: bool = True, bucket_width_us: float | None = None):
+    def __init__(self, latencies_us, labels, *, log2: bool | None = None, bucket_width_us: float | None = None):
         if len(latencies_us) != len(labels):
             raise ValueError(f"{len(latencies_us)} latency arrays but {len(labels)} labels")
         self.latencies_us = [np.asarray(a, dtype=np.float64).reshape(-1) for a in latencies_us]
         self.labels = list(labels)
-        self.log2 = log2
+        self.log2 = spans_decades(self.latencies_us) if log2 is None else log2
         self.bucket_width_us = bucket_width_us
 
     @classmethod
-    def from_result(cls, result, *, log2: bool = True, bucket_width_us: float | None = None):
+    def from_result(cls, result, *, log2: bool | None = None, bucket_width_us: float | None = None):
         """Build the display from the requests of every variant of *result*.
 
         Parameters
         ----------
         result : rcusim.results.result.Result
             The result to show.
-        log2 : bool, default True
+        log2 : bool, optional
             See the class parameters.
         bucket_width_us : float, optional
             See the class parameters.
@@ -141,8 +159,9 @@ class LatencyHistogramDisplay:
         ax = new_axes(ax)
         steps = self._log2_steps() if self.log2 else self._linear_steps()
         lines = []
-        for (counts, edges), label in zip(steps, self.labels):
-            lines.append(ax.stairs(counts, edges, label=label, linewidth=1.5))
+        for i, ((counts, edges), label) in enumerate(zip(steps, self.labels)):
+            lines.append(ax.stairs(counts, edges, label=label, linewidth=2.0 if i == 0 else 1.5,
+                                   linestyle=LINE_STYLES[i % len(LINE_STYLES)]))
         if self.log2:
             ax.set_xscale("log")
         ax.set_xlabel("latency (µs)")
@@ -174,14 +193,15 @@ def plot_latency_cdf(result, ax=None):
     """
     ax = new_axes(ax)
     arrays, labels = _latencies_us(result)
-    for lat, label in zip(arrays, labels):
+    for i, (lat, label) in enumerate(zip(arrays, labels)):
         if lat.size == 0:
             continue
         x = np.sort(lat)
         # The CDF's value at up to CDF_POINTS order statistics, min and max included:
         # exact where drawn, and a 10-million-call run draws as fast as a small one.
         rank = np.unique(np.linspace(0, x.size - 1, min(x.size, CDF_POINTS)).round().astype(np.int64))
-        ax.step(x[rank], (rank + 1) / x.size, where="post", label=label)
+        ax.step(x[rank], (rank + 1) / x.size, where="post", label=label,
+                linestyle=LINE_STYLES[i % len(LINE_STYLES)])
     ax.set_xscale("log")
     ax.set_xlabel("latency (µs)")
     ax.set_ylabel("fraction of requests")
@@ -191,8 +211,44 @@ def plot_latency_cdf(result, ax=None):
     return ax
 
 
-def save_latency_histogram(result, path: str | os.PathLike, *, log2: bool = True) -> None:
-    """Write the overlaid latency histogram of *result*, with its CDF beside it, as a PNG file.
+def plot_latency_ccdf(result, ax=None):
+    """Complementary CDF (fraction of requests slower than x), log-log, one line per variant:
+    the tail that a histogram's linear count axis hides.
+
+    Parameters
+    ----------
+    result : rcusim.results.result.Result
+        The result to show.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made if not given.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+    """
+    ax = new_axes(ax)
+    arrays, labels = _latencies_us(result)
+    for i, (lat, label) in enumerate(zip(arrays, labels)):
+        if lat.size == 0:
+            continue
+        x = np.sort(lat)
+        rank = np.unique(np.linspace(0, x.size - 1, min(x.size, CDF_POINTS)).round().astype(np.int64))
+        # P(latency >= x[rank]): 1 at the minimum, 1/n at the maximum (never 0 on a log axis).
+        ax.step(x[rank], (x.size - rank) / x.size, where="post", label=label,
+                linestyle=LINE_STYLES[i % len(LINE_STYLES)])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("latency (µs)")
+    ax.set_ylabel("fraction of requests at least this slow")
+    if ax.get_lines():
+        ax.legend(loc="lower left")
+    return ax
+
+
+def save_latency_histogram(result, path: str | os.PathLike, *, log2: bool | None = None) -> None:
+    """Write the overlaid latency histogram of *result*, with its CDF and its complementary
+    CDF (log-log, for the tail) beside it, as a PNG file.
 
     Parameters
     ----------
@@ -200,15 +256,18 @@ def save_latency_histogram(result, path: str | os.PathLike, *, log2: bool = True
         The result to show.
     path : str or path-like
         File to write.
-    log2 : bool, default True
-        bcc's log2 buckets; linear buckets otherwise.
+    log2 : bool, optional
+        bcc's log2 buckets, or linear ones; by default chosen from the data (:func:`spans_decades`).
     """
-    fig, (ax, ax_cdf) = agg_figure(ncols=2, figsize=(13, 5))
+    fig, (ax, ax_cdf, ax_ccdf) = agg_figure(ncols=3, figsize=(18, 5))
     LatencyHistogramDisplay.from_result(result, log2=log2).plot(ax=ax)
     ax.set_title(f"{result.scenario_name}: request latency (seed {result.seed})")
     plot_latency_cdf(result, ax=ax_cdf)
     ax_cdf.set_title("cumulative distribution")
     ax_cdf.grid(True, which="both", alpha=0.3)
+    plot_latency_ccdf(result, ax=ax_ccdf)
+    ax_ccdf.set_title("tail: complementary distribution")
+    ax_ccdf.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, format="png", dpi=100)
 
