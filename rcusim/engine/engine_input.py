@@ -66,6 +66,7 @@ class Sched:
     idle_polling0: int         # cpuidle.pxi: state 0 polls
     menu_keeps_tick: int       # cpuidle.pxi: the governor decides the tick (v4.17 and later)
     idle_mwait: np.ndarray     # cpuidle.pxi: the state is entered with MWAIT (no wake-up IPI needed)
+    idle_wake_ns: np.ndarray   # cpuidle.pxi: what leaving the state costs a wake-up
     cpu_core: np.ndarray       # sched.pxi: core of each CPU (empty: no topology, every remote wake an IPI)
     cpu_llc: np.ndarray        # sched.pxi: LLC domain of each CPU
     cpu_socket: np.ndarray     # sched.pxi: socket of each CPU
@@ -295,6 +296,7 @@ def _sched(spec, fault: int) -> Sched:
         idle_polling0=int(bool(states) and states[0]["polling"]),
         menu_keeps_tick=int(p.switches.menu_keeps_tick),
         idle_mwait=np.array([s["mwait"] for s in states], dtype=np.int8),
+        idle_wake_ns=np.array([s["wake_ns"] for s in states], dtype=np.int64),
         cpu_core=core, cpu_llc=llc, cpu_socket=socket, line_ns=line,
         fair_policy=POLICY_EEVDF if p.switches.eevdf else POLICY_CFS if p.switches.cfs else POLICY_RR,
         base_slice_ns=tun.base_slice_ns,

@@ -142,6 +142,9 @@ class IdleState(_Model):
     """The state polls (CPUIDLE_FLAG_POLLING); only state 0 may."""
     mwait: bool = False
     """Entered with MWAIT: the idle task watches TIF_NEED_RESCHED, so a remote wake-up needs no IPI."""
+    wake_ns: Optional[Annotated[int, Field(ge=0, le=MAX_COST_NS)]] = None
+    """What leaving the state costs a wake-up, in ns, where measured; default: the exit latency
+    (the governor always reasons with the exit latency)."""
 
 
 class Topology(_Model):
@@ -231,7 +234,8 @@ class Hardware(_Model):
     def resolved_idle_states(self) -> tuple[dict, ...]:
         """The scenario's idle states, else the profile's (empty: none)."""
         if self.idle_states is not None:
-            return tuple(s.model_dump() for s in self.idle_states)
+            return tuple(dict(s.model_dump(), wake_ns=s.exit_latency_us * 1000 if s.wake_ns is None else s.wake_ns)
+                         for s in self.idle_states)
         return profile_idle_states(self.profile)
 
     def resolved_costs(self) -> Costs:

@@ -119,7 +119,7 @@ def _check_idle_states(name: str, table) -> None:
           and isinstance(states, list) and 1 <= len(states) <= MAX_IDLE_STATES)
     for i, st in enumerate(states if ok else ()):
         ok = ok and isinstance(st, dict) and {"name", "exit_latency_us", "target_residency_us"} <= set(st) \
-            <= {"name", "exit_latency_us", "target_residency_us", "polling", "mwait"} \
+            <= {"name", "exit_latency_us", "target_residency_us", "polling", "mwait", "wake_ns"} \
             and all(isinstance(st[k], int) and st[k] >= 0 for k in ("exit_latency_us", "target_residency_us")) \
             and (i == 0 or not st.get("polling", False))
     if not ok:
@@ -174,7 +174,8 @@ def profile_idle_states(name: str) -> tuple[dict, ...]:
         return ()
     return tuple({"name": st["name"], "exit_latency_us": st["exit_latency_us"],
                   "target_residency_us": st["target_residency_us"], "polling": bool(st.get("polling", False)),
-                  "mwait": bool(st.get("mwait", False))}
+                  "mwait": bool(st.get("mwait", False)),
+                  "wake_ns": int(st.get("wake_ns", st["exit_latency_us"] * 1000))}
                  for st in table["states"])
 
 

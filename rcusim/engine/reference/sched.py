@@ -270,7 +270,7 @@ class Cpu:
 
     def cpuidle_exit_ns(self) -> int:
         """A wake-up takes the CPU out of its state: the exit latency."""
-        lat = self.menu.exit_us[self.menu.state] * 1000
+        lat = int(self.sim.inp.sched.idle_wake_ns[self.menu.state])
         self.menu.reflect((self.env.now + lat - self.menu_enter) // 1000, False)
         self.sim.counters["idle_exit_latency_ns"] += lat
         return lat
