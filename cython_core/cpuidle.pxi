@@ -32,6 +32,7 @@ cdef void cpuidle_init(Engine self, s) except *:
         self.idle_exit_us[i] = s.idle_exit_us[i]
         self.idle_target_us[i] = s.idle_target_us[i]
         self.idle_mwait[i] = s.idle_mwait[i]
+        self.idle_wake_ns[i] = s.idle_wake_ns[i]
     self.idle_polling0 = s.idle_polling0
     self.tick_usec = self.jiffy_ns // 1000
     self.menu_keeps_tick = s.menu_keeps_tick
@@ -232,7 +233,7 @@ cdef void cpuidle_select(Engine self, int c) noexcept:
 cdef i64 cpuidle_exit_ns(Engine self, int c) noexcept:
     """A wake-up takes CPU c out of its state: the exit latency it costs."""
     cdef menu_t *m = &self.menu[c]
-    cdef i64 lat = self.idle_exit_us[m.state] * 1000
+    cdef i64 lat = self.idle_wake_ns[m.state]
     m.residency_us = (self.now + lat - m.enter_ns) // 1000
     m.tick_wakeup = 0
     m.needs_update = 1

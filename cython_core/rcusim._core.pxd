@@ -52,6 +52,7 @@ cdef class Engine:
     cdef i64 idle_target_us[8]   # target_residency of each state
     cdef int idle_polling0       # state 0 polls (CPUIDLE_FLAG_POLLING)
     cdef int idle_mwait[8]       # the state is entered with MWAIT: the idle task polls TIF_NEED_RESCHED
+    cdef i64 idle_wake_ns[8]     # what leaving the state costs a wake-up (measured, else the exit latency)
     cdef i64 tick_usec           # TICK_USEC
     cdef int menu_keeps_tick     # menu_select() decides the tick (v4.17 and later)
     cdef menu_t *menu
