@@ -120,7 +120,7 @@ _PARAMS = [
     Param("rcu_nocbs", "optional_cpulist",
           "Offload callbacks of these CPUs; bare: NOCB machinery on with no CPU offloaded."),
     Param("rcu_nocb_poll", "flag", "rcuog/rcuop kthreads poll every jiffy instead of being woken."),
-    Param("nohz_full", "cpulist", "Adaptive-tick CPUs; they are always offloaded."),
+    Param("nohz_full", "cpulist", "Adaptive-tick CPUs (CONFIG_NO_HZ_FULL); they are always offloaded."),
     # --- rcupdate (kernel/rcu/update.c) ------------------------------------------
     Param("rcupdate.rcu_expedited", "int", "Non-zero: synchronize_rcu() uses expedited GPs."),
     Param("rcupdate.rcu_normal", "int", "Non-zero: expedited GPs fall back to normal ones."),
