@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -147,3 +149,31 @@ def test_bad_sweep_file_through_the_process(tmp_path):
                    str(tmp_path / "out"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert "hardware.nr_cpus: 0 is out of range" in proc.stderr and "in sweep point hardware.nr_cpus=0" in proc.stderr
+
+
+def _slow_sweep(tmp_path) -> Path:
+    base = yaml.safe_load((ROOT / "scenarios" / "sync_rcu_10k.yaml").read_text())
+    base["workloads"][0].update(tasks=10000, loops=300)
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
+    doc = {"name": "slow", "scenario": "base.yaml", "sweep": {"kernel.HZ": [100, 250, 300, 1000]}, "seeds": 10,
+           "variants": ["default"]}  # 40 runs of about a second: far longer than the wait below
+    path = tmp_path / "slow.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_sweep_stops_at_once(tmp_path, sig, status):
+    path = _slow_sweep(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "rcusim", "sweep", str(path), "--out", str(tmp_path / "out"),
+                             "--workers", "2"], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    time.sleep(5)  # the workers are running their first points
+    assert proc.poll() is None
+    t0 = time.monotonic()
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == status, err
+    assert time.monotonic() - t0 < 10, "the runs in progress were not stopped"
+    assert "Traceback" not in err
+    leftovers = [p.name for p in (tmp_path / "out").rglob("*") if ".tmp-" in p.name]
+    assert leftovers == []

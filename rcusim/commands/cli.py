@@ -15,7 +15,9 @@ import functools
 import json
 import os
 import shlex
+import signal
 import sys
+import threading
 import tempfile
 from pathlib import Path
 
@@ -251,6 +253,10 @@ def cmd_rcuscale(args) -> int:
 
 
 def main(argv=None) -> int:
+    # SIGTERM unwinds like Ctrl-C, so that temporary directories and worker
+    # processes are cleaned up on the way out.
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         args = _parser().parse_args(argv)
@@ -270,3 +276,17 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("rcusim: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("rcusim: terminated", file=sys.stderr)
+        return 143
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the process is so that it unwinds."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()

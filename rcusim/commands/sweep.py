@@ -282,14 +282,27 @@ def _execute(sweep: Sweep, tasks: list, workers: int | None, scheduler: str | No
             yield task, run_point(*a)
         return
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures import as_completed as done
 
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)),
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(run_point, *a): task for task, a in zip(tasks, args)}
-        for fut in done(futures):
-            yield futures[fut], fut.result()
+    # A multiprocessing pool, so that an interruption (Ctrl-C, SIGTERM) can stop the
+    # runs in progress at once with terminate(): the points already finished are kept
+    # (in the sweep's store), the rest are dropped.
+    pool = multiprocessing.get_context("spawn").Pool(min(workers, len(tasks)))
+    try:
+        for k, outcome in pool.imap_unordered(_run_indexed, list(enumerate(args))):
+            yield tasks[k], outcome
+    except BaseException:
+        pool.terminate()
+        raise
+    else:
+        pool.close()
+    finally:
+        pool.join()
+
+
+def _run_indexed(item):
+    """run_point() for the pool, keeping the task's index."""
+    k, a = item
+    return k, run_point(*a)
 
 
 def _rows_frame(sweep: Sweep, i: int, point: dict, seed: int, rows: list[dict]) -> pd.DataFrame:
