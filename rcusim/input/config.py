@@ -410,6 +410,14 @@ class _OnCpuList(_Model):
             raise exc.with_context(path=path + ("cpus",)) from None
 
 
+def _nice_only_for_sched_normal(tasks):
+    """A nice value weighs SCHED_NORMAL tasks only: refuse one on SCHED_FIFO tasks."""
+    if tasks.rt and tasks.nice:
+        raise ScenarioError("nice applies to SCHED_NORMAL tasks, these are SCHED_FIFO (rt: true)",
+                            key="nice", allowed="0 with rt: true")
+    return tasks
+
+
 class SyncLoop(_OnCpuList):
     """Tasks that call synchronize_rcu() (or the expedited form) in a loop.
 
@@ -441,10 +449,7 @@ class SyncLoop(_OnCpuList):
 
     @model_validator(mode="after")
     def _nice_is_for_sched_normal(self):
-        if self.rt and self.nice:
-            raise ScenarioError("nice applies to SCHED_NORMAL tasks, these are SCHED_FIFO (rt: true)",
-                                key="nice", allowed="0 with rt: true")
-        return self
+        return _nice_only_for_sched_normal(self)
 
 
 
@@ -480,10 +485,7 @@ class Readers(_OnCpuList):
 
     @model_validator(mode="after")
     def _nice_is_for_sched_normal(self):
-        if self.rt and self.nice:
-            raise ScenarioError("nice applies to SCHED_NORMAL tasks, these are SCHED_FIFO (rt: true)",
-                                key="nice", allowed="0 with rt: true")
-        return self
+        return _nice_only_for_sched_normal(self)
 
 
 class KfreeRcuFlood(_Model):

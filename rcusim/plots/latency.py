@@ -176,6 +176,22 @@ class LatencyHistogramDisplay:
 CDF_POINTS = 4096
 
 
+def _order_statistic_steps(result, ax, y_of) -> None:
+    """One step line per variant through up to CDF_POINTS order statistics of its latencies
+    (min and max included: exact where drawn, and a 10-million-call run draws as fast as a
+    small one), at heights y_of(rank, n), on a log latency axis."""
+    arrays, labels = _latencies_us(result)
+    for i, (lat, label) in enumerate(zip(arrays, labels)):
+        if lat.size == 0:
+            continue
+        x = np.sort(lat)
+        rank = np.unique(np.linspace(0, x.size - 1, min(x.size, CDF_POINTS)).round().astype(np.int64))
+        ax.step(x[rank], y_of(rank, x.size), where="post", label=label,
+                linestyle=LINE_STYLES[i % len(LINE_STYLES)])
+    ax.set_xscale("log")
+    ax.set_xlabel("latency (µs)")
+
+
 def plot_latency_cdf(result, ax=None):
     """Empirical CDF of request latency, one line per variant.
 
@@ -192,18 +208,7 @@ def plot_latency_cdf(result, ax=None):
         The axes drawn on.
     """
     ax = new_axes(ax)
-    arrays, labels = _latencies_us(result)
-    for i, (lat, label) in enumerate(zip(arrays, labels)):
-        if lat.size == 0:
-            continue
-        x = np.sort(lat)
-        # The CDF's value at up to CDF_POINTS order statistics, min and max included:
-        # exact where drawn, and a 10-million-call run draws as fast as a small one.
-        rank = np.unique(np.linspace(0, x.size - 1, min(x.size, CDF_POINTS)).round().astype(np.int64))
-        ax.step(x[rank], (rank + 1) / x.size, where="post", label=label,
-                linestyle=LINE_STYLES[i % len(LINE_STYLES)])
-    ax.set_xscale("log")
-    ax.set_xlabel("latency (µs)")
+    _order_statistic_steps(result, ax, lambda rank, n: (rank + 1) / n)
     ax.set_ylabel("fraction of requests")
     ax.set_ylim(0.0, 1.0)
     if ax.get_lines():
@@ -228,18 +233,9 @@ def plot_latency_ccdf(result, ax=None):
         The axes drawn on.
     """
     ax = new_axes(ax)
-    arrays, labels = _latencies_us(result)
-    for i, (lat, label) in enumerate(zip(arrays, labels)):
-        if lat.size == 0:
-            continue
-        x = np.sort(lat)
-        rank = np.unique(np.linspace(0, x.size - 1, min(x.size, CDF_POINTS)).round().astype(np.int64))
-        # P(latency >= x[rank]): 1 at the minimum, 1/n at the maximum (never 0 on a log axis).
-        ax.step(x[rank], (x.size - rank) / x.size, where="post", label=label,
-                linestyle=LINE_STYLES[i % len(LINE_STYLES)])
-    ax.set_xscale("log")
+    # P(latency >= x): 1 at the minimum, 1/n at the maximum (never 0 on a log axis).
+    _order_statistic_steps(result, ax, lambda rank, n: (n - rank) / n)
     ax.set_yscale("log")
-    ax.set_xlabel("latency (µs)")
     ax.set_ylabel("fraction of requests at least this slow")
     if ax.get_lines():
         ax.legend(loc="lower left")
