@@ -113,6 +113,8 @@ cdef inline event_t pop(Engine self) noexcept:
 
 include "sched.pxi"
 include "fair.pxi"
+include "placement.pxi"
+include "balance.pxi"
 include "timer.pxi"
 include "cpuidle.pxi"
 include "locking.pxi"
@@ -141,7 +143,13 @@ cdef class Engine:
         self.ents = NULL
         self.cpus = NULL
         self.menu = NULL
-        self.fheap = NULL
+        self.aff_mask = NULL
+        self.sd_of = self.sd_cpus = self.sd_first = NULL
+        self.sd_has_idle_cores = NULL
+        self.sd_nr_idle_scan = self.gs_nr = self.gs_idle = self.gs_weight = NULL
+        self.gs_load = NULL
+        self.lb_last = self.lb_interval = self.lb_newidle_cost = self.lb_newidle_decay = NULL
+        self.lb_failed = NULL
         self.rqlen_ns = NULL
         self.cpu_core = self.cpu_llc = self.cpu_socket = NULL
         self.fscratch = NULL
@@ -189,11 +197,29 @@ cdef class Engine:
         self.trace_buf = NULL
 
     def __dealloc__(self):
+        cdef int c
         eventq_free(&self.evq)
         free(self.ents)
+        if self.cpus != NULL:
+            for c in range(self.nr_cpus):
+                free(self.cpus[c].fh)
         free(self.cpus)
         free(self.menu)
-        free(self.fheap)
+        free(self.aff_mask)
+        free(self.sd_of)
+        free(self.sd_cpus)
+        free(self.sd_first)
+        free(self.sd_has_idle_cores)
+        free(self.sd_nr_idle_scan)
+        free(self.gs_nr)
+        free(self.gs_idle)
+        free(self.gs_weight)
+        free(self.gs_load)
+        free(self.lb_last)
+        free(self.lb_interval)
+        free(self.lb_failed)
+        free(self.lb_newidle_cost)
+        free(self.lb_newidle_decay)
         free(self.rqlen_ns)
         free(self.cpu_core)
         free(self.cpu_llc)
@@ -251,6 +277,7 @@ cdef class Engine:
         rcu_boot_init_percpu_data(self)
         cpuidle_init(self, inp.sched)
         topology_init(self, inp.sched)
+        placement_init(self, inp.sched)
         # Entities: workload tasks first, then kthreads, reader tasks, kfree
         # threads with their kworkers, then the real-time latency entities.
         ents_alloc(self, inp)
@@ -273,6 +300,7 @@ cdef class Engine:
         rt_latency_init(self, inp.classic, inp.sched, inp.rt_latency)
         noise_init(self, inp.noise, self.n_ents)
         fair_alloc(self)  # every entity exists now
+        balance_init(self)
 
     # --- read-back -----------------------------------------------------------------
     def kvfree_results(self):
@@ -379,7 +407,7 @@ cdef class Engine:
             if ev.kind == EV_BURST_END:
                 ev_burst_end(self, ev.target, ev.arg)
             elif ev.kind == EV_WAKE:
-                ev_wake(self, ev.target)
+                ev_wake(self, ev.target, ev.arg)
             elif ev.kind == EV_TICK:
                 ev_tick(self, ev.target)
             elif ev.kind == EV_CPU_RUN:
@@ -411,6 +439,8 @@ cdef class Engine:
                 ev_noise_irq_end(self, ev.target)
             elif ev.kind == EV_NOISE_KTHREAD:
                 ev_noise_kthread(self, ev.target)
+            elif ev.kind == EV_NOHZ_ILB:
+                ev_nohz_ilb(self, ev.target)
             else:
                 raise RuntimeError(f"event of unknown kind {ev.kind}")
 
@@ -495,6 +525,10 @@ cdef class Engine:
             "wakeups_remote_enqueue": self.n_wake_remote,
             "wakeups_polling": self.n_wake_polling,
             "wakeups_ipi": self.n_wake_ipi,
+            "migrations_wakeup": self.n_migrations_wakeup,
+            "migrations_newidle": self.n_migrations_newidle,
+            "migrations_balance": self.n_migrations_balance,
+            "nohz_balance_kicks": self.n_nohz_kicks,
             "rcu_core_passes": self.n_softirq,
             "ticks": self.n_ticks,
             "fqs_scans": self.n_fqs,

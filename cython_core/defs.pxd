@@ -5,7 +5,7 @@ Every field names its kernel counterpart where one exists, with its unit.
 Time is int64 nanoseconds since the start of the run (``i64``).
 """
 
-from libc.stdint cimport int64_t, uint64_t, int32_t, uint32_t, int8_t
+from libc.stdint cimport int64_t, uint64_t, int32_t, uint32_t, int8_t, uint8_t
 
 ctypedef int64_t i64
 ctypedef uint64_t u64
@@ -29,6 +29,7 @@ cdef enum:
     EV_NOISE_IRQ = 12    # a noise interrupt arrives at CPU target
     EV_NOISE_IRQ_END = 13 # the noise interrupt that woke idle CPU target returns to idle
     EV_NOISE_KTHREAD = 14 # work for the noise kthread of CPU target arrives
+    EV_NOHZ_ILB = 15     # kick_ilb(): the nohz idle-balance IPI reaches CPU target
 
 # Event priorities: urgent events run before normal ones at the same instant.
 cdef enum:
@@ -141,7 +142,9 @@ cdef enum:
 
 cdef struct ent_t:
     int32_t kind         # ENT_*
-    int32_t cpu          # the CPU it runs on (affinity: one CPU)
+    int32_t cpu          # the CPU it runs on, or last ran on (task_cpu())
+    int32_t aff          # its allowed CPUs: a mask of Engine.aff_mask, -1 = bound to cpu
+    int32_t fork_place   # a new task placed at its start by find_idlest_cpu() (wake_up_new_task())
     int32_t rq           # RQ_RT or RQ_NORMAL
     int32_t head_enqueue # 1 = woken to the head of its class (highpri kworker)
     int32_t state        # ST_*
@@ -162,6 +165,11 @@ cdef struct ent_t:
     i64 sum_exec         # CPU time so far (ns)
     i64 prev_sum_exec    # sum_exec when it was last picked
     u64 seq              # enqueue order, to break key ties as the kernel's rb-tree does
+    # wake-up placement (placement.pxi)
+    int32_t wakee_flips  # p->wakee_flips: how often it switched the task it wakes
+    int32_t last_wakee   # p->last_wakee, -1 if none
+    i64 wakee_flip_decay_ts # p->wakee_flip_decay_ts (jiffies)
+    int32_t recent_used_cpu # p->recent_used_cpu
     # ENT_TASK only
     int32_t loops_left   # synchronize_rcu() calls still to make
     int32_t link         # srs_* list link (wake_from_gp path)
@@ -255,7 +263,9 @@ cdef struct cpu_t:
     # !CONFIG_PREEMPTION: a reschedule that must wait for a preemption point
     int32_t need_resched # TIF_NEED_RESCHED on the running entity, honoured at its next schedule() or cond_resched()
     # fair class (fair.pxi): struct cfs_rq
-    int32_t fh_off       # first slot of this CPU's heap in Engine.fheap
+    int32_t *fh          # the heap of queued fair entities
+    int32_t fh_cap       # its room: at least the entities whose cpu is this one
+    int32_t n_assigned   # entities whose cpu is this one
     int32_t nr_fair      # queued fair entities (the running one not counted)
     i64 min_vruntime     # v0 of the sums below; CFS's min_vruntime
     i64 avg_vsum         # sum of (vruntime - min_vruntime) * weight over the queued
@@ -264,6 +274,11 @@ cdef struct cpu_t:
     int32_t last_buddy   # CFS: the entity it preempted, -1 if none
     int32_t fair_resched # a fair preemption waits for the end of a non-preemptible section
     int32_t step_resched # a preemption asked while the running entity's action was computed
+    # placement and load balancing (placement.pxi, balance.pxi): struct rq
+    int32_t ttwu_pending # wake-ups on their way to this CPU (rq->ttwu_pending)
+    i64 avg_idle         # rq->avg_idle: average idle period (ns)
+    i64 idle_stamp       # rq->idle_stamp: when it last went idle (ns)
+    i64 next_balance     # rq->next_balance (jiffies)
     # scheduler statistics (sched.pxi: rq_account())
     i64 busy_ns          # time running an entity
     i64 rq_t             # when nr_running last changed

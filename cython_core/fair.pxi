@@ -32,25 +32,35 @@ cdef void fair_init(Engine self, s) except *:
 
 
 cdef void fair_alloc(Engine self) except *:
-    """Heap room per CPU for every entity that runs there (all are pinned)."""
-    cdef int c, e, most = 0
-    cdef int *count = <int *> calloc(self.nr_cpus, sizeof(int))
-    if count == NULL:
-        raise MemoryError()
+    """Heap room on each CPU for the entities whose CPU it is (set_task_cpu() grows it)."""
+    cdef int c, e
     for e in range(self.n_ents):
-        count[self.ents[e].cpu] += 1
+        self.cpus[self.ents[e].cpu].n_assigned += 1
         self.ents[e].hpos = -1
-    self.fheap = <int32_t *> malloc((self.n_ents + 1) * sizeof(int32_t))
-    e = 0
     for c in range(self.nr_cpus):
-        self.cpus[c].fh_off = e
         self.cpus[c].next_buddy = self.cpus[c].last_buddy = -1
-        e += count[c]
-        most = max(most, count[c])
-    self.fscratch = <int32_t *> malloc((most + 1) * sizeof(int32_t))
-    free(count)
-    if self.fheap == NULL or self.fscratch == NULL:
+        fair_reserve(self, c)
+
+
+cdef void fair_reserve(Engine self, int c) except *:
+    """Room in CPU c's heap, and in pick_eevdf()'s walk, for all its entities."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef int cap
+    cdef int32_t *p
+    if cp.n_assigned <= cp.fh_cap and cp.fh != NULL:
+        return
+    cap = max(cp.n_assigned, 2 * cp.fh_cap, 4)
+    p = <int32_t *> realloc(cp.fh, cap * sizeof(int32_t))
+    if p == NULL:
         raise MemoryError()
+    cp.fh = p
+    cp.fh_cap = cap
+    if cap + 1 > self.fscratch_cap:
+        p = <int32_t *> realloc(self.fscratch, (cap + 1) * sizeof(int32_t))
+        if p == NULL:
+            raise MemoryError()
+        self.fscratch = p
+        self.fscratch_cap = cap + 1
 
 
 cdef inline i64 calc_delta_fair(i64 delta, i64 weight) noexcept:
@@ -67,33 +77,33 @@ cdef inline bint fair_before(Engine self, int a, int b) noexcept:
 
 
 cdef inline void heap_set(Engine self, cpu_t *cp, int i, int e) noexcept:
-    self.fheap[cp.fh_off + i] = e
+    cp.fh[i] = e
     self.ents[e].hpos = i
 
 
 cdef void heap_up(Engine self, cpu_t *cp, int i) noexcept:
-    cdef int e = self.fheap[cp.fh_off + i], p
+    cdef int e = cp.fh[i], p
     while i > 0:
         p = (i - 1) >> 1
-        if not fair_before(self, e, self.fheap[cp.fh_off + p]):
+        if not fair_before(self, e, cp.fh[p]):
             break
-        heap_set(self, cp, i, self.fheap[cp.fh_off + p])
+        heap_set(self, cp, i, cp.fh[p])
         i = p
     heap_set(self, cp, i, e)
 
 
 cdef void heap_down(Engine self, cpu_t *cp, int i) noexcept:
-    cdef int e = self.fheap[cp.fh_off + i], child
+    cdef int e = cp.fh[i], child
     while True:
         child = 2 * i + 1
         if child >= cp.nr_fair:
             break
-        if child + 1 < cp.nr_fair and fair_before(self, self.fheap[cp.fh_off + child + 1],
-                                                  self.fheap[cp.fh_off + child]):
+        if child + 1 < cp.nr_fair and fair_before(self, cp.fh[child + 1],
+                                                  cp.fh[child]):
             child += 1
-        if not fair_before(self, self.fheap[cp.fh_off + child], e):
+        if not fair_before(self, cp.fh[child], e):
             break
-        heap_set(self, cp, i, self.fheap[cp.fh_off + child])
+        heap_set(self, cp, i, cp.fh[child])
         i = child
     heap_set(self, cp, i, e)
 
@@ -122,7 +132,7 @@ cdef void tree_remove(Engine self, int c, int e) noexcept:
     ep.hpos = -1
     if i == cp.nr_fair:
         return
-    last = self.fheap[cp.fh_off + cp.nr_fair]
+    last = cp.fh[cp.nr_fair]
     heap_set(self, cp, i, last)
     heap_up(self, cp, i)
     heap_down(self, cp, self.ents[last].hpos)
@@ -186,11 +196,11 @@ cdef void update_min_vruntime(Engine self, int c, bint curr_on_rq=True) noexcept
 cdef int leftmost_vruntime_ent(Engine self, int c) noexcept:
     """The queued entity with the smallest vruntime (the heap's top under CFS)."""
     cdef cpu_t *cp = &self.cpus[c]
-    cdef int i, e, best = self.fheap[cp.fh_off]
+    cdef int i, e, best = cp.fh[0]
     if self.fair_policy == POLICY_CFS:
         return best
     for i in range(1, cp.nr_fair):
-        e = self.fheap[cp.fh_off + i]
+        e = cp.fh[i]
         if self.ents[e].vruntime < self.ents[best].vruntime:
             best = e
     return best
@@ -285,20 +295,24 @@ cdef void fair_sleep(Engine self, int c, int e) noexcept:
     """dequeue_entity(DEQUEUE_SLEEP) of the running entity: under EEVDF keep its lag,
     clamped to max(2 slices, a tick) of virtual time."""
     cdef ent_t *ep = &self.ents[e]
-    cdef i64 lag, limit, slice
     cdef cpu_t *cp = &self.cpus[c]
     update_curr(self, c)
     if self.fair_policy == POLICY_EEVDF:
-        lag = avg_vruntime(self, c) - ep.vruntime
-        slice = 2 * self.base_slice_ns
-        limit = calc_delta_fair(slice if slice > self.jiffy_ns else self.jiffy_ns, ep.weight)
-        ep.vlag = min(max(lag, -limit), limit)
+        ep.vlag = entity_lag(self, c, e)
     else:
         if cp.next_buddy == e:  # clear_buddies()
             cp.next_buddy = -1
         if cp.last_buddy == e:
             cp.last_buddy = -1
         update_min_vruntime(self, c, False)
+
+
+cdef i64 entity_lag(Engine self, int c, int e) noexcept:
+    """update_entity_lag(): V minus e's vruntime, clamped to max(2 slices, a tick)
+    of e's virtual time."""
+    cdef i64 slice = 2 * self.base_slice_ns
+    cdef i64 limit = calc_delta_fair(slice if slice > self.jiffy_ns else self.jiffy_ns, self.ents[e].weight)
+    return min(max(avg_vruntime(self, c) - self.ents[e].vruntime, -limit), limit)
 
 
 cdef int pick_eevdf(Engine self, int c, int cur) noexcept:
@@ -318,13 +332,13 @@ cdef int pick_eevdf(Engine self, int c, int cur) noexcept:
     while n:
         k = 0
         for i in range(1, n):
-            if fair_before(self, self.fheap[cp.fh_off + self.fscratch[i]],
-                           self.fheap[cp.fh_off + self.fscratch[k]]):
+            if fair_before(self, cp.fh[self.fscratch[i]],
+                           cp.fh[self.fscratch[k]]):
                 k = i
         i = self.fscratch[k]
         n -= 1
         self.fscratch[k] = self.fscratch[n]
-        e = self.fheap[cp.fh_off + i]
+        e = cp.fh[i]
         if entity_eligible(self, c, e):
             best = e
             break
@@ -355,7 +369,7 @@ cdef int fair_pick(Engine self, int c) noexcept:
     else:
         # The leftmost, unless a buddy is not too far behind it: the wakee that
         # preempted (next), else the entity it preempted (last).
-        left = self.fheap[cp.fh_off]
+        left = cp.fh[0]
         e = left
         if cp.next_buddy >= 0 and not cfs_wakeup_preempt_entity(self, cp.next_buddy, left):
             e = cp.next_buddy
@@ -413,5 +427,5 @@ cdef bint fair_tick_resched(Engine self, int c) noexcept:
         return True
     if ran < self.min_gran_ns:
         return False
-    left = self.fheap[cp.fh_off]
+    left = cp.fh[0]
     return self.ents[cur].vruntime - self.ents[left].vruntime > ideal

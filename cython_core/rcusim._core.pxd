@@ -65,9 +65,39 @@ cdef class Engine:
     cdef i64 min_gran_ns         # CFS sysctl_sched_min_granularity
     cdef i64 wakeup_gran_ns      # CFS sysctl_sched_wakeup_granularity
     cdef int nr_latency          # CFS sched_nr_latency
-    cdef int32_t *fheap          # per-CPU heaps of queued fair entities
     cdef int32_t *fscratch       # pick_eevdf()'s walk
+    cdef int fscratch_cap
     cdef u64 fair_seq
+
+    # --- placement and load balancing over the scheduling domains (placement.pxi, balance.pxi)
+    cdef int n_unbound           # entities the scheduler may move: 0 keeps every entity on its CPU
+    cdef uint8_t *aff_mask       # allowed CPUs of each affinity mask, nr_cpus bytes a mask
+    cdef int n_levels            # domain levels, lowest first (rcusim.kernel.sched_domains)
+    cdef int llc_level           # the highest level sharing an LLC (sd_llc), -1 if none
+    cdef int32_t *sd_of          # [level * nr_cpus + cpu]: the CPU's domain at a level
+    cdef int32_t *sd_cpus        # the CPUs of each domain, in id order
+    cdef int32_t *sd_first       # where each domain's CPUs start in sd_cpus
+    cdef int sd_first_n          # domains over all levels
+    cdef int32_t sd_imbalance_pct[4]
+    cdef int32_t sd_cache_nice_tries[4]
+    cdef int8_t *sd_has_idle_cores # per LLC domain: sd_llc_shared->has_idle_cores
+    cdef int32_t *sd_nr_idle_scan # per LLC domain: sd_llc_shared->nr_idle_scan (SIS_UTIL)
+    cdef int smt_active          # sched_smt_active()
+    cdef i64 *lb_last            # [cpu * 4 + level]: sd->last_balance (jiffies)
+    cdef i64 *lb_interval        # sd->balance_interval (ms)
+    cdef int32_t *lb_failed      # sd->nr_balance_failed
+    cdef i64 *lb_newidle_cost    # sd->max_newidle_lb_cost (ns)
+    cdef i64 *lb_newidle_decay   # sd->last_decay_max_lb_cost (jiffies)
+    cdef int32_t *gs_nr          # per group (domains, then CPUs) in a balancing pass: runnable entities
+    cdef int32_t *gs_idle        # ... idle CPUs
+    cdef int32_t *gs_weight      # ... CPUs
+    cdef i64 *gs_load            # ... load (cpu_load())
+    cdef i64 nohz_next_balance   # nohz.next_balance (jiffies)
+    cdef int rd_overload         # rd->overload: some CPU has more than one runnable entity
+    cdef i64 n_migrations_wakeup # set_task_cpu() by select_task_rq_fair()
+    cdef i64 n_migrations_newidle # ... by a CPU going idle
+    cdef i64 n_migrations_balance # ... by periodic and nohz idle balancing
+    cdef i64 n_nohz_kicks
 
     # --- random stream: one NumPy BitGenerator, drawn in event order (sched.pxi) 
     cdef object bitgen_obj

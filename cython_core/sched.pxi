@@ -112,6 +112,9 @@ cdef void ents_alloc(Engine self, inp) except *:
         self.ents[e].remaining = -1
         self.ents[e].link = -1
         self.ents[e].wait_next = -1
+        self.ents[e].aff = -1
+        self.ents[e].last_wakee = -1
+        self.ents[e].recent_used_cpu = -1
 
 
 cdef double std_normal(Engine self) noexcept:
@@ -250,21 +253,46 @@ cdef void wake(Engine self, int e, int from_cpu, i64 t) except *:
         return
     ep.state = ST_RUNNABLE
     self.n_wakeups += 1
+    if ep.aff >= 0 and is_fair(self, e):
+        c = select_task_rq_fair(self, e, from_cpu)
+        if c != ep.cpu:
+            set_task_cpu(self, e, c)
+            self.n_migrations_wakeup += 1
     t += ttwu_delay(self, from_cpu, ep.cpu)
     if self.trace_on:
         trace(self, t, TR_WAKE, ep.cpu, e, 0, from_cpu, 0)
     if t <= self.now:
-        ev_wake(self, e)
+        ev_wake(self, e, 0)
     else:
-        push(self, t, PRIO_NORMAL, EV_WAKE, e, 0)
+        self.cpus[ep.cpu].ttwu_pending += 1
+        push(self, t, PRIO_NORMAL, EV_WAKE, e, 1)
 
 
-cdef void ev_wake(Engine self, int e) except *:
+cdef void ev_wake(Engine self, int e, i64 pending) except *:
+    """The wake-up lands: e joins its CPU's run queue (`pending`: it was counted in
+    the CPU's ttwu_pending).  A new unbound task is placed first (wake_up_new_task())."""
     cdef ent_t *ep = &self.ents[e]
-    cdef int c = ep.cpu
-    cdef cpu_t *cp = &self.cpus[c]
-    cdef i64 lat
+    cdef int c
+    if pending:
+        self.cpus[ep.cpu].ttwu_pending -= 1
+    if ep.fork_place:
+        ep.fork_place = 0
+        set_task_cpu(self, e, find_idlest_cpu(self, e, ep.cpu))
+    c = ep.cpu
+    if self.n_unbound:
+        update_avg_idle(self, c)
     enqueue(self, e)
+    if self.n_unbound and nr_running(self, c) >= 2:
+        self.rd_overload = 1
+    check_preempt_or_kick(self, c, e)
+
+
+cdef void check_preempt_or_kick(Engine self, int c, int e) except *:
+    """An entity e was queued on CPU c: wake c from idle, or preempt its running
+    entity if e should run first."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef ent_t *ep = &self.ents[e]
+    cdef i64 lat
     if cp.state == CPU_IDLE:
         lat = cpuidle_exit_ns(self, c) if self.n_idle_states else idle_exit_ns(self)
         cp.state = CPU_WAKING
@@ -351,6 +379,8 @@ cdef void cpu_pick(Engine self, int c) except *:
     e = dequeue(self, c)
     cdef ent_t *ep
     cdef i64 t0, dur
+    if e < 0 and self.n_unbound and cp.state == CPU_BUSY and newidle_balance(self, c):
+        e = dequeue(self, c)
     if e < 0:
         cpu_enter_idle(self, c)
         return
@@ -408,6 +438,10 @@ cdef void cpu_enter_idle(Engine self, int c) noexcept:
     cp.user_to = 0
     if self.n_idle_states:
         cpuidle_select(self, c)
+    if self.n_unbound:
+        if cp.idle_stamp == 0:
+            cp.idle_stamp = self.now
+        update_idle_core(self, c)
 
 
 cdef void steal(Engine self, int c, i64 dur) noexcept:
@@ -536,6 +570,8 @@ cdef void ev_tick(Engine self, int c) except *:
     push(self, self.now + self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
     tick_slice(self, c)  # the interrupted entity's slice ends at this irq exit
     rcu_sched_clock_irq(self, c)
+    if self.n_unbound and self.n_levels:
+        trigger_load_balance(self, c)
     if cp.state == CPU_IDLE:
         cpuidle_irq(self, c, True)
 

@@ -13,12 +13,17 @@ cdef int tasks_init(Engine self, t) except -1:
     self.tasks_left = self.n_tasks
     self.sync_entry_ns = t.sync_entry_ns
     self.task_wl = <int *> malloc((self.n_tasks + 1) * sizeof(int))
+    affinity_init(self, t.aff_masks)
     for e in range(self.n_tasks):
         self.ents[e].kind = ENT_TASK
         self.ents[e].cpu = t.cpu[e]
         self.ents[e].rq = RQ_RT if t.rt[e] else RQ_NORMAL
         self.ents[e].weight = t.weight[e]
         self.ents[e].initial = 1  # a new task: placed as by wake_up_new_task()
+        self.ents[e].aff = t.aff[e]
+        self.ents[e].fork_place = t.fork_balance[e]
+        if t.aff[e] >= 0:
+            self.n_unbound += 1
         self.ents[e].loops_left = t.loops[e]
         self.ents[e].phase = TASK_NEW
         self.task_wl[e] = t.workload[e]

@@ -22,6 +22,7 @@ from rcusim.input.profiles import Z_P99
 from rcusim.input.cpulist import parse_cpulist
 from rcusim.kernel.cpus import cpu_topology
 from rcusim.kernel.fair import POLICY_CFS, POLICY_EEVDF, POLICY_RR, fair_tunables, weight_of
+from rcusim.kernel.sched_domains import sched_domains
 from rcusim.kernel.timer import lvl_depth
 from rcusim.kernel.topology import Geometry, nocb_groups, rcu_init_geometry
 
@@ -71,6 +72,13 @@ class Sched:
     cpu_llc: np.ndarray        # sched.pxi: LLC domain of each CPU
     cpu_socket: np.ndarray     # sched.pxi: socket of each CPU
     line_ns: list              # sched.pxi: one cache-line transfer by distance (DIST_*)
+    sd_imbalance_pct: np.ndarray # placement.pxi, balance.pxi: the scheduling domains' levels
+    sd_cache_nice_tries: np.ndarray
+    sd_shares_llc: np.ndarray
+    sd_smt: int                # the lowest level is SMT (sched_smt_active())
+    sd_of: np.ndarray          # each CPU's domain at each level, level-major
+    sd_cpus: np.ndarray        # the CPUs of each domain
+    sd_first: np.ndarray       # where each domain's CPUs start in sd_cpus
     fair_policy: int           # fair.pxi: POLICY_RR (before CFS), POLICY_CFS, POLICY_EEVDF
     base_slice_ns: int         # fair.pxi: EEVDF base slice, scaled with the CPU count
     sched_latency_ns: int      # fair.pxi: CFS latency period, scaled
@@ -163,6 +171,9 @@ class Classic:
 class Tasks:
     """workloads.pxi: one row per sync_loop task, one per sync_loop workload."""
     cpu: np.ndarray
+    aff: np.ndarray            # placement.pxi: index of the task's allowed-CPU mask, -1 = bound to cpu
+    aff_masks: np.ndarray      # placement.pxi: (masks, nr_cpus) uint8, one per unpinned sync_loop workload
+    fork_balance: np.ndarray   # placement.pxi: 1 = placed at its start by find_idlest_cpu()
     rt: np.ndarray
     weight: np.ndarray         # fair.pxi: load weight from nice
     loops: np.ndarray
@@ -270,6 +281,7 @@ def _sched(spec, fault: int) -> Sched:
         core, llc, socket = cpu_topology(spec.hardware.nr_cpus, topo["smt"], topo["cores_per_llc"],
                                          topo["llcs_per_socket"])
         line = [topo["line_ns"][d] for d in ("smt", "llc", "socket", "remote")]
+    sd = sched_domains(core, llc, socket)
     # A profile gives idle states (cpuidle.pxi) or one lognormal idle-exit latency.
     median = max(costs.wakeup_idle_median_ns or 1, 1)
     p99 = max(costs.wakeup_idle_p99_ns or 1, median)
@@ -298,6 +310,9 @@ def _sched(spec, fault: int) -> Sched:
         idle_mwait=np.array([s["mwait"] for s in states], dtype=np.int8),
         idle_wake_ns=np.array([s["wake_ns"] for s in states], dtype=np.int64),
         cpu_core=core, cpu_llc=llc, cpu_socket=socket, line_ns=line,
+        sd_imbalance_pct=sd.imbalance_pct, sd_cache_nice_tries=sd.cache_nice_tries,
+        sd_shares_llc=sd.shares_llc, sd_smt=int(sd.names[:1] == ("SMT",)),
+        sd_of=sd.domain_of.ravel(), sd_cpus=sd.domain_cpus, sd_first=sd.domain_first,
         fair_policy=POLICY_EEVDF if p.switches.eevdf else POLICY_CFS if p.switches.cfs else POLICY_RR,
         base_slice_ns=tun.base_slice_ns,
         sched_latency_ns=tun.latency_ns,
@@ -391,6 +406,7 @@ def _column(parts: list, dtype) -> np.ndarray:
 def _tasks(spec) -> Tasks:
     nr_cpus, costs, p = spec.hardware.nr_cpus, spec.hardware.costs, spec.params
     cpu, rt, weight, loops, start, wl_idx, think, after, prim = [], [], [], [], [], [], [], [], []
+    aff, masks, fork = [], [], []
     for i, wl in enumerate(w for w in spec.workloads if isinstance(w, SyncLoop)):
         primitive = wl.primitive
         if p.rcu_normal:
@@ -399,7 +415,14 @@ def _tasks(spec) -> Tasks:
             primitive = "synchronize_rcu_expedited"
         cpus = parse_cpulist(wl.cpus, nr_cpus)
         n = wl.tasks
-        cpu.append(np.asarray(cpus, dtype=np.int32)[np.arange(n) % len(cpus)])
+        first = cpus if wl.start_cpus is None else parse_cpulist(wl.start_cpus, nr_cpus)
+        cpu.append(np.asarray(first, dtype=np.int32)[np.arange(n) % len(first)])
+        fork.append(np.full(n, int(not wl.pinned and wl.start_cpus is None), dtype=np.int8))
+        aff.append(np.full(n, -1 if wl.pinned else len(masks), dtype=np.int32))
+        if not wl.pinned:
+            mask = np.zeros(nr_cpus, dtype=np.uint8)
+            mask[list(cpus)] = 1
+            masks.append(mask)
         rt.append(np.full(n, int(wl.rt), dtype=np.int8))
         weight.append(np.full(n, weight_of(wl.nice), dtype=np.int32))
         loops.append(np.full(n, wl.loops, dtype=np.int64))
@@ -409,7 +432,10 @@ def _tasks(spec) -> Tasks:
         after.append(costs.kfree_ns if wl.work_after == "kfree" else 0)
         prim.append(_core.PRIMITIVES[primitive])
     loops_column = _column(loops, np.int64)
-    return Tasks(cpu=_column(cpu, np.int32), rt=_column(rt, np.int8), weight=_column(weight, np.int32),
+    return Tasks(cpu=_column(cpu, np.int32), aff=_column(aff, np.int32),
+                 aff_masks=np.array(masks, dtype=np.uint8).reshape(len(masks), nr_cpus),
+                 fork_balance=_column(fork, np.int8),
+                 rt=_column(rt, np.int8), weight=_column(weight, np.int32),
                  loops=loops_column,
                  start_ns=_column(start, np.int64), workload=_column(wl_idx, np.int32),
                  expected_requests=int(loops_column.sum()), think_ns=think, after_ns=after, primitive=prim,

@@ -421,7 +421,9 @@ def _nice_only_for_sched_normal(tasks):
 class SyncLoop(_OnCpuList):
     """Tasks that call synchronize_rcu() (or the expedited form) in a loop.
 
-    Task ``i`` runs on the ``i``-th CPU of `cpus`, modulo the list's length.
+    Task ``i`` starts on the ``i``-th CPU of `cpus`, modulo the list's length, and
+    stays there (`pinned`, as ``taskset`` pins it), or is placed and moved by the
+    scheduler over the CPUs of `cpus`.
     """
 
     kind: Literal["sync_loop"]
@@ -440,6 +442,14 @@ class SyncLoop(_OnCpuList):
     """Tasks are SCHED_FIFO instead of SCHED_NORMAL."""
     nice: Annotated[int, Field(ge=-20, le=19)] = 0
     """Nice value of SCHED_NORMAL tasks: their weight in the fair class."""
+    pinned: bool = True
+    """Each task is bound to its CPU; false: the fair class places each new task
+    (find_idlest_cpu()) and each wake-up (select_task_rq_fair()) over `cpus`, and
+    load balancing moves queued tasks between them."""
+    start_cpus: Annotated[Optional[str], Field(json_schema_extra={"allowed": CPULIST_ALLOWED})] = None
+    """Unpinned tasks only: the CPUs they are created on, round-robin, as children of
+    a parent bound there (taskset -c LIST) that then widen their affinity to `cpus`;
+    default: created anywhere in `cpus` and placed by fork balancing."""
     think_us: Annotated[float, Field(ge=0, le=MAX_TIME_US, allow_inf_nan=False)] = 0.0
     """Time a task runs between calls, in microseconds."""
     work_after: Literal["none", "kfree"] = "kfree"
@@ -451,6 +461,32 @@ class SyncLoop(_OnCpuList):
     def _nice_is_for_sched_normal(self):
         return _nice_only_for_sched_normal(self)
 
+    @model_validator(mode="after")
+    def _unpinned_is_sched_normal(self):
+        if self.rt and not self.pinned:
+            raise ScenarioError("unpinned SCHED_FIFO tasks would be placed by select_task_rq_rt(), which "
+                                "rcusim does not model", key="pinned", allowed="true with rt: true")
+        if self.start_cpus is not None and self.pinned:
+            raise ScenarioError("start_cpus applies to unpinned tasks; pinned tasks start and stay on `cpus`",
+                                key="start_cpus", allowed="no start_cpus, or pinned: false")
+        return self
+
+    @field_validator("start_cpus", mode="before")
+    @classmethod
+    def _check_start_cpus(cls, value):
+        return None if value is None else cls._check_cpus(value)
+
+    def check_cpus(self, nr_cpus: int, path: tuple = ()) -> None:
+        super().check_cpus(nr_cpus, path)
+        if self.start_cpus is None:
+            return
+        try:
+            start = parse_cpulist(self.start_cpus, nr_cpus)
+        except ScenarioError as exc:
+            raise exc.with_context(path=path + ("start_cpus",)) from None
+        if not set(start) <= set(parse_cpulist(self.cpus, nr_cpus)):
+            raise ScenarioError(f"start_cpus {self.start_cpus!r} is not within cpus {self.cpus!r}",
+                                path=path + ("start_cpus",), allowed="CPUs of `cpus`")
 
 
 class Readers(_OnCpuList):
@@ -1078,6 +1114,7 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
     params = resolve_params(nr, kernel)
     _check_lazy(variant.workloads, params)
     _check_nice(variant.workloads, params)
+    _check_unpinned(variant.workloads, params, hw.resolved_topology())
     hardware = HardwareSpec(profile=hw.profile, nr_cpus=nr, costs=hw.resolved_costs(),
                             cost_sources=hw.cost_sources(), idle_states=hw.resolved_idle_states(),
                             topology=hw.resolved_topology())
@@ -1139,6 +1176,23 @@ def _check_nice(workloads, params: RcuParams) -> None:
             raise ScenarioError("nice weights need the fair class (CFS, v2.6.23 and later); this release "
                                 "runs SCHED_OTHER in rcusim's round robin", path=("workloads", i, "nice"),
                                 allowed="nice: 0, or kernel.release 2.6.23 or later")
+
+
+def _check_unpinned(workloads, params: RcuParams, topology: dict | None) -> None:
+    """Placement and migration are the fair class's, over the machine's scheduling
+    domains: unpinned tasks need both."""
+    for i, work in enumerate(workloads):
+        if getattr(work, "pinned", True):
+            continue
+        if not params.switches.cfs:
+            raise ScenarioError("unpinned tasks need the fair class's placement (CFS, v2.6.23 and later); "
+                                "this release runs SCHED_OTHER in rcusim's round robin",
+                                path=("workloads", i, "pinned"),
+                                allowed="true, or kernel.release 2.6.23 or later")
+        if topology is None:
+            raise ScenarioError("unpinned tasks are placed over the scheduling domains, and this hardware "
+                                "profile gives no topology", path=("workloads", i, "pinned"),
+                                allowed="true, or hardware.topology")
 
 
 def _check_readers(workloads, nr: int, kernel: Kernel) -> None:

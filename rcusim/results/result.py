@@ -252,6 +252,10 @@ def normal_gp_stats(gps: pd.DataFrame) -> dict | None:
 RQ_LENGTH_PERCENTILES = (50, 99)
 
 
+#: Why an entity changed CPU: wake-up placement, a CPU going idle, periodic or nohz balancing.
+MIGRATION_KINDS = ("wakeup", "newidle", "balance")
+
+
 def sched_stats(busy_ns, rqlen_ns, sim_time_ns: int, counters: dict) -> dict:
     """The scheduler's figures of a run.
 
@@ -262,7 +266,9 @@ def sched_stats(busy_ns, rqlen_ns, sim_time_ns: int, counters: dict) -> dict:
         run each CPU spent running an entity; ``rq_length``: percentiles of
         nr_running (queued plus running) weighted by CPU time; ``wakeups``:
         local, remote_enqueue (a direct enqueue in the waker's LLC), polling
-        (an idle CPU woken by its polling flag) and ipi.
+        (an idle CPU woken by its polling flag) and ipi; ``migrations``: entities
+        moved by wake-up placement, by a CPU going idle (newidle) and by periodic
+        or nohz idle balancing.
     """
     util = np.asarray(busy_ns, dtype=np.float64) / sim_time_ns if sim_time_ns > 0 else np.zeros(len(busy_ns))
     hist = np.asarray(rqlen_ns, dtype=np.float64)
@@ -275,6 +281,7 @@ def sched_stats(busy_ns, rqlen_ns, sim_time_ns: int, counters: dict) -> dict:
                         "max": round(float(util.max()), 4)},
         "rq_length": lengths,
         "wakeups": {k: int(counters.get(f"wakeups_{k}", 0)) for k in ("local", "remote_enqueue", "polling", "ipi")},
+        "migrations": {k: int(counters.get(f"migrations_{k}", 0)) for k in MIGRATION_KINDS},
     }
 
 
@@ -621,6 +628,9 @@ class Result:
             for key in ("local", "remote_enqueue", "polling", "ipi"):
                 rows.append((f"wake-ups: {key.replace('_', ' ')}",
                              lambda v, m, key=key: m.get("sched", {}).get("wakeups", {}).get(key)))
+            for key in MIGRATION_KINDS:
+                rows.append((f"migrations: {key}",
+                             lambda v, m, key=key: m.get("sched", {}).get("migrations", {}).get(key)))
         if any("sched_latency_us" in v.extra_metrics for v in self.variants.values()):
             for key in ("mean", "p99", "max"):
                 rows.append((f"sched latency {key} (µs)",

@@ -230,6 +230,9 @@ def _check_scope(inp: EngineInput) -> None:
         raise NotImplementedError(
             "the reference model does not model NOCB: offloaded CPUs (rcu_nocbs=) are out of its "
             "scope; compare configurations without rcu_nocbs")
+    if np.any(inp.tasks.aff >= 0):
+        raise NotImplementedError("the reference model keeps every task on its CPU; unpinned tasks "
+                                  "(placement and load balancing) are out of its scope")
     if np.any(inp.noise.irq_gap_ns) or np.any(inp.noise.kthread_gap_ns):
         raise NotImplementedError("the reference model has no OS noise; the noise workload is out of its scope")
     if not p.core.use_softirq:

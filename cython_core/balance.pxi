@@ -1,0 +1,556 @@
+# Load balancing over the scheduling domains (kernel/sched/fair.c, v6.6):
+# newly-idle balancing when a CPU is about to go idle (newidle_balance()),
+# periodic balancing from the tick (rebalance_domains()), and balancing on
+# behalf of tickless idle CPUs by one of them, kicked by a busy CPU's tick
+# (nohz_balancer_kick(), kick_ilb(), _nohz_idle_balance()).  load_balance()
+# finds the busiest group and run queue of a domain and pulls queued,
+# movable fair entities (can_migrate_task(): allowed here, not a per-CPU
+# kthread, not cache-hot unless balancing failed before).  The running entity
+# is never pushed (no active balancing).  Fork placement (find_idlest_cpu()) is
+# here too: it walks the same groups.
+#
+# A pass reads one cache line of every run queue it inspects and locks the
+# source queue for each pull: its CPU time, from the topology's line costs, is
+# what a newidle pass weighs against rq->avg_idle.
+#
+# Included by _core.pyx: module-level functions on the Engine.
+
+cdef enum:
+    CPU_IDLE_BALANCE = 0     # enum cpu_idle_type: CPU_IDLE
+    CPU_NOT_IDLE = 1
+    CPU_NEWLY_IDLE = 2
+    GROUP_HAS_SPARE = 0      # enum group_type, the three rcusim tells apart
+    GROUP_FULLY_BUSY = 1
+    GROUP_OVERLOADED = 2
+    MIGRATION_COST_NS = 500_000   # sysctl_sched_migration_cost
+    BUSY_FACTOR = 16              # sd->busy_factor
+    NR_MIGRATE_BREAK = 32         # sysctl_sched_nr_migrate
+
+
+cdef void balance_init(Engine self) except *:
+    """Per CPU and level: struct sched_domain's balancing state; per group: the
+    statistics of one pass (struct sg_lb_stats)."""
+    cdef int c, lvl, n = self.nr_cpus * 4, ng
+    if self.n_unbound == 0 or self.n_levels == 0:
+        return
+    ng = self.sd_first_n + self.nr_cpus
+    self.lb_last = <i64 *> calloc(n, sizeof(i64))
+    self.lb_interval = <i64 *> calloc(n, sizeof(i64))
+    self.lb_failed = <int32_t *> calloc(n, sizeof(int32_t))
+    self.lb_newidle_cost = <i64 *> calloc(n, sizeof(i64))
+    self.lb_newidle_decay = <i64 *> calloc(n, sizeof(i64))
+    self.gs_nr = <int32_t *> calloc(ng, sizeof(int32_t))
+    self.gs_idle = <int32_t *> calloc(ng, sizeof(int32_t))
+    self.gs_weight = <int32_t *> calloc(ng, sizeof(int32_t))
+    self.gs_load = <i64 *> calloc(ng, sizeof(i64))
+    if (self.lb_last == NULL or self.lb_interval == NULL or self.lb_failed == NULL
+            or self.lb_newidle_cost == NULL or self.lb_newidle_decay == NULL or self.gs_nr == NULL
+            or self.gs_idle == NULL or self.gs_weight == NULL or self.gs_load == NULL):
+        raise MemoryError()
+    for c in range(self.nr_cpus):
+        self.cpus[c].avg_idle = 2 * MIGRATION_COST_NS
+        for lvl in range(self.n_levels):
+            self.lb_interval[c * 4 + lvl] = sd_weight(self, sd_domain(self, lvl, c))  # sd->min_interval, ms
+
+
+cdef inline int group_of(Engine self, int level, int c) noexcept:
+    """The group of CPU c in its domain at `level`: the child domain, or c itself."""
+    return sd_domain(self, level - 1, c) if level > 0 else self.sd_first_n + c
+
+
+cdef inline int group_type(Engine self, int g) noexcept:
+    if self.gs_nr[g] < self.gs_weight[g]:
+        return GROUP_HAS_SPARE
+    return GROUP_OVERLOADED if self.gs_nr[g] > self.gs_weight[g] else GROUP_FULLY_BUSY
+
+
+cdef inline i64 group_avg_load(Engine self, int g) noexcept:
+    return self.gs_load[g] // self.gs_weight[g]
+
+
+cdef i64 update_sd_lb_stats(Engine self, int d, int level, int this_cpu) noexcept:
+    """Each group's runnable count, idle CPUs and load in domain d; returns the
+    CPU time of reading every other run queue's line."""
+    cdef int i, c, g
+    cdef i64 cost = 0
+    for i in range(self.sd_first[d], self.sd_first[d + 1]):
+        g = group_of(self, level, self.sd_cpus[i])
+        self.gs_nr[g] = self.gs_idle[g] = self.gs_weight[g] = 0
+        self.gs_load[g] = 0
+    for i in range(self.sd_first[d], self.sd_first[d + 1]):
+        c = self.sd_cpus[i]
+        g = group_of(self, level, c)
+        self.gs_nr[g] += nr_running(self, c)
+        self.gs_idle[g] += available_idle_cpu(self, c)
+        self.gs_weight[g] += 1
+        self.gs_load[g] += cpu_load(self, c)
+        if c != this_cpu:
+            cost += line_cost(self, this_cpu, c)
+    return cost
+
+
+cdef int group_cores(Engine self, int level, int g) noexcept:
+    """The cores of a group: its CPUs divided among their SMT siblings."""
+    if not self.smt_active or level == 0:
+        return self.gs_weight[g]
+    if level == 1:
+        return 1  # the group is one core
+    return max(self.gs_weight[g] // 2, 1)
+
+
+cdef bint should_we_balance(Engine self, int level, int c) noexcept:
+    """Only one CPU of the local group balances a domain: its first idle CPU
+    (preferring a whole idle core), or its first CPU if none is idle."""
+    cdef int d, i, x, idle_smt = -1
+    if level == 0:
+        return True
+    d = sd_domain(self, level - 1, c)
+    for i in range(self.sd_first[d], self.sd_first[d + 1]):
+        x = self.sd_cpus[i]
+        if not available_idle_cpu(self, x):
+            continue
+        if self.smt_active and not core_idle(self, x):
+            if idle_smt < 0:
+                idle_smt = x
+            continue
+        return x == c
+    if idle_smt >= 0:
+        return idle_smt == c
+    return self.sd_cpus[self.sd_first[d]] == c
+
+
+cdef bint core_idle(Engine self, int c) noexcept:
+    cdef int d = sd_domain(self, 0, c), i
+    for i in range(self.sd_first[d], self.sd_first[d + 1]):
+        if not available_idle_cpu(self, self.sd_cpus[i]):
+            return False
+    return True
+
+
+cdef bint can_migrate_task(Engine self, int e, int level, int dst) noexcept:
+    """Allowed on dst, not bound to one CPU, not cache-hot (it ran within
+    sysctl_sched_migration_cost) unless this domain failed to balance before."""
+    cdef ent_t *ep = &self.ents[e]
+    cdef int c = dst * 4 + level
+    if ep.aff < 0 or not cpu_allowed(self, e, dst) or not is_fair(self, e):
+        return False
+    if self.smt_active and level == 0:
+        return True  # SD_SHARE_CPUCAPACITY: siblings share the caches
+    if self.now - ep.exec_start >= MIGRATION_COST_NS:
+        return True
+    return self.lb_failed[c] > self.sd_cache_nice_tries[level]
+
+
+cdef void detach_attach(Engine self, int e, int src, int dst) except *:
+    """Take a queued fair entity off src's run queue and queue it on dst's
+    (dequeue_entity(), set_task_cpu(), enqueue_entity() with ENQUEUE_MIGRATED)."""
+    cdef ent_t *ep = &self.ents[e]
+    rq_account(self, src)
+    update_curr(self, src)
+    if self.fair_policy == POLICY_EEVDF:
+        ep.vlag = entity_lag(self, src, e)
+    tree_remove(self, src, e)
+    self.cpus[src].nr_queued -= 1
+    set_task_cpu(self, e, dst)
+    rq_account(self, dst)
+    update_curr(self, dst)
+    if self.fair_policy == POLICY_EEVDF:
+        place_entity(self, dst, e)
+    tree_insert(self, dst, e)
+    self.cpus[dst].nr_queued += 1
+    if nr_running(self, dst) >= 2:
+        self.rd_overload = 1
+    check_preempt_or_kick(self, dst, e)
+
+
+cdef int detach_tasks(Engine self, int src, int dst, int level, int idle_type, i64 imbalance,
+                      bint by_load, i64 *cost) except -1:
+    """Pull up to `imbalance` entities (or that much load) from src to dst, from the
+    tail of src's cfs_tasks (the least recently queued first: enqueue order), at
+    most NR_MIGRATE_BREAK looked at; a newly idle CPU of a preemptible kernel
+    stops after the first."""
+    cdef cpu_t *sp = &self.cpus[src]
+    cdef int moved = 0, looked = 0, e, i, best
+    cdef int loop_max = min(NR_MIGRATE_BREAK, nr_running(self, src))
+    cdef u64 after = 0
+    cdef i64 load
+    while looked < loop_max and imbalance > 0:
+        if idle_type != CPU_NOT_IDLE and nr_running(self, src) <= 1:
+            break  # leave the source its last entity
+        best = -1
+        for i in range(sp.nr_fair):
+            e = sp.fh[i]
+            if self.ents[e].seq > after and (best < 0 or self.ents[e].seq < self.ents[best].seq):
+                best = e
+        if best < 0:
+            break
+        after = self.ents[best].seq
+        looked += 1
+        if not can_migrate_task(self, best, level, dst):
+            continue
+        if by_load:
+            load = self.ents[best].weight
+            if (load >> min(self.lb_failed[dst * 4 + level], 62)) > imbalance:
+                continue
+            imbalance -= load
+        else:
+            imbalance -= 1
+        cost[0] += 2 * line_cost(self, dst, src)  # double_rq_lock()
+        detach_attach(self, best, src, dst)
+        moved += 1
+        if idle_type == CPU_NEWLY_IDLE and self.preemption:
+            break
+    return moved
+
+
+cdef int find_busiest_group(Engine self, int d, int level, int this_cpu, int idle_type,
+                            i64 *imbalance, bint *by_load) noexcept:
+    """The busiest group of domain d other than this CPU's, if pulling from it
+    balances the domain (find_busiest_group(), calculate_imbalance()); -1 if the
+    domain is balanced.  Sets the amount to move: tasks, or load with *by_load."""
+    cdef int local = group_of(self, level, this_cpu), busiest = -1, g, i, t, bt, lt, nl, nb
+    cdef i64 total_load = 0, avg, imb, bl, ll
+    for i in range(self.sd_first[d], self.sd_first[d + 1]):
+        g = group_of(self, level, self.sd_cpus[i])
+        total_load += cpu_load(self, self.sd_cpus[i])
+        if g == local or g == busiest:
+            continue
+        if busiest < 0:
+            busiest = g
+            continue
+        t = group_type(self, g)
+        bt = group_type(self, busiest)
+        if t > bt:
+            busiest = g
+        elif t == bt:
+            if t == GROUP_HAS_SPARE:
+                if (self.gs_idle[g] < self.gs_idle[busiest]
+                        or (self.gs_idle[g] == self.gs_idle[busiest] and self.gs_nr[g] > self.gs_nr[busiest])):
+                    busiest = g
+            elif group_avg_load(self, g) > group_avg_load(self, busiest):
+                busiest = g
+    if busiest < 0 or self.gs_nr[busiest] == 0:
+        return -1
+    lt = group_type(self, local)
+    bt = group_type(self, busiest)
+    if lt > bt:
+        return -1
+    by_load[0] = False
+    if lt == GROUP_HAS_SPARE:
+        if bt != GROUP_OVERLOADED:
+            if idle_type == CPU_NOT_IDLE:
+                return -1
+            if self.gs_weight[busiest] > 1 and self.gs_idle[local] <= self.gs_idle[busiest] + 1:
+                return -1
+            if self.gs_nr[busiest] == 1:
+                return -1
+        if bt == GROUP_OVERLOADED and level > self.llc_level:
+            # migrate_util across LLCs: fill the local group's spare capacity
+            # (rcusim counts each entity a whole CPU's utilisation).
+            imbalance[0] = max(self.gs_idle[local], 1)
+            return busiest
+        # sibling_imbalance(): even out runnable entities per core.
+        if idle_type == CPU_NOT_IDLE:
+            return -1
+        nl = group_cores(self, level, local)
+        nb = group_cores(self, level, busiest)
+        if nl == nb:
+            imb = max(self.gs_nr[busiest] - self.gs_nr[local], 0)
+        else:
+            imb = max(<i64> nl * self.gs_nr[busiest] - <i64> nb * self.gs_nr[local], 0)
+            imb = (2 * imb + nl + nb) // (nl + nb)
+            if imb <= 1 and self.gs_nr[local] == 0 and self.gs_nr[busiest] > 1:
+                imb = 2
+        imbalance[0] = imb >> 1
+        return busiest if imbalance[0] > 0 else -1
+    # Both busy: move load toward the domain's average (migrate_load).
+    avg = total_load // sd_weight(self, d)
+    ll = group_avg_load(self, local)
+    bl = group_avg_load(self, busiest)
+    if ll >= avg or bl <= avg or 100 * bl <= self.sd_imbalance_pct[level] * ll:
+        return -1
+    by_load[0] = True
+    imbalance[0] = min((bl - avg) * self.gs_weight[busiest], (avg - ll) * self.gs_weight[local])
+    return busiest if imbalance[0] > 0 else -1
+
+
+cdef int find_busiest_queue(Engine self, int d, int level, int group, bint by_load, i64 imbalance) noexcept:
+    """The CPU of the busiest group to pull from: most runnable fair entities, or
+    the highest load (skipping a lone entity heavier than the imbalance)."""
+    cdef int i, c, busiest = -1, nr
+    cdef i64 most = 0, v
+    for i in range(self.sd_first[d], self.sd_first[d + 1]):
+        c = self.sd_cpus[i]
+        if group_of(self, level, c) != group:
+            continue
+        nr = self.cpus[c].nr_fair + (1 if fair_curr(self, c) >= 0 else 0)
+        if nr == 0:
+            continue
+        v = nr
+        if by_load:
+            v = cpu_load(self, c)
+            if nr == 1 and v > imbalance:
+                continue
+        if v > most:
+            most = v
+            busiest = c
+    return busiest
+
+
+cdef int load_balance(Engine self, int c, int level, int idle_type, bint *cont, i64 *cost) except -1:
+    """One pass over c's domain at `level`; returns the entities pulled to c."""
+    cdef int d = sd_domain(self, level, c), group, src, moved = 0, k = c * 4 + level, i
+    cdef i64 imbalance = 0
+    cdef bint by_load = False
+    if not should_we_balance(self, level, c):
+        cont[0] = False
+        return 0
+    cost[0] += update_sd_lb_stats(self, d, level, c)
+    if level == self.n_levels - 1:
+        self.rd_overload = 0
+        for i in range(self.sd_first[d], self.sd_first[d + 1]):
+            if nr_running(self, self.sd_cpus[i]) > 1:
+                self.rd_overload = 1
+                break
+    if self.llc_level == level and idle_type != CPU_NEWLY_IDLE:
+        update_idle_cpu_scan(self, d)
+    group = find_busiest_group(self, d, level, c, idle_type, &imbalance, &by_load)
+    src = find_busiest_queue(self, d, level, group, by_load, imbalance) if group >= 0 else -1
+    if src >= 0 and src != c:
+        moved = detach_tasks(self, src, c, level, idle_type, imbalance, by_load, cost)
+    if idle_type == CPU_NEWLY_IDLE:
+        return moved
+    self.n_migrations_balance += moved
+    if group < 0:
+        # Balanced: balance this domain less often, up to max_interval.
+        self.lb_failed[k] = 0
+        if self.lb_interval[k] < 2 * sd_weight(self, d):
+            self.lb_interval[k] *= 2
+    else:
+        self.lb_failed[k] = 0 if moved else self.lb_failed[k] + 1
+        self.lb_interval[k] = sd_weight(self, d)
+    return moved
+
+
+cdef void update_idle_cpu_scan(Engine self, int d) noexcept:
+    """SIS_UTIL: how many CPUs select_idle_cpu() may scan in this LLC, fewer the
+    busier it is (none from about 85 % utilisation)."""
+    cdef int i, w = sd_weight(self, d)
+    cdef i64 util = 0, x, tmp, pct = self.sd_imbalance_pct[self.llc_level]
+    for i in range(self.sd_first[d], self.sd_first[d + 1]):
+        if not available_idle_cpu(self, self.sd_cpus[i]):
+            util += 1024
+    x = util // w
+    tmp = min(x * x * pct * pct // (10000 * 1024), 1024)
+    self.sd_nr_idle_scan[d] = <int32_t> ((1024 - tmp) * w // 1024)
+
+
+cdef i64 balance_interval(Engine self, int c, int level, bint busy) noexcept:
+    """get_sd_balance_interval() in jiffies: balance_interval ms, times busy_factor
+    (less one jiffy) on a busy CPU, at least one jiffy."""
+    cdef i64 ms = self.lb_interval[c * 4 + level], hz = 1_000_000_000 // self.jiffy_ns, j
+    if busy:
+        ms *= BUSY_FACTOR
+    j = (ms * hz + 999) // 1000  # msecs_to_jiffies() rounds up
+    if busy:
+        j -= 1
+    return max(j, 1)
+
+
+cdef void rebalance_domains(Engine self, int c, int idle_type) except *:
+    """Each domain of c whose interval has passed, lowest first; then when c is due next."""
+    cdef int level, k
+    cdef i64 j = jiffies(self), interval, next_balance = j + 60 * 1_000_000_000 // self.jiffy_ns
+    cdef bint cont = True, busy = idle_type != CPU_IDLE_BALANCE
+    cdef i64 cost = 0
+    for level in range(self.n_levels):
+        k = c * 4 + level
+        interval = balance_interval(self, c, level, busy)
+        if j >= self.lb_last[k] + interval:
+            if load_balance(self, c, level, idle_type, &cont, &cost):
+                idle_type = CPU_NOT_IDLE
+                busy = True
+            self.lb_last[k] = j
+            interval = balance_interval(self, c, level, busy)
+        next_balance = min(next_balance, self.lb_last[k] + interval)
+        if not cont:
+            break
+    self.cpus[c].next_balance = next_balance
+    if self.cpus[c].state == CPU_BUSY:
+        steal(self, c, cost)  # SCHED_SOFTIRQ on this CPU
+
+
+cdef bint newidle_balance(Engine self, int c) except -1:
+    """A CPU about to go idle pulls work, domain by domain while its average idle
+    time covers what balancing has cost there (newidle_balance())."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef int level, k, moved = 0
+    cdef i64 curr_cost = 0, cost, j = jiffies(self), hz = 1_000_000_000 // self.jiffy_ns
+    cdef bint cont = True
+    cp.idle_stamp = self.now
+    if cp.avg_idle < MIGRATION_COST_NS or not self.rd_overload or cp.avg_idle < self.lb_newidle_cost[c * 4]:
+        return False
+    for level in range(self.n_levels):
+        k = c * 4 + level
+        if cp.avg_idle < curr_cost + self.lb_newidle_cost[k]:
+            break
+        cost = 0
+        moved = load_balance(self, c, level, CPU_NEWLY_IDLE, &cont, &cost)
+        # update_newidle_cost(): the domain's costliest pass, decaying by 1 % a second.
+        if cost > self.lb_newidle_cost[k]:
+            self.lb_newidle_cost[k] = cost
+            self.lb_newidle_decay[k] = j + hz
+        elif j > self.lb_newidle_decay[k]:
+            self.lb_newidle_cost[k] = self.lb_newidle_cost[k] * 253 // 256
+            self.lb_newidle_decay[k] = j + hz
+        curr_cost += cost
+        if moved or cp.nr_queued or cp.ttwu_pending:
+            break
+    cp.debt += curr_cost
+    if moved:
+        cp.idle_stamp = 0
+        self.n_migrations_newidle += moved
+    return moved > 0
+
+
+cdef void update_avg_idle(Engine self, int c) noexcept:
+    """A wake-up ends c's idle period: fold it into rq->avg_idle (1/8 weight),
+    capped at twice the costliest balance (max_idle_balance_cost)."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 most = MIGRATION_COST_NS, delta
+    cdef int level
+    if cp.idle_stamp == 0:
+        return
+    for level in range(self.n_levels):
+        most = max(most, self.lb_newidle_cost[c * 4 + level])
+    delta = self.now - cp.idle_stamp
+    cp.avg_idle += (delta - cp.avg_idle) // 8
+    cp.avg_idle = min(cp.avg_idle, 2 * most)
+    cp.idle_stamp = 0
+
+
+cdef void nohz_balancer_kick(Engine self, int c) noexcept:
+    """From a busy CPU's tick: if it has more than one runnable entity, or its LLC
+    more than one busy CPU, IPI the first tickless idle CPU to balance for all."""
+    cdef int i, ilb = -1, busy = 0, d
+    cdef i64 j = jiffies(self)
+    if j < self.nohz_next_balance:
+        return
+    if nr_running(self, c) < 2:
+        if self.llc_level < 0:
+            return
+        d = sd_domain(self, self.llc_level, c)
+        for i in range(self.sd_first[d], self.sd_first[d + 1]):
+            if self.cpus[self.sd_cpus[i]].tick_on:
+                busy += 1
+        if busy <= 1:
+            return
+    for i in range(self.nr_cpus):
+        if self.cpus[i].state == CPU_IDLE and not self.cpus[i].tick_on and available_idle_cpu(self, i):
+            ilb = i
+            break
+    if ilb < 0:
+        return
+    self.nohz_next_balance = j + 1
+    self.n_nohz_kicks += 1
+    push(self, self.now + self.ipi_latency_ns, PRIO_NORMAL, EV_NOHZ_ILB, ilb, 0)
+
+
+cdef void ev_nohz_ilb(Engine self, int c) except *:
+    """_nohz_idle_balance(): balance every tickless idle CPU that is due, on its
+    behalf, starting after c and ending with c; stop if c got work of its own."""
+    cdef int k, j
+    cdef i64 jf = jiffies(self)
+    if self.cpus[c].state != CPU_IDLE:
+        return
+    for k in range(1, self.nr_cpus + 1):
+        j = (c + k) % self.nr_cpus
+        if nr_running(self, c) > 0:
+            return
+        if j != c and not (self.cpus[j].state == CPU_IDLE and not self.cpus[j].tick_on):
+            continue
+        if jf >= self.cpus[j].next_balance:
+            rebalance_domains(self, j, CPU_IDLE_BALANCE)
+
+
+cdef int find_idlest_cpu(Engine self, int e, int cpu) noexcept:
+    """Fork placement (WF_FORK) from the top domain down: the idlest group, then its
+    idlest CPU, down to the lowest level."""
+    cdef int level = self.n_levels - 1, d, g, new_cpu
+    while level >= 0:
+        d = sd_domain(self, level, cpu)
+        update_sd_lb_stats(self, d, level, cpu)
+        g = find_idlest_group(self, d, level, e, cpu)
+        if g >= 0:
+            new_cpu = find_idlest_group_cpu(self, d, level, g, e)
+            if new_cpu >= 0:
+                cpu = new_cpu
+        level -= 1
+    return cpu
+
+
+cdef int find_idlest_group(Engine self, int d, int level, int e, int this_cpu) noexcept:
+    """The least busy group of domain d where e may run; -1 to stay in the local group."""
+    cdef int local = group_of(self, level, this_cpu), idlest = -1, i, g, c, t, it, lt
+    for i in range(self.sd_first[d], self.sd_first[d + 1]):
+        c = self.sd_cpus[i]
+        g = group_of(self, level, c)
+        if g == local or g == idlest or not cpu_allowed(self, e, c):
+            continue
+        if idlest < 0:
+            idlest = g
+            continue
+        t = group_type(self, g)
+        it = group_type(self, idlest)
+        if t < it:
+            idlest = g
+        elif t == it:
+            if t == GROUP_HAS_SPARE:
+                if (self.gs_idle[g] > self.gs_idle[idlest]
+                        or (self.gs_idle[g] == self.gs_idle[idlest] and self.gs_nr[g] < self.gs_nr[idlest])):
+                    idlest = g
+            elif group_avg_load(self, g) < group_avg_load(self, idlest):
+                idlest = g
+    if idlest < 0:
+        return -1
+    lt = group_type(self, local)
+    it = group_type(self, idlest)
+    if lt != it:
+        return idlest if lt > it else -1
+    if lt == GROUP_HAS_SPARE:
+        return idlest if self.gs_idle[local] < self.gs_idle[idlest] else -1
+    if (group_avg_load(self, idlest) >= group_avg_load(self, local)
+            or 100 * group_avg_load(self, local) <= self.sd_imbalance_pct[level] * group_avg_load(self, idlest)):
+        return -1
+    return idlest
+
+
+cdef int find_idlest_group_cpu(Engine self, int d, int level, int g, int e) noexcept:
+    """In group g: an idle CPU in the shallowest idle state (the most recently
+    idled among equals), else the least loaded CPU."""
+    cdef int i, c, best_idle = -1, least = -1
+    cdef i64 min_load = 0, exit_us = 0, stamp = 0, x
+    for i in range(self.sd_first[d], self.sd_first[d + 1]):
+        c = self.sd_cpus[i]
+        if group_of(self, level, c) != g or not cpu_allowed(self, e, c):
+            continue
+        if available_idle_cpu(self, c):
+            x = self.idle_exit_us[self.menu[c].state] if self.n_idle_states else 0
+            if best_idle < 0 or x < exit_us or (x == exit_us and self.cpus[c].idle_stamp > stamp):
+                best_idle = c
+                exit_us = x
+                stamp = self.cpus[c].idle_stamp
+        elif least < 0 or cpu_load(self, c) < min_load:
+            least = c
+            min_load = cpu_load(self, c)
+    return best_idle if best_idle >= 0 else least
+
+
+cdef void trigger_load_balance(Engine self, int c) except *:
+    """From each tick: the periodic balance once c is due, and from a busy CPU the
+    nohz idle-balance kick."""
+    cdef cpu_t *cp = &self.cpus[c]
+    if jiffies(self) >= cp.next_balance:
+        rebalance_domains(self, c, CPU_NOT_IDLE if cp.state == CPU_BUSY else CPU_IDLE_BALANCE)
+    if cp.state == CPU_BUSY:
+        nohz_balancer_kick(self, c)
