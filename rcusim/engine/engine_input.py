@@ -415,7 +415,9 @@ def _tasks(spec) -> Tasks:
             primitive = "synchronize_rcu_expedited"
         cpus = parse_cpulist(wl.cpus, nr_cpus)
         n = wl.tasks
-        first = cpus if wl.start_cpus is None else parse_cpulist(wl.start_cpus, nr_cpus)
+        # Pinned tasks start on their CPUs; unpinned ones are forked by a parent on
+        # the first CPU of `cpus` (placed by fork balancing) or on start_cpus.
+        first = cpus if wl.pinned else cpus[:1] if wl.start_cpus is None else parse_cpulist(wl.start_cpus, nr_cpus)
         cpu.append(np.asarray(first, dtype=np.int32)[np.arange(n) % len(first)])
         fork.append(np.full(n, int(not wl.pinned and wl.start_cpus is None), dtype=np.int8))
         aff.append(np.full(n, -1 if wl.pinned else len(masks), dtype=np.int32))

@@ -421,9 +421,10 @@ def _nice_only_for_sched_normal(tasks):
 class SyncLoop(_OnCpuList):
     """Tasks that call synchronize_rcu() (or the expedited form) in a loop.
 
-    Task ``i`` starts on the ``i``-th CPU of `cpus`, modulo the list's length, and
-    stays there (`pinned`, as ``taskset`` pins it), or is placed and moved by the
-    scheduler over the CPUs of `cpus`.
+    Pinned, task ``i`` runs on the ``i``-th CPU of `cpus`, modulo the list's
+    length, as ``taskset`` pins it. Unpinned, the tasks are forked by one parent on
+    the first CPU of `cpus` (or on `start_cpus`) and the scheduler places and
+    moves them over the CPUs of `cpus`.
     """
 
     kind: Literal["sync_loop"]
@@ -437,7 +438,7 @@ class SyncLoop(_OnCpuList):
     primitive: Literal["synchronize_rcu", "synchronize_rcu_expedited"] = "synchronize_rcu"
     """The grace-period primitive called."""
     cpus: Annotated[str, Field(json_schema_extra={"allowed": CPULIST_ALLOWED})] = "all"
-    """CPU list the tasks are spread over round-robin."""
+    """CPU list the tasks are spread over round-robin (pinned), or may run on (unpinned)."""
     rt: bool = False
     """Tasks are SCHED_FIFO instead of SCHED_NORMAL."""
     nice: Annotated[int, Field(ge=-20, le=19)] = 0
@@ -449,7 +450,7 @@ class SyncLoop(_OnCpuList):
     start_cpus: Annotated[Optional[str], Field(json_schema_extra={"allowed": CPULIST_ALLOWED})] = None
     """Unpinned tasks only: the CPUs they are created on, round-robin, as children of
     a parent bound there (taskset -c LIST) that then widen their affinity to `cpus`;
-    default: created anywhere in `cpus` and placed by fork balancing."""
+    default: forked on the first CPU of `cpus` and placed by fork balancing."""
     think_us: Annotated[float, Field(ge=0, le=MAX_TIME_US, allow_inf_nan=False)] = 0.0
     """Time a task runs between calls, in microseconds."""
     work_after: Literal["none", "kfree"] = "kfree"
