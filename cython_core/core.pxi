@@ -36,6 +36,7 @@ cdef int rcu_spawn_cpu_kthreads(Engine self, nb, bint kthread_rt, int e) except 
             self.cpus[c].nocb_cb_sleep = 1
             self.ents[e].kind = ENT_RCUOP
             self.ents[e].rq = RQ_RT if nb.nocb_cb_rt else RQ_NORMAL
+            kthread_unbind(self, e)
         else:
             self.cpus[c].rcuc = e
             self.ents[e].kind = ENT_RCUC

@@ -26,10 +26,25 @@ cdef int rcu_spawn_nocb_kthreads(Engine self, nb, int e) except -1:
         self.ents[e].idx = g
         self.ents[e].cpu = self.group_cpus[nb.group_first[g]]
         self.ents[e].rq = self.ents[self.gp_ent].rq  # rcuog runs at the GP kthread's priority
+        kthread_unbind(self, e)
         for i in range(nb.group_first[g], nb.group_first[g + 1]):
             self.cpus[self.group_cpus[i]].group = g
         e += 1
     return e
+
+
+cdef void kthread_unbind(Engine self, int e) noexcept:
+    """An rcuog or rcuop kthread may run on any housekeeping CPU (kthread_run()'s
+    default affinity), placed as any fair task; SCHED_FIFO ones (kthread_prio) and
+    machines without scheduling domains keep it on its CPU."""
+    if self.n_levels and self.ents[e].rq == RQ_NORMAL and self.fair_policy != POLICY_RR:
+        self.ents[e].aff = HK_KTHREAD_MASK
+        self.n_unbound += 1
+
+
+cdef inline int rcuog_leaf(Engine self, int g) noexcept:
+    """The leaf whose nocb_gp_wq rcuog/g sleeps on: its group leader's (rdp_gp->mynode)."""
+    return self.cpus[self.group_cpus[self.groups[g].first]].leaf
 
 
 cdef void rcu_nocb_flush_bypass(Engine self, cpu_t *cp, int cb) noexcept:
@@ -114,7 +129,7 @@ cdef void rnp_waitq_remove(Engine self, int e) noexcept:
     cdef int n, x, prev
     if not ep.on_waitq:
         return
-    n = self.cpus[ep.cpu].leaf
+    n = rcuog_leaf(self, ep.idx)
     prev = -1
     x = self.nodes[n].nocb_wait
     while x >= 0:
@@ -181,7 +196,7 @@ cdef i64 nocb_gp_wait(Engine self, int e) except -2:
     if not gp.nocb_gp_sleep:
         return nocb_gp_wait_next(self, e)
     if needwait:
-        leaf = self.cpus[ep.cpu].leaf
+        leaf = rcuog_leaf(self, g)
         if rcu_seq_done(self.nodes[leaf].gp_seq, wait):
             return nocb_gp_wait_next(self, e)
         ep.on_waitq = 1

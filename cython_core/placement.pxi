@@ -12,10 +12,15 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef enum:
+    HK_KTHREAD_MASK = 0  # housekeeping_cpumask(HK_TYPE_KTHREAD)
+
+
 cdef void placement_init(Engine self, s) except *:
     """The scheduling domains (rcusim.kernel.sched_domains) and the affinity masks."""
     cdef int i, n, nd
     self.n_unbound = 0
+    affinity_init(self, s.aff_masks)
     self.n_levels = len(s.sd_imbalance_pct)
     self.llc_level = -1
     self.smt_active = 0
@@ -52,7 +57,8 @@ cdef void placement_init(Engine self, s) except *:
 
 
 cdef void affinity_init(Engine self, masks) except *:
-    """The allowed-CPU masks entities refer to by ent_t.aff (a (masks, nr_cpus) array)."""
+    """The allowed-CPU masks entities refer to by ent_t.aff (a (masks, nr_cpus) array;
+    mask HK_KTHREAD_MASK is the unbound kthreads' housekeeping set)."""
     cdef int i, c
     if len(masks) == 0:
         return

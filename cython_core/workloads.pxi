@@ -13,7 +13,6 @@ cdef int tasks_init(Engine self, t) except -1:
     self.tasks_left = self.n_tasks
     self.sync_entry_ns = t.sync_entry_ns
     self.task_wl = <int *> malloc((self.n_tasks + 1) * sizeof(int))
-    affinity_init(self, t.aff_masks)
     for e in range(self.n_tasks):
         self.ents[e].kind = ENT_TASK
         self.ents[e].cpu = t.cpu[e]

@@ -79,6 +79,8 @@ class Sched:
     sd_of: np.ndarray          # each CPU's domain at each level, level-major
     sd_cpus: np.ndarray        # the CPUs of each domain
     sd_first: np.ndarray       # where each domain's CPUs start in sd_cpus
+    aff_masks: np.ndarray      # placement.pxi: (masks, nr_cpus) uint8 allowed-CPU masks; mask 0 is the
+                               # kthreads' housekeeping set, then one per unpinned sync_loop workload
     fair_policy: int           # fair.pxi: POLICY_RR (before CFS), POLICY_CFS, POLICY_EEVDF
     base_slice_ns: int         # fair.pxi: EEVDF base slice, scaled with the CPU count
     sched_latency_ns: int      # fair.pxi: CFS latency period, scaled
@@ -171,8 +173,7 @@ class Classic:
 class Tasks:
     """workloads.pxi: one row per sync_loop task, one per sync_loop workload."""
     cpu: np.ndarray
-    aff: np.ndarray            # placement.pxi: index of the task's allowed-CPU mask, -1 = bound to cpu
-    aff_masks: np.ndarray      # placement.pxi: (masks, nr_cpus) uint8, one per unpinned sync_loop workload
+    aff: np.ndarray            # placement.pxi: index of the task's allowed-CPU mask (Sched), -1 = bound to cpu
     fork_balance: np.ndarray   # placement.pxi: 1 = placed at its start by find_idlest_cpu()
     rt: np.ndarray
     weight: np.ndarray         # fair.pxi: load weight from nice
@@ -313,6 +314,7 @@ def _sched(spec, fault: int) -> Sched:
         sd_imbalance_pct=sd.imbalance_pct, sd_cache_nice_tries=sd.cache_nice_tries,
         sd_shares_llc=sd.shares_llc, sd_smt=int(sd.names[:1] == ("SMT",)),
         sd_of=sd.domain_of.ravel(), sd_cpus=sd.domain_cpus, sd_first=sd.domain_first,
+        aff_masks=_affinity_masks(spec),
         fair_policy=POLICY_EEVDF if p.switches.eevdf else POLICY_CFS if p.switches.cfs else POLICY_RR,
         base_slice_ns=tun.base_slice_ns,
         sched_latency_ns=tun.latency_ns,
@@ -399,6 +401,21 @@ def _classic(spec) -> Classic:
                    rcuplugticks=p.rcuplugticks, krcud_bhlimit=p.krcud_bhlimit)
 
 
+def _affinity_masks(spec) -> np.ndarray:
+    """The allowed-CPU masks: first the housekeeping CPUs of unbound kthreads
+    (housekeeping_cpumask(HK_TYPE_KTHREAD): all but the nohz_full= CPUs), then the
+    `cpus` of each unpinned sync_loop workload, in workload order."""
+    nr_cpus = spec.hardware.nr_cpus
+    masks = [np.ones(nr_cpus, dtype=np.uint8)]
+    masks[0][list(spec.params.nohz_full_cpus)] = 0
+    for wl in spec.workloads:
+        if isinstance(wl, SyncLoop) and not wl.pinned:
+            mask = np.zeros(nr_cpus, dtype=np.uint8)
+            mask[list(parse_cpulist(wl.cpus, nr_cpus))] = 1
+            masks.append(mask)
+    return np.array(masks, dtype=np.uint8)
+
+
 def _column(parts: list, dtype) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
@@ -406,7 +423,7 @@ def _column(parts: list, dtype) -> np.ndarray:
 def _tasks(spec) -> Tasks:
     nr_cpus, costs, p = spec.hardware.nr_cpus, spec.hardware.costs, spec.params
     cpu, rt, weight, loops, start, wl_idx, think, after, prim = [], [], [], [], [], [], [], [], []
-    aff, masks, fork = [], [], []
+    aff, fork, n_masks = [], [], 0
     for i, wl in enumerate(w for w in spec.workloads if isinstance(w, SyncLoop)):
         primitive = wl.primitive
         if p.rcu_normal:
@@ -420,11 +437,8 @@ def _tasks(spec) -> Tasks:
         first = cpus if wl.pinned else cpus[:1] if wl.start_cpus is None else parse_cpulist(wl.start_cpus, nr_cpus)
         cpu.append(np.asarray(first, dtype=np.int32)[np.arange(n) % len(first)])
         fork.append(np.full(n, int(not wl.pinned and wl.start_cpus is None), dtype=np.int8))
-        aff.append(np.full(n, -1 if wl.pinned else len(masks), dtype=np.int32))
-        if not wl.pinned:
-            mask = np.zeros(nr_cpus, dtype=np.uint8)
-            mask[list(cpus)] = 1
-            masks.append(mask)
+        aff.append(np.full(n, -1 if wl.pinned else 1 + n_masks, dtype=np.int32))
+        n_masks += not wl.pinned
         rt.append(np.full(n, int(wl.rt), dtype=np.int8))
         weight.append(np.full(n, weight_of(wl.nice), dtype=np.int32))
         loops.append(np.full(n, wl.loops, dtype=np.int64))
@@ -435,7 +449,6 @@ def _tasks(spec) -> Tasks:
         prim.append(_core.PRIMITIVES[primitive])
     loops_column = _column(loops, np.int64)
     return Tasks(cpu=_column(cpu, np.int32), aff=_column(aff, np.int32),
-                 aff_masks=np.array(masks, dtype=np.uint8).reshape(len(masks), nr_cpus),
                  fork_balance=_column(fork, np.int8),
                  rt=_column(rt, np.int8), weight=_column(weight, np.int32),
                  loops=loops_column,
