@@ -19,9 +19,9 @@ cdef int tasks_init(Engine self, t) except -1:
         self.ents[e].rq = RQ_RT if t.rt[e] else RQ_NORMAL
         self.ents[e].weight = t.weight[e]
         self.ents[e].initial = 1  # a new task: placed as by wake_up_new_task()
-        self.ents[e].aff = t.aff[e]
-        self.ents[e].fork_place = t.fork_balance[e]
-        if t.aff[e] >= 0:
+        if t.aff[e] >= 0 and self.n_levels:  # a machine of one CPU has no domains, nowhere to move
+            self.ents[e].aff = t.aff[e]
+            self.ents[e].fork_place = t.fork_balance[e]
             self.n_unbound += 1
         self.ents[e].loops_left = t.loops[e]
         self.ents[e].phase = TASK_NEW

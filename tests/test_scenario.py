@@ -87,9 +87,10 @@ def test_bundled_variant_appends_bootargs(bundled):
 
 def test_bundled_costs_come_from_the_profile(bundled):
     spec = bundled.variants["default"]
-    assert spec.hardware.costs.model_dump(exclude_none=True) == load_profile("x86-64-server-2023")
-    assert spec.hardware.idle_states == profile_idle_states("x86-64-server-2023")
-    assert spec.hardware.cost_sources == profile_sources("x86-64-server-2023")
+    assert spec.hardware.profile == "amd-threadripper-3970x"
+    assert spec.hardware.costs.model_dump(exclude_none=True) == load_profile("amd-threadripper-3970x")
+    assert spec.hardware.idle_states == profile_idle_states("amd-threadripper-3970x")
+    assert spec.hardware.cost_sources == profile_sources("amd-threadripper-3970x")
 
 
 # ---------------------------------------------------------------- kernel arithmetic

@@ -23,7 +23,7 @@ from rcusim.results import trace
 from rcusim.results.run import run_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
-SYNC = ROOT / "scenarios" / "sync_rcu_10k.yaml"
+SYNC = ROOT / "scenarios" / "sync_rcu_10k_pinned.yaml"  # idle CPUs: every GP has an FQS scan
 STORM = ROOT / "scenarios" / "expedited_storm_32cpu.yaml"
 SYNC_SMALL = ["hardware.nr_cpus=8", "workloads.0.tasks=32", "workloads.0.loops=3"]
 # No offloading: callbacks run in RCU_SOFTIRQ, CPUs report their own QS from the tick.

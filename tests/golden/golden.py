@@ -38,7 +38,7 @@ GOLDEN = Path(__file__).resolve().parent / "golden.json"
 _WALL_LINES = ("wall time", "events/s")
 
 #: A small traced run: both trace writers over every record kind of a normal and an expedited GP.
-TRACE_RUN = ("scenarios/sync_rcu_10k.yaml", "--variant", "wake_from_gp", "--set", "hardware.nr_cpus=8",
+TRACE_RUN = ("scenarios/sync_rcu_10k_pinned.yaml", "--variant", "wake_from_gp", "--set", "hardware.nr_cpus=8",
              "--set", "workloads.0.tasks=16", "--set", "workloads.0.loops=3")
 
 RCUSCALE_RUN = ("--kconfig", "CONFIG_NR_CPUS=8", "--kconfig", "CONFIG_RCU_NOCB_CPU=y",
