@@ -40,6 +40,8 @@ cdef void kthread_unbind(Engine self, int e) noexcept:
     if self.n_levels and self.ents[e].rq == RQ_NORMAL and self.fair_policy != POLICY_RR:
         self.ents[e].aff = HK_KTHREAD_MASK
         self.n_unbound += 1
+        if not cpu_allowed(self, e, self.ents[e].cpu):
+            self.ents[e].cpu = select_fallback_rq(self, e, self.ents[e].cpu)
 
 
 cdef inline int rcuog_leaf(Engine self, int g) noexcept:

@@ -258,6 +258,19 @@ cdef int select_task_rq_fair(Engine self, int e, int this_cpu) noexcept:
     return select_idle_sibling(self, e, prev, new_cpu, this_cpu, waker)
 
 
+cdef int select_fallback_rq(Engine self, int e, int cpu) noexcept:
+    """An allowed CPU for an entity whose CPU is not: the first allowed one of cpu's
+    LLC, else the first allowed one."""
+    cdef int c
+    for c in range(self.nr_cpus):
+        if cpus_share_cache(self, c, cpu) and cpu_allowed(self, e, c):
+            return c
+    for c in range(self.nr_cpus):
+        if cpu_allowed(self, e, c):
+            return c
+    return cpu
+
+
 cdef void set_task_cpu(Engine self, int e, int c) except *:
     """Move a sleeping or dequeued entity to CPU c (its fair state follows in
     migrate_task_rq_fair(): CFS keeps vruntime relative to min_vruntime; EEVDF

@@ -153,3 +153,18 @@ def test_unpinned_needs_the_fair_class_and_a_topology():
     flat = scenario(profile="xeon-e5405-8cpu", nr_cpus=8)
     with pytest.raises(ScenarioError, match="topology"):
         load_scenario(flat)
+
+
+def test_unbound_rcu_kthreads_run_only_on_housekeeping_cpus():
+    """rcuog and rcuop take kthread_run()'s affinity, housekeeping_cpumask(HK_TYPE_KTHREAD):
+    with nohz_full=4-15 only CPUs 0-3, wherever their group leader or CPU is."""
+    data = scenario(nr_cpus=16, tasks=200, loops=5)
+    data["kernel"].update(CONFIG_RCU_NOCB_CPU=True, bootargs="nohz_full=4-15")
+    eng, trace = traced_run(data, 10.0)
+    kinds = eng.entity_kinds()["kind"]
+    sw = trace[(trace["kind"] == _core.TRACE_KINDS["switch"]) & (trace["ent"] >= 0)]
+    on = {k: set(sw["cpu"][kinds[sw["ent"]] == k].astype(int)) for k in np.unique(kinds[sw["ent"]])}
+    rcuog, rcuop = _core.ENTITY_KINDS["rcuog"], _core.ENTITY_KINDS["rcuop"]
+    assert on[rcuog] and on[rcuog] <= {0, 1, 2, 3}
+    assert len(on[rcuop]) > 1 and on[rcuop] <= {0, 1, 2, 3}
+    assert eng.safety()["violations"] == 0
