@@ -386,12 +386,17 @@ cdef void kfree_rcu_monitor(Engine self, int c) except *:
 
 
 cdef void rcu_work_rcufn(Engine self, int work, int from_cpu, i64 t) except *:
-    """The GP of queue_rcu_work() ended: queue kfree_rcu_work on its CPU's pool."""
+    """The GP of queue_rcu_work() ended: queue kfree_rcu_work on the bound pool of the
+    CPU invoking this callback (system_wq, WORK_CPU_UNBOUND: the local CPU), unless
+    it is still running in another pool, where it is queued instead."""
     cdef krc_t *kp = &self.krcs[work // KW_N]
     cdef int i = work % KW_N - KW_RECLAIM0
+    cdef int w = kp.kworker[KW_RECLAIM0 + i]
     kp.krw[i].queued = 1
     if not kp.krw[i].running:
-        wake(self, kp.kworker[KW_RECLAIM0 + i], from_cpu, t)
+        if from_cpu >= 0 and self.ents[w].state == ST_BLOCKED:
+            set_task_cpu(self, w, from_cpu)
+        wake(self, w, from_cpu, t)
 
 
 # --- kworkers ---------------------------------------------------------------
