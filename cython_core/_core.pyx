@@ -58,6 +58,8 @@ from libc.math cimport exp, log, sqrt, cos
 from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
 
+import time
+
 import numpy as np
 
 from defs cimport *
@@ -135,6 +137,31 @@ include "noise.pxi"
 include "records.pxi"
 include "checker.pxi"
 include "trace.pxi"
+
+
+def eventq_hold_rate(i64 pending, i64 ops):
+    """Events per second of the bare event queue in the hold model: ``pending`` events
+    queued, then ``ops`` times take the first and queue one at a random later time
+    (uniform over [0, 2**20) ns after it), with the engine's event layout and order."""
+    cdef eventq_t q
+    cdef event_t ev
+    cdef u64 x = 0x2545F4914F6CDD1D
+    cdef i64 i
+    if eventq_init(&q, pending + 1) < 0:
+        raise MemoryError()
+    try:
+        for i in range(pending):
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17  # xorshift64
+            eventq_push(&q, <i64> (x >> 44), PRIO_NORMAL, 0, <int> i, 0)
+        t0 = time.perf_counter()
+        with nogil:
+            for i in range(ops):
+                ev = eventq_pop(&q)
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17
+                eventq_push(&q, ev.t + <i64> (x >> 44), PRIO_NORMAL, ev.kind, ev.target, ev.arg)
+        return ops / (time.perf_counter() - t0)
+    finally:
+        eventq_free(&q)
 
 
 @cython.final
@@ -404,6 +431,11 @@ cdef class Engine:
                 ev_noise_kthread(self, ev.target)
             else:
                 raise RuntimeError(f"event of unknown kind {ev.kind}")
+
+    @property
+    def mean_pending(self):
+        """Mean number of events queued when one was taken (0 before the first)."""
+        return self.evq.pending_sum / self.events if self.events else 0.0
 
     def requests(self):
         """The rows kept of finished synchronize_rcu*() calls, as NumPy arrays (views of the

@@ -23,12 +23,14 @@ cdef struct eventq_t:
     int64_t n            # events pending
     int64_t cap          # events the heap can hold
     uint64_t seq         # the next event's seq (below 2**63)
+    int64_t pending_sum  # sum over pops of the events pending: / pops = mean queue length
 
 
 cdef inline int eventq_init(eventq_t *q, int64_t cap) noexcept nogil:
     """Allocate room for ``cap`` events; -1 if out of memory."""
     q.n = 0
     q.seq = 0
+    q.pending_sum = 0
     q.cap = cap if cap > 0 else 1
     q.heap = <event_t *> malloc(q.cap * sizeof(event_t))
     return -1 if q.heap == NULL else 0
@@ -86,6 +88,7 @@ cdef inline event_t eventq_pop(eventq_t *q) noexcept nogil:
     cdef event_t top = q.heap[0]
     cdef event_t last
     cdef int64_t i = 0, child, n
+    q.pending_sum += q.n
     q.n -= 1
     n = q.n
     if n > 0:

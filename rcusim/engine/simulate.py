@@ -102,7 +102,11 @@ class EngineRun:
 
     reason: int
     """Why the last ``Engine.run`` returned (an ``ExitReason``)."""
+    build_time_s: float
+    """Host wall-clock time building the engine took."""
     wall_time_s: float
+    mean_pending: float
+    """Mean number of events queued when the engine took one (Engine.mean_pending)."""
     requests: dict
     gps: dict
     digest: dict
@@ -132,7 +136,9 @@ def run_engine(name: str, spec, seed: int, progress: Callable[[int], None] | Non
     With `trace_limit`, the engine records up to that many trace events
     (see rcusim.results.trace); a run that would record more is refused.
     """
+    t0 = time.perf_counter()
     engine, info = build_engine(spec, seed, kfree_chunk=kfree_chunk)
+    build = time.perf_counter() - t0
     if trace_limit:
         engine.trace_enable(trace_limit)
     until_ns = round(spec.run.max_sim_time_s * 1e9)
@@ -162,7 +168,7 @@ def run_engine(name: str, spec, seed: int, progress: Callable[[int], None] | Non
                  "use_softirq": bool(spec.params.use_softirq), "nr_cpus": spec.hardware.nr_cpus,
                  "signed_gp_seq": bool(spec.params.switches.trace_signed_gp_seq)}
     out = EngineRun(
-        reason=reason, wall_time_s=wall, requests=engine.requests(), gps=engine.grace_periods(),
+        reason=reason, build_time_s=build, wall_time_s=wall, mean_pending=engine.mean_pending, requests=engine.requests(), gps=engine.grace_periods(),
         digest=engine.latency_digest(),
         counters=engine.counters(), safety=engine.safety(), probe_latencies_ns=engine.probe_latencies(),
         sim_time_ns=engine.now, completion_ns=engine.completion_ns,

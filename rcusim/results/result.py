@@ -355,6 +355,12 @@ class VariantResult:
     wall_time_s: float = 0.0
     """Host wall-clock time the run took; differs from run to run."""
 
+    build_time_s: float = 0.0
+    """Host wall-clock time building the engine took; differs from run to run."""
+
+    mean_pending: float = 0.0
+    """Mean number of events queued when the engine took one (for ``bench``)."""
+
     sim_time_ns: int = 0
     """Simulated time at the end of the run."""
 

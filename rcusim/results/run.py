@@ -56,6 +56,8 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
         counters=counters,
         events=counters["events"],
         wall_time_s=run.wall_time_s,
+        build_time_s=run.build_time_s,
+        mean_pending=run.mean_pending,
         sim_time_ns=run.sim_time_ns,
         completion_time_ns=completion_ns,
         extra_metrics=extra,
