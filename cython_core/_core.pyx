@@ -63,7 +63,8 @@ import time
 import numpy as np
 
 from defs cimport *
-from eventq cimport event_t, eventq_t, eventq_init, eventq_free, eventq_push, eventq_pop
+from eventq cimport (event_t, eventq_t, eventq_init, eventq_free, eventq_push, eventq_pop, eventq_first,
+                    evheap_t, evheap_init, evheap_push, evheap_pop)
 from rcu_seq cimport *
 from bitops cimport popcount64, ctz64
 from latency cimport *
@@ -140,35 +141,42 @@ include "trace.pxi"
 
 
 def eventq_hold_rate(i64 pending, i64 ops):
-    """Events per second of the bare event queue in the hold model: ``pending`` events
-    queued, then ``ops`` times take the first and queue one at a random later time
-    (uniform over [0, 2**20) ns after it), with the engine's event layout and order."""
-    cdef eventq_t q
+    """Events per second of a bare binary heap of the engine's events in the hold model:
+    ``pending`` events queued, then ``ops`` times take the first and queue one at a
+    random later time (uniform over [0, 2**20) ns after it), in (t, prio, seq) order."""
+    cdef evheap_t h
     cdef event_t ev
     cdef u64 x = 0x2545F4914F6CDD1D
     cdef i64 i
-    if eventq_init(&q, pending + 1) < 0:
+    if evheap_init(&h, pending + 1) < 0:
         raise MemoryError()
     try:
+        ev.kind = ev.arg = 0
         for i in range(pending):
             x ^= x << 13; x ^= x >> 7; x ^= x << 17  # xorshift64
-            eventq_push(&q, <i64> (x >> 44), PRIO_NORMAL, 0, <int> i, 0)
+            ev.t = <i64> (x >> 44)
+            ev.key = (<u64> PRIO_NORMAL << 63) | <u64> i
+            ev.target = <int> i
+            evheap_push(&h, &ev)
         t0 = time.perf_counter()
         with nogil:
             for i in range(ops):
-                ev = eventq_pop(&q)
+                ev = h.ev[0]
+                evheap_pop(&h)
                 x ^= x << 13; x ^= x >> 7; x ^= x << 17
-                eventq_push(&q, ev.t + <i64> (x >> 44), PRIO_NORMAL, ev.kind, ev.target, ev.arg)
+                ev.t += <i64> (x >> 44)
+                ev.key = (<u64> PRIO_NORMAL << 63) | <u64> (pending + i)
+                evheap_push(&h, &ev)
         return ops / (time.perf_counter() - t0)
     finally:
-        eventq_free(&q)
+        free(h.ev)
 
 
 @cython.final
 cdef class Engine:
 
     def __cinit__(self):
-        self.evq.heap = NULL
+        self.evq.heap.ev = NULL
         self.ents = NULL
         self.cpus = NULL
         self.menu = NULL
@@ -385,7 +393,7 @@ cdef class Engine:
                 return EXIT_DONE
             if self.evq.n == 0:
                 return EXIT_STALLED
-            if self.evq.heap[0].t > until_ns:
+            if eventq_first(&self.evq).t > until_ns:
                 self.now = until_ns
                 return EXIT_TIME_LIMIT
             if n >= max_events:

@@ -142,7 +142,7 @@ cdef class MembarrierEngine:
     cdef i64 call_min, call_max
 
     def __cinit__(self):
-        self.evq.heap = NULL
+        self.evq.heap.ev = NULL
         self.thread_cpu = NULL
         self.xsock = NULL
         self.tick_phase = NULL
@@ -219,7 +219,7 @@ cdef class MembarrierEngine:
         self.tick_phase = <i64 *> malloc(self.nr_cpus * sizeof(i64))
         self.ipi_recv = <i64 *> malloc(self.nr_cpus * sizeof(i64))
         self.stolen = <i64 *> malloc(self.nr_cpus * sizeof(i64))
-        if (self.evq.heap == NULL or self.thread_cpu == NULL or self.xsock == NULL
+        if (self.evq.heap.ev == NULL or self.thread_cpu == NULL or self.xsock == NULL
                 or self.handler_start == NULL or self.tick_phase == NULL
                 or self.ipi_recv == NULL or self.stolen == NULL):
             raise MemoryError()
