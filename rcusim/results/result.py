@@ -45,6 +45,10 @@ PRIMITIVE_NAMES = {code: name for name, code in _core.PRIMITIVES.items()}
 #: Columns every ``requests`` frame must have.
 REQUEST_COLUMNS = ("task", "cpu", "primitive", "t_start_ns", "t_end_ns", "latency_ns")
 
+#: Columns of a frame that ``write`` leaves out of its Parquet file: they are derived
+#: from others (``latency_ns = t_end_ns - t_start_ns``).
+DERIVED_COLUMNS = {"requests": ("latency_ns",)}
+
 #: Columns every ``gps`` frame must have.
 GP_COLUMNS = ("gp_seq", "t_start_ns", "t_end_ns", "expedited", "fqs_scans", "last_qs")
 
@@ -786,7 +790,8 @@ class Result:
         try:
             for name in names:
                 frame = getattr(self.variants[name], table)
-                columns = {c: pa.array(frame[c].to_numpy()) for c in frame.columns}
+                columns = {c: pa.array(frame[c].to_numpy()) for c in frame.columns
+                           if c not in DERIVED_COLUMNS.get(table, ())}
                 indices = pa.array(np.full(len(frame), names.index(name), dtype=np.int32))
                 variant = pa.DictionaryArray.from_arrays(indices, pa.array(names), )
                 batch = pa.table({"variant": variant.cast(variant_type), **columns})
@@ -806,8 +811,8 @@ class Result:
     def write(self, outdir: str | os.PathLike, *, figures: Callable[["Result", Path], None] | None = None) -> Path:
         """Write the result files into *outdir*, replacing it as a whole.
 
-        Files: ``summary.json``, ``latencies.parquet`` (all requests with a
-        ``variant`` column), ``gps.parquet``, one Parquet file per table and
+        Files: ``summary.json``, ``latencies.parquet`` (the requests kept, with a
+        ``variant`` column and without :data:`DERIVED_COLUMNS`), ``gps.parquet``, one Parquet file per table and
         ``report.txt``, plus what `figures` writes (the command line passes
         :func:`rcusim.plots.save_result_figures`).
 
