@@ -7,9 +7,10 @@ and one comparison orders the tie.
 Most events of one kind are pushed in the order they fire (the next tick of a CPU
 after the ticks already queued, a wake-up after the earlier ones), so each kind
 has a FIFO that takes every event not before its last one, and a binary heap takes
-the out-of-order few. Each of these sources is in order, so the first event of
-all is the first of their first events: a small heap of the sources, keyed by
-their first event, finds it. The order is the single heap's exactly, since no two
+the out-of-order few (and every event while few are pending, when the heap alone
+is faster). Each of these sources is in order, so the first event of all is the
+first of their first events: a small heap of the FIFOs, keyed by their first
+event, and a comparison with the heap's first find it. The order is the single heap's exactly, since no two
 events have the same (t, key).  Storage doubles when full."""
 
 from libc.stdint cimport int64_t, uint64_t, int32_t
@@ -28,7 +29,7 @@ cdef struct event_t:
 
 cdef enum:
     EVQ_KINDS = 32       # kinds with a FIFO; events of other kinds go to the heap
-    EVQ_HEAP = EVQ_KINDS # the source number of the heap
+    EVQ_FIFO_MIN = 64    # below this many pending events, the heap alone is faster
 
 
 cdef struct evheap_t:
@@ -47,15 +48,14 @@ cdef struct evfifo_t:
 cdef struct evsrc_t:
     int64_t t            # the source's first event's t and key, copied
     uint64_t key
-    int32_t src          # a kind's FIFO, or EVQ_HEAP
+    int32_t src          # the FIFO's kind
 
 
 cdef struct eventq_t:
     evheap_t heap        # the events pushed before the last one of their kind's FIFO
     evfifo_t fifo[EVQ_KINDS]
-    evsrc_t srcs[EVQ_KINDS + 1]  # the non-empty sources, a binary heap by first event
+    evsrc_t srcs[EVQ_KINDS]  # the non-empty FIFOs, a binary heap by first event
     int32_t nsrcs
-    int32_t src_pos[EVQ_KINDS + 1]  # index of each non-empty source in srcs
     int64_t n            # events pending
     uint64_t seq         # the next event's seq (below 2**63)
     int64_t pending_sum  # sum over pops of the events pending: / pops = mean queue length
@@ -97,12 +97,7 @@ cdef inline bint src_before(evsrc_t *a, evsrc_t *b) noexcept nogil:
     return a.key < b.key
 
 
-# --- the heap of the sources ------------------------------------------------
-
-cdef inline void src_place(eventq_t *q, int64_t i, evsrc_t s) noexcept nogil:
-    q.srcs[i] = s
-    q.src_pos[s.src] = <int32_t> i
-
+# --- the heap of the FIFOs -------------------------------------------------
 
 cdef inline void src_up(eventq_t *q, int64_t i) noexcept nogil:
     cdef evsrc_t s = q.srcs[i]
@@ -111,9 +106,9 @@ cdef inline void src_up(eventq_t *q, int64_t i) noexcept nogil:
         parent = (i - 1) >> 1
         if not src_before(&s, &q.srcs[parent]):
             break
-        src_place(q, i, q.srcs[parent])
+        q.srcs[i] = q.srcs[parent]
         i = parent
-    src_place(q, i, s)
+    q.srcs[i] = s
 
 
 cdef inline void src_down(eventq_t *q, int64_t i) noexcept nogil:
@@ -127,13 +122,13 @@ cdef inline void src_down(eventq_t *q, int64_t i) noexcept nogil:
             child += 1
         if not src_before(&q.srcs[child], &s):
             break
-        src_place(q, i, q.srcs[child])
+        q.srcs[i] = q.srcs[child]
         i = child
-    src_place(q, i, s)
+    q.srcs[i] = s
 
 
 cdef inline void src_add(eventq_t *q, int src, event_t *first) noexcept nogil:
-    """A source was empty and now has `first` as its first event."""
+    """A FIFO was empty and now has `first` as its first event."""
     cdef evsrc_t s
     s.t = first.t
     s.key = first.key
@@ -144,7 +139,7 @@ cdef inline void src_add(eventq_t *q, int src, event_t *first) noexcept nogil:
 
 
 cdef inline void src_next(eventq_t *q, event_t *first) noexcept nogil:
-    """The first source gave its first event: `first` is its next one, or NULL."""
+    """The first FIFO gave its first event: `first` is its next one, or NULL."""
     if first == NULL:
         q.nsrcs -= 1
         if q.nsrcs == 0:
@@ -229,37 +224,31 @@ cdef inline void evheap_pop(evheap_t *h) noexcept nogil:
         h.ev[i] = last
 
 
-cdef inline int heap_push(eventq_t *q, event_t *ev) noexcept nogil:
-    """Push an out-of-order event into the heap, and keep its source's place; -1 if
-    out of memory."""
-    if evheap_push(&q.heap, ev) < 0:
-        return -1
-    if q.heap.n == 1:
-        src_add(q, EVQ_HEAP, &q.heap.ev[0])
-    elif q.heap.ev[0].key == ev.key:  # the heap's new first event comes earlier
-        q.srcs[q.src_pos[EVQ_HEAP]].t = ev.t
-        q.srcs[q.src_pos[EVQ_HEAP]].key = ev.key
-        src_up(q, q.src_pos[EVQ_HEAP])
-    return 0
+cdef inline event_t ev_make(uint64_t *seq, int64_t t, int prio, int kind, int target,
+                            int64_t arg) noexcept nogil:
+    """An event with the next seq of the counter *seq."""
+    cdef event_t ev
+    ev.t = t
+    ev.key = (<uint64_t> prio << 63) | seq[0]
+    seq[0] += 1
+    ev.kind = kind
+    ev.target = target
+    ev.arg = arg
+    return ev
 
 
 cdef inline int eventq_push(eventq_t *q, int64_t t, int prio, int kind, int target,
                             int64_t arg) noexcept nogil:
     """Queue an event; -1 if out of memory."""
-    cdef event_t ev
+    cdef event_t ev = ev_make(&q.seq, t, prio, kind, target, arg)
     cdef evfifo_t *f
-    ev.t = t
-    ev.key = (<uint64_t> prio << 63) | q.seq
-    q.seq += 1
-    ev.kind = kind
-    ev.target = target
-    ev.arg = arg
     q.n += 1
-    if kind < 0 or kind >= EVQ_KINDS:
-        return heap_push(q, &ev)
+    # Any event may go to the heap: each source stays in order whatever the choice.
+    if kind < 0 or kind >= EVQ_KINDS or q.n < EVQ_FIFO_MIN:
+        return evheap_push(&q.heap, &ev)
     f = &q.fifo[kind]
     if f.n > 0 and ev_before(&ev, &f.buf[(f.head + f.n - 1) & f.mask]):
-        return heap_push(q, &ev)
+        return evheap_push(&q.heap, &ev)
     if f.n == f.mask + 1 and fifo_grow(f) < 0:
         return -1
     f.buf[(f.head + f.n) & f.mask] = ev
@@ -269,27 +258,37 @@ cdef inline int eventq_push(eventq_t *q, int64_t t, int prio, int kind, int targ
     return 0
 
 
+cdef inline bint heap_first(eventq_t *q) noexcept nogil:
+    """Whether the first event is the heap's (rather than the first FIFO's)."""
+    if q.nsrcs == 0:
+        return True
+    if q.heap.n == 0:
+        return False
+    if q.heap.ev[0].t != q.srcs[0].t:
+        return q.heap.ev[0].t < q.srcs[0].t
+    return q.heap.ev[0].key < q.srcs[0].key
+
+
 cdef inline event_t *eventq_first(eventq_t *q) noexcept nogil:
     """The first event, left queued; the queue must not be empty."""
-    cdef int src = q.srcs[0].src
-    if src == EVQ_HEAP:
+    cdef evfifo_t *f
+    if heap_first(q):
         return &q.heap.ev[0]
-    return &q.fifo[src].buf[q.fifo[src].head]
+    f = &q.fifo[q.srcs[0].src]
+    return &f.buf[f.head]
 
 
 cdef inline event_t eventq_pop(eventq_t *q) noexcept nogil:
     """Remove and return the first event; the queue must not be empty."""
-    cdef int src = q.srcs[0].src
     cdef event_t top
     cdef evfifo_t *f
     q.pending_sum += q.n
     q.n -= 1
-    if src == EVQ_HEAP:
+    if heap_first(q):
         top = q.heap.ev[0]
         evheap_pop(&q.heap)
-        src_next(q, &q.heap.ev[0] if q.heap.n > 0 else NULL)
     else:
-        f = &q.fifo[src]
+        f = &q.fifo[q.srcs[0].src]
         top = f.buf[f.head]
         f.head = (f.head + 1) & f.mask
         f.n -= 1
