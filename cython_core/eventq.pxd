@@ -1,17 +1,17 @@
 # cython: language_level=3
-"""The event queue both engines share: events ordered by (t, prio, seq), so that
-events at the same time fire urgent first, then in the order they were pushed.
-prio and seq share one word (prio in the top bit), so that an event is 32 bytes
-and one comparison orders the tie.
+"""The RCU engine's event queue, and the binary heap the sys_membarrier() engine uses
+alone: events ordered by (t, prio, seq), so that events at the same time fire urgent
+first, then in the order they were pushed.  prio and seq share one word (prio in the
+top bit), so that an event is 32 bytes and one comparison orders the tie.
 
-Most events of one kind are pushed in the order they fire (the next tick of a CPU
-after the ticks already queued, a wake-up after the earlier ones), so each kind
-has a FIFO that takes every event not before its last one, and a binary heap takes
-the out-of-order few (and every event while few are pending, when the heap alone
-is faster). Each of these sources is in order, so the first event of all is the
-first of their first events: a small heap of the FIFOs, keyed by their first
-event, and a comparison with the heap's first find it. The order is the single heap's exactly, since no two
-events have the same (t, key).  Storage doubles when full."""
+Many events of one kind are pushed in the order they fire (the ticks, timers armed
+a fixed delay ahead), so each kind has a FIFO that
+takes every event not before its last one, and a binary heap takes the rest (and
+every event while few are pending, when the heap alone is faster).  Each of these
+sources is in order, so the first event of all is the first of their first events:
+a small heap of the FIFOs by first event, and one comparison with the heap's first,
+find it.  No two events have the same (t, key), so the order is exactly a single
+heap's.  Storage doubles when full."""
 
 from libc.stdint cimport int64_t, uint64_t, int32_t
 from libc.stdlib cimport malloc, realloc, free

@@ -33,6 +33,7 @@ from rcusim import _core
 from rcusim.engine.reference.compare import run_both, run_engine, same_requests
 from rcusim.errors import ScenarioError
 from rcusim.input.scenario import load_scenario
+from rcusim.plots import save_result_figures
 from rcusim.results.run import run_scenario
 
 __all__ = ["bench_scenario", "scaling", "fitted_exponent", "engine_microbench", "reference_speedup", "add_parser",
@@ -82,8 +83,6 @@ HEAP_OPS = 2_000_000
 def bench_scenario(path: str, quick: bool) -> dict:
     """Run one scenario and write its results as the command line does (in the calling
     process), and measure it."""
-    from rcusim.plots import save_result_figures  # what the command line imports to write
-
     t0 = time.perf_counter()
     scenario = load_scenario(path)
     if quick:
