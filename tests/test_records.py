@@ -1,12 +1,15 @@
 """run.records: every request in the latency digest, its row kept for all, a sample or none."""
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import rcusim
-from rcusim.engine.simulate import estimate_memory_bytes
+from rcusim import _core
+from rcusim.engine.engine_input import engine_input
+from rcusim.engine.simulate import EVENT_CHUNK, estimate_memory_bytes
 from rcusim.input.scenario import load_scenario
 from rcusim.results.digest import FINE_RELATIVE_ERROR, digest_of, fine_percentiles, fine_slot, fine_slot_middle
 
@@ -107,3 +110,17 @@ def test_fine_slot_middles_lie_in_their_slots():
     slots = fine_slot(values)
     assert (np.diff(slots[np.argsort(values)]) >= 0).all()
     assert (np.abs(fine_slot_middle(slots) - values) <= values * FINE_RELATIVE_ERROR + 0.5).all()
+
+
+def test_rows_beyond_the_expected_count_grow_the_arrays():
+    spec = load_scenario(SCENARIO, overrides=SMALL).variants["default"]
+    inp, _ = engine_input(spec)
+    rows = {}
+    for expected in (inp.tasks.expected_requests, 1):
+        small = dataclasses.replace(inp, tasks=dataclasses.replace(inp.tasks, expected_requests=expected))
+        engine = _core.Engine(small, np.random.PCG64(np.random.SeedSequence(0)))
+        while engine.run(10**18, EVENT_CHUNK) == _core.EXIT_MAX_EVENTS:
+            pass
+        rows[expected] = engine.requests()
+    for key, column in rows[inp.tasks.expected_requests].items():
+        np.testing.assert_array_equal(rows[1][key], column)
