@@ -56,6 +56,7 @@ def test_none_keeps_no_rows_and_the_same_exact_figures(every_mode):
     def exact_lines(result):
         return [line for line in result.report_text().splitlines() if not line.startswith("latency (µs)")]
     assert exact_lines(none) == exact_lines(full)
+    assert "(records: none; percentiles within 0.05%)" in none.report_text()
     assert "Function = synchronize_rcu" in full.report_text()
 
 

@@ -36,7 +36,7 @@ import pandas as pd
 
 from rcusim import _core
 from rcusim.engine.rcuscale import rcuscale_line
-from rcusim.results.digest import digest_of, fine_percentiles
+from rcusim.results.digest import FINE_RELATIVE_ERROR, digest_of, fine_percentiles
 from rcusim.results.histogram import format_log2_counts
 
 #: Value of the ``primitive`` column for each ``synchronize_rcu*()`` kind.
@@ -754,7 +754,9 @@ class Result:
                 f"completion time:          {_fmt(m['completion_time_s'])} s",
                 f"requests:                 {lat['count']}",
                 "latency (µs):             "
-                + "  ".join(f"{k} {_fmt(lat[k])}" for k in ["min", "mean", "p50", "p90", "p99", "max"]),
+                + "  ".join(f"{k} {_fmt(lat[k])}" for k in ["min", "mean", "p50", "p90", "p99", "max"])
+                + ("" if v.records == "all" else
+                   f"  (records: {v.records}; percentiles within {FINE_RELATIVE_ERROR:.2%})"),
                 f"grace periods:            {m['grace_periods']} normal, {m['expedited_grace_periods']} expedited",
                 f"batching (requests/GP):   {_fmt(m['batching'])}",
             ]
