@@ -133,3 +133,15 @@ def test_histogram_counts_each_value_in_its_slot(high):
     expected = np.bincount(log2_slot(values), minlength=LOG2_INDEX_MAX)
     np.testing.assert_array_equal(log2_histogram(values), expected)
     np.testing.assert_array_equal(log2_histogram(values + rng.random(values.size)), expected)
+
+
+def test_weighted_histograms_count_each_value_its_weight():
+    rng = np.random.default_rng(3)
+    values = rng.integers(0, 5000, 200).astype(float)
+    weights = rng.integers(1, 20, values.size)
+    repeated = np.repeat(values, weights)
+    np.testing.assert_array_equal(log2_histogram(values, weights), log2_histogram(repeated))
+    edges, counts = linear_histogram(values, 250.0, weights=weights)
+    expected_edges, expected = linear_histogram(repeated, 250.0)
+    np.testing.assert_array_equal(edges, expected_edges)
+    np.testing.assert_array_equal(counts, expected)

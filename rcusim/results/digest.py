@@ -85,13 +85,18 @@ def digest_of(primitive, latency_ns) -> dict:
     return out
 
 
+def fine_order_statistics(fine, ranks) -> np.ndarray:
+    """The values of the given ranks (0: the least) among those counted in a log-linear
+    histogram, each read at the middle of its slot (within :data:`FINE_RELATIVE_ERROR`)."""
+    return fine_slot_middle(np.searchsorted(np.cumsum(fine), ranks, side="right"))
+
+
 def fine_percentiles(fine, q) -> np.ndarray:
     """Percentiles `q` of the values counted in a log-linear histogram, by linear
-    interpolation between order statistics as NumPy's ``method="linear"``, each order
-    statistic read at the middle of its slot (within :data:`FINE_RELATIVE_ERROR`)."""
-    cum = np.cumsum(fine)
-    n = int(cum[-1])
+    interpolation between order statistics as NumPy's ``method="linear"``
+    (see :func:`fine_order_statistics`)."""
+    n = int(np.sum(fine))
     h = np.asarray(q, dtype=np.float64) / 100 * (n - 1)
     lo = np.floor(h)
-    value = [fine_slot_middle(np.searchsorted(cum, k, side="right")) for k in (lo, np.minimum(lo + 1, n - 1))]
-    return value[0] + (value[1] - value[0]) * (h - lo)
+    below, above = fine_order_statistics(fine, lo), fine_order_statistics(fine, np.minimum(lo + 1, n - 1))
+    return below + (above - below) * (h - lo)

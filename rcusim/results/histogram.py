@@ -123,7 +123,7 @@ def log2_bucket_bounds(slot: int) -> tuple[int, int]:
     return low, high
 
 
-def log2_histogram(values) -> np.ndarray:
+def log2_histogram(values, weights=None) -> np.ndarray:
     """Count values per log2 bucket, as ``BPF_HISTOGRAM`` + ``bpf_log2l()``.
 
     Parameters
@@ -131,6 +131,8 @@ def log2_histogram(values) -> np.ndarray:
     values : array_like of int
         Non-negative integers, e.g. latencies in whole microseconds
         (floats are floored first).
+    weights : array_like of int, optional
+        How many times each value counts (default: once).
 
     Returns
     -------
@@ -140,6 +142,8 @@ def log2_histogram(values) -> np.ndarray:
         ``counts[0]`` is always 0, as in bcc.
     """
     arr = _as_nonnegative_integers(values)
+    if weights is not None:
+        return np.bincount(log2_slot(arr), weights=weights, minlength=LOG2_INDEX_MAX).astype(np.int64)
     if arr.size == 0 or arr.max() >= _BY_VALUE_MAX:
         return np.bincount(log2_slot(arr), minlength=LOG2_INDEX_MAX).astype(np.int64)
     # Small values (latencies in µs): count each value, then add up each bucket's
@@ -246,7 +250,8 @@ def format_log2_histogram(values, unit: str = "usecs", *, strip_leading_zero: bo
     return format_log2_counts(log2_histogram(values), unit, strip_leading_zero=strip_leading_zero)
 
 
-def linear_histogram(values, bucket_width: float, *, start: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+def linear_histogram(values, bucket_width: float, *, start: float | None = None,
+                     weights=None) -> tuple[np.ndarray, np.ndarray]:
     """Count values in fixed-width buckets ``[start + k*w, start + (k+1)*w)``.
 
     Parameters
@@ -259,6 +264,8 @@ def linear_histogram(values, bucket_width: float, *, start: float | None = None)
         Lower edge of the first bucket. By default the multiple of
         *bucket_width* at or below the smallest value, so that several
         histograms with the same width share their edges.
+    weights : array_like of int, optional
+        How many times each value counts (default: once).
 
     Returns
     -------
@@ -284,6 +291,7 @@ def linear_histogram(values, bucket_width: float, *, start: float | None = None)
     # In slices, so that millions of values need no temporary of their own size.
     for i in range(0, arr.size, _SLICE):
         index = np.floor((arr[i : i + _SLICE] - start) / bucket_width).astype(np.int64)
-        counts += np.bincount(index, minlength=n)
+        w = None if weights is None else weights[i : i + _SLICE]
+        counts += np.bincount(index, weights=w, minlength=n).astype(np.int64)
     edges = start + bucket_width * np.arange(n + 1, dtype=np.float64)
     return edges, counts
