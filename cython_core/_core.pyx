@@ -58,12 +58,17 @@ from libc.math cimport exp, log, sqrt, cos
 from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
 
+import time
+
 import numpy as np
 
 from defs cimport *
-from eventq cimport event_t, eventq_t, eventq_init, eventq_free, eventq_push, eventq_pop
+from eventq cimport (event_t, eventq_t, eventq_init, eventq_free, eventq_push, eventq_pop, eventq_first,
+                    evheap_t, evheap_init, evheap_push, evheap_pop)
 from rcu_seq cimport *
 from bitops cimport popcount64, ctz64
+from latency cimport *
+from libc.stdint cimport INT64_MAX
 
 cdef enum:
     DEFAULT_MAX_RCU_BLIMIT = 10000   # rdp->blimit under callback overload
@@ -100,6 +105,8 @@ LAST_QS_KINDS = {"gp_kthread_cpu": LAST_QS_GP_CPU, "idle_cpu": LAST_QS_IDLE, "bu
                  "blocked_reader": LAST_QS_READER}
 PRIMITIVES = {"synchronize_rcu": PRIM_SYNCHRONIZE_RCU,
               "synchronize_rcu_expedited": PRIM_SYNCHRONIZE_RCU_EXPEDITED}
+RECORDS_MODES = {"all": RECORDS_ALL, "sample": RECORDS_SAMPLE, "none": RECORDS_NONE}
+DIGEST_FINE_SUB_BITS = FINE_SUB_BITS
 
 
 cdef inline void push(Engine self, i64 t, int prio, int kind, int target, i64 arg) except *:
@@ -135,11 +142,43 @@ include "checker.pxi"
 include "trace.pxi"
 
 
+def eventq_hold_rate(i64 pending, i64 ops):
+    """Events per second of a bare binary heap of the engine's events in the hold model:
+    ``pending`` events queued, then ``ops`` times take the first and queue one at a
+    random later time (uniform over [0, 2**20) ns after it), in (t, prio, seq) order."""
+    cdef evheap_t h
+    cdef event_t ev
+    cdef u64 x = 0x2545F4914F6CDD1D
+    cdef i64 i
+    if evheap_init(&h, pending + 1) < 0:
+        raise MemoryError()
+    try:
+        ev.kind = ev.arg = 0
+        for i in range(pending):
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17  # xorshift64
+            ev.t = <i64> (x >> 44)
+            ev.key = (<u64> PRIO_NORMAL << 63) | <u64> i
+            ev.target = <int> i
+            evheap_push(&h, &ev)
+        t0 = time.perf_counter()
+        with nogil:
+            for i in range(ops):
+                ev = h.ev[0]
+                evheap_pop(&h)
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17
+                ev.t += <i64> (x >> 44)
+                ev.key = (<u64> PRIO_NORMAL << 63) | <u64> (pending + i)
+                evheap_push(&h, &ev)
+        return ops / (time.perf_counter() - t0)
+    finally:
+        free(h.ev)
+
+
 @cython.final
 cdef class Engine:
 
     def __cinit__(self):
-        self.evq.heap = NULL
+        self.evq.heap.ev = NULL
         self.ents = NULL
         self.cpus = NULL
         self.menu = NULL
@@ -177,7 +216,7 @@ cdef class Engine:
         self.gprec_exp = NULL
         self.gprec_fqs = NULL
         self.gprec_last = NULL
-        self.req_seq = NULL
+        self.lat_fine[0] = self.lat_fine[1] = NULL
         self.rwl_len_ns = NULL
         self.rwl_gap_ns = NULL
         self.rwl_len_exp = NULL
@@ -233,29 +272,16 @@ cdef class Engine:
         free(self.wl_think_ns)
         free(self.wl_after_ns)
         free(self.wl_prim)
-        free(self.req_task)
-        free(self.req_cpu)
-        free(self.req_prim)
-        free(self.req_start)
-        free(self.req_end)
-        free(self.gprec_seq)
-        free(self.gprec_start)
-        free(self.gprec_end)
-        free(self.gprec_qs)
         free(self.mtx_owner)
         free(self.mtx_head)
         free(self.mtx_tail)
-        free(self.gprec_ipis)
-        free(self.gprec_exp)
-        free(self.gprec_fqs)
-        free(self.gprec_last)
-        free(self.req_seq)
         free(self.rwl_len_ns)
         free(self.rwl_gap_ns)
         free(self.rwl_len_exp)
         free(self.rwl_gap_busy)
         free(self.rwl_preemptible)
         kvfree_dealloc(self)
+        records_free(self)
         free(self.lat_rec)
         free(self.trace_buf)
 
@@ -291,7 +317,7 @@ cdef class Engine:
         e = rcu_readers_init(self, inp.readers, e)
         e = kvfree_init(self, inp.kvfree, e)
         self.n_ents = e
-        records_init(self, inp.tasks.expected_requests)
+        records_init(self, inp.tasks.expected_requests, inp.records.mode, inp.records.sample_below)
         checker_init(self)
         # The first events, in this order: the random stream is drawn in event order.
         tasks_start(self)
@@ -395,7 +421,7 @@ cdef class Engine:
                 return EXIT_DONE
             if self.evq.n == 0:
                 return EXIT_STALLED
-            if self.evq.heap[0].t > until_ns:
+            if eventq_first(&self.evq).t > until_ns:
                 self.now = until_ns
                 return EXIT_TIME_LIMIT
             if n >= max_events:
@@ -444,32 +470,35 @@ cdef class Engine:
             else:
                 raise RuntimeError(f"event of unknown kind {ev.kind}")
 
+    @property
+    def mean_pending(self):
+        """Mean number of events queued when one was taken (0 before the first)."""
+        return self.evq.pending_sum / self.events if self.events else 0.0
+
     def requests(self):
-        """Completed synchronize_rcu() calls as NumPy arrays (copies)."""
-        cdef i64 n = self.req_n
-        task = np.empty(n, dtype=np.int32)
-        cpu = np.empty(n, dtype=np.int32)
-        prim = np.empty(n, dtype=np.int8)
-        t0 = np.empty(n, dtype=np.int64)
-        t1 = np.empty(n, dtype=np.int64)
-        cdef int[::1] vt = task
-        cdef int[::1] vc = cpu
-        cdef signed char[::1] vp = prim
-        cdef i64[::1] v0 = t0
-        cdef i64[::1] v1 = t1
-        cdef i64 i
-        for i in range(n):
-            vt[i] = self.req_task[i]
-            vc[i] = self.req_cpu[i]
-            vp[i] = self.req_prim[i]
-            v0[i] = self.req_start[i]
-            v1[i] = self.req_end[i]
-        snap = np.empty(n, dtype=np.int64)
-        cdef i64[::1] vq = snap
-        for i in range(n):
-            vq[i] = self.req_seq[i]
-        return {"task": task, "cpu": cpu, "primitive": prim, "t_start_ns": t0, "t_end_ns": t1,
-                "gp_seq_snap": snap}
+        """The rows kept of finished synchronize_rcu*() calls, as NumPy arrays (views of the
+        engine's own arrays, which outlive the engine)."""
+        return {name: col[:self.req_n] for name, col in self.req_cols.items()}
+
+    def latency_digest(self):
+        """Every finished request, by primitive code: ``count``; ``sum_ns``, ``min_ns`` and
+        ``max_ns`` of the latencies; ``log2_us`` (bcc's log2 histogram of whole µs) and
+        ``fine`` (the log-linear histogram of ns, latency.pxd) as NumPy arrays; and
+        ``breakdown``: ``matched`` requests (those whose snapshot a recorded GP ended) and
+        the ``sums_ns`` of call to GP start, GP start to all QS, to GP end, to return."""
+        cdef int p
+        out = {}
+        for p in range(2):
+            if self.lat_count[p] == 0:
+                continue
+            out[p] = {
+                "count": self.lat_count[p], "sum_ns": self.lat_sum_ns[p],
+                "min_ns": self.lat_min_ns[p], "max_ns": self.lat_max_ns[p],
+                "log2_us": np.array([self.lat_log2_us[p][k] for k in range(LOG2_SLOTS)], dtype=np.int64),
+                "fine": np.asarray(<i64[:FINE_SLOTS]> self.lat_fine[p]).copy(),
+                "breakdown": {"matched": self.bd_n[p], "sums_ns": [self.bd_sum_ns[p][k] for k in range(4)]},
+            }
+        return out
 
     def grace_periods(self):
         """Completed grace periods in end order: gp_seq (or expedited_sequence) while
@@ -564,7 +593,7 @@ cdef class Engine:
 
     @property
     def requests_done(self):
-        return self.req_n
+        return self.lat_count[0] + self.lat_count[1]
 
     @property
     def tasks_remaining(self):

@@ -35,7 +35,7 @@ from libc.stdlib cimport malloc, free
 
 import numpy as np
 
-from eventq cimport event_t, eventq_t, eventq_init, eventq_free, eventq_push, eventq_pop
+from eventq cimport event_t, evheap_t, evheap_init, evheap_push, evheap_pop, ev_make
 
 ctypedef int64_t i64
 ctypedef uint64_t u64
@@ -94,7 +94,8 @@ cdef class MembarrierEngine:
     """
 
     # --- event queue ---------------------------------------------------------
-    cdef eventq_t evq
+    cdef evheap_t evq
+    cdef u64 evq_seq                     # the next event's seq: FIFO among events at one t
     cdef readonly i64 now
     cdef readonly i64 events
 
@@ -142,7 +143,7 @@ cdef class MembarrierEngine:
     cdef i64 call_min, call_max
 
     def __cinit__(self):
-        self.evq.heap = NULL
+        self.evq.ev = NULL
         self.thread_cpu = NULL
         self.xsock = NULL
         self.tick_phase = NULL
@@ -151,7 +152,7 @@ cdef class MembarrierEngine:
         self.stolen = NULL
 
     def __dealloc__(self):
-        eventq_free(&self.evq)
+        free(self.evq.ev)
         free(self.thread_cpu)
         free(self.xsock)
         free(self.tick_phase)
@@ -212,14 +213,14 @@ cdef class MembarrierEngine:
         self.n_scan = self.nr_cpus - 1 if self.nr_cpus <= self.threads + 1 else self.threads
         self.use_many = mode == MANY or (mode == ADAPTIVE and self.threads > threshold)
 
-        eventq_init(&self.evq, self.threads + 1)
+        evheap_init(&self.evq, self.threads + 1)
         self.thread_cpu = <int *> malloc(self.threads * sizeof(int))
         self.xsock = <int *> malloc(self.threads * sizeof(int))
         self.handler_start = <i64 *> malloc(self.threads * sizeof(i64))
         self.tick_phase = <i64 *> malloc(self.nr_cpus * sizeof(i64))
         self.ipi_recv = <i64 *> malloc(self.nr_cpus * sizeof(i64))
         self.stolen = <i64 *> malloc(self.nr_cpus * sizeof(i64))
-        if (self.evq.heap == NULL or self.thread_cpu == NULL or self.xsock == NULL
+        if (self.evq.ev == NULL or self.thread_cpu == NULL or self.xsock == NULL
                 or self.handler_start == NULL or self.tick_phase == NULL
                 or self.ipi_recv == NULL or self.stolen == NULL):
             raise MemoryError()
@@ -244,12 +245,16 @@ cdef class MembarrierEngine:
     # Event queue: binary heap ordered by (t, seq).  It never holds more than
     # T + 1 events: one per target of a broadcast, or the caller's one.
     # =======================================================================
+    # A few events pending: a plain binary heap beats the engine's FIFOs per kind.
     cdef inline void push(self, i64 t, int kind, int target) noexcept nogil:
         # The heap was sized for its most pending events: it never grows.
-        eventq_push(&self.evq, t, 0, kind, target, 0)
+        cdef event_t ev = ev_make(&self.evq_seq, t, 0, kind, target, 0)
+        evheap_push(&self.evq, &ev)
 
     cdef inline event_t pop(self) noexcept nogil:
-        return eventq_pop(&self.evq)
+        cdef event_t ev = self.evq.ev[0]
+        evheap_pop(&self.evq)
+        return ev
 
     # =======================================================================
     # Ticks: CPU c is in its scheduling-clock interrupt (irqs off) during

@@ -7,6 +7,7 @@ from numpy.random cimport bitgen_t
 
 from defs cimport *
 from eventq cimport event_t, eventq_t
+from latency cimport LOG2_SLOTS
 
 
 cdef class Engine:
@@ -287,13 +288,24 @@ cdef class Engine:
     cdef i64 n_kv_sync, n_kv_head_objs, n_kv_page_allocs, n_kv_monitor_runs
 
     # --- records (records.pxi) ------------------------------------------------
-    cdef int *req_task
+    cdef int records_mode         # RECORDS_ALL, RECORDS_SAMPLE or RECORDS_NONE
+    cdef u64 sample_below         # RECORDS_SAMPLE keeps a request whose hash is below this
+    cdef dict req_cols            # the NumPy arrays the request rows live in, by column
+    cdef int *req_task            # ... their data: the row of each kept request
     cdef int *req_cpu
     cdef signed char *req_prim
     cdef i64 *req_start
     cdef i64 *req_end
-    cdef i64 req_n
-    cdef i64 req_cap
+    cdef i64 req_n                # rows kept
+    cdef i64 req_cap              # rows the arrays hold
+    cdef i64 lat_count[2]         # every finished request, by primitive: how many,
+    cdef i64 lat_sum_ns[2]        # ... the sum, least and greatest of their latencies,
+    cdef i64 lat_min_ns[2]
+    cdef i64 lat_max_ns[2]
+    cdef i64 lat_log2_us[2][LOG2_SLOTS]   # ... bcc's log2 histogram of whole µs,
+    cdef i64 *lat_fine[2]         # ... a log-linear histogram (FINE_SUB_BITS per octave),
+    cdef i64 bd_n[2]              # ... and, for those matched with the GP of their snapshot,
+    cdef i64 bd_sum_ns[2][4]      # sums of call->GP start, ->all QS, ->GP end, ->return
     cdef i64 *gprec_seq
     cdef i64 *gprec_start
     cdef i64 *gprec_end
@@ -302,7 +314,6 @@ cdef class Engine:
     cdef signed char *gprec_exp
     cdef i64 *gprec_fqs
     cdef signed char *gprec_last
-    cdef i64 *req_seq
     cdef i64 gprec_n
     cdef i64 gprec_cap
     cdef readonly i64 completion_ns

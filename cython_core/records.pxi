@@ -1,16 +1,62 @@
-# Records of finished requests and grace periods, read back by Engine.requests() and grace_periods().
+# Records of finished requests and grace periods, read back by Engine.requests(),
+# latency_digest() and grace_periods().
+#
+# Every finished request goes into its primitive's digest: count, sum, least and
+# greatest latency, bcc's log2 histogram, a log-linear histogram (latency.pxd), and the
+# sums of its time breakdown against the grace period that satisfied it. Its row
+# (task, CPU, primitive, call and return: 25 bytes) is kept for every request
+# (RECORDS_ALL), for a hashed fraction of them (RECORDS_SAMPLE) or for none.
+# The rows live in NumPy arrays, so that reading them back copies nothing.
 #
 # Included by _core.pyx: module-level functions on the Engine.
 
+REQUEST_DTYPES = {"task": np.int32, "cpu": np.int32, "primitive": np.int8, "t_start_ns": np.int64,
+                  "t_end_ns": np.int64}
 
-cdef void records_init(Engine self, i64 expected_requests) except *:
-    self.req_cap = max(16, expected_requests)
-    self.req_task = <int *> malloc(self.req_cap * sizeof(int))
-    self.req_cpu = <int *> malloc(self.req_cap * sizeof(int))
-    self.req_prim = <signed char *> malloc(self.req_cap * sizeof(signed char))
-    self.req_start = <i64 *> malloc(self.req_cap * sizeof(i64))
-    self.req_end = <i64 *> malloc(self.req_cap * sizeof(i64))
-    self.req_seq = <i64 *> malloc(self.req_cap * sizeof(i64))
+
+cdef void records_point(Engine self) except *:
+    """Point the row pointers at the NumPy arrays of req_cols."""
+    cdef int[::1] task = self.req_cols["task"]
+    cdef int[::1] cpu = self.req_cols["cpu"]
+    cdef signed char[::1] prim = self.req_cols["primitive"]
+    cdef i64[::1] start = self.req_cols["t_start_ns"]
+    cdef i64[::1] end = self.req_cols["t_end_ns"]
+    self.req_task = &task[0]
+    self.req_cpu = &cpu[0]
+    self.req_prim = &prim[0]
+    self.req_start = &start[0]
+    self.req_end = &end[0]
+
+
+cdef void records_grow(Engine self, i64 cap) except *:
+    """Move the rows into arrays of cap rows."""
+    cols = {}
+    for name, dtype in REQUEST_DTYPES.items():
+        cols[name] = np.empty(cap, dtype=dtype)
+        cols[name][:self.req_n] = self.req_cols[name][:self.req_n]
+    self.req_cols = cols
+    self.req_cap = cap
+    records_point(self)
+
+
+cdef void records_init(Engine self, i64 expected_requests, int mode, u64 sample_below) except *:
+    cdef int p
+    self.records_mode = mode
+    self.sample_below = sample_below
+    if mode == RECORDS_ALL:
+        self.req_cap = max(16, expected_requests)
+    elif mode == RECORDS_SAMPLE:
+        # The expected share of the rows, and room for chance to exceed it.
+        self.req_cap = max(16, <i64> (expected_requests * (sample_below / 2.0 ** 64) * 1.01) + 1024)
+    else:
+        self.req_cap = 16
+    self.req_cols = {name: np.empty(self.req_cap, dtype=dtype) for name, dtype in REQUEST_DTYPES.items()}
+    records_point(self)
+    for p in range(2):
+        self.lat_min_ns[p] = INT64_MAX
+        self.lat_fine[p] = <i64 *> calloc(FINE_SLOTS, sizeof(i64))
+        if self.lat_fine[p] == NULL:
+            raise MemoryError()
     self.gprec_cap = 1024
     self.gprec_seq = <i64 *> malloc(self.gprec_cap * sizeof(i64))
     self.gprec_start = <i64 *> malloc(self.gprec_cap * sizeof(i64))
@@ -20,38 +66,71 @@ cdef void records_init(Engine self, i64 expected_requests) except *:
     self.gprec_exp = <signed char *> malloc(self.gprec_cap * sizeof(signed char))
     self.gprec_fqs = <i64 *> malloc(self.gprec_cap * sizeof(i64))
     self.gprec_last = <signed char *> malloc(self.gprec_cap * sizeof(signed char))
-    if (self.req_task == NULL or self.req_cpu == NULL or self.req_prim == NULL
-            or self.req_start == NULL or self.req_end == NULL or self.req_seq == NULL
-            or self.gprec_seq == NULL or self.gprec_start == NULL or self.gprec_end == NULL
+    if (self.gprec_seq == NULL or self.gprec_start == NULL or self.gprec_end == NULL
             or self.gprec_qs == NULL or self.gprec_ipis == NULL or self.gprec_exp == NULL
             or self.gprec_fqs == NULL or self.gprec_last == NULL):
         raise MemoryError()
 
 
+cdef void records_free(Engine self) noexcept:
+    free(self.lat_fine[0])
+    free(self.lat_fine[1])
+    free(self.gprec_seq)
+    free(self.gprec_start)
+    free(self.gprec_end)
+    free(self.gprec_qs)
+    free(self.gprec_ipis)
+    free(self.gprec_exp)
+    free(self.gprec_fqs)
+    free(self.gprec_last)
+
+
+cdef i64 satisfying_gp(Engine self, int prim, i64 snap) noexcept:
+    """Index of the first recorded GP of the primitive's kind whose end value,
+    rcu_seq_endval() of its in-progress gp_seq, is the request's snapshot; -1 if none.
+    Within a kind, end values grow with the index, so the walk back is short."""
+    cdef i64 i, end, found = -1
+    for i in range(self.gprec_n - 1, -1, -1):
+        if self.gprec_exp[i] != prim:
+            continue
+        end = (self.gprec_seq[i] | 3) + 1
+        if end == snap:
+            found = i
+        elif end < snap:
+            break
+    return found
+
+
 cdef void record_request(Engine self, int e, i64 t_end) except *:
-    cdef i64 cap
-    if self.req_n == self.req_cap:
-        cap = self.req_cap * 2
-        self.req_task = <int *> realloc(self.req_task, cap * sizeof(int))
-        self.req_cpu = <int *> realloc(self.req_cpu, cap * sizeof(int))
-        self.req_prim = <signed char *> realloc(self.req_prim, cap * sizeof(signed char))
-        self.req_start = <i64 *> realloc(self.req_start, cap * sizeof(i64))
-        self.req_end = <i64 *> realloc(self.req_end, cap * sizeof(i64))
-        self.req_seq = <i64 *> realloc(self.req_seq, cap * sizeof(i64))
-        if (self.req_task == NULL or self.req_cpu == NULL or self.req_prim == NULL
-                or self.req_start == NULL or self.req_end == NULL or self.req_seq == NULL):
-            raise MemoryError()
-        self.req_cap = cap
-    self.req_task[self.req_n] = e
-    self.req_cpu[self.req_n] = self.ents[e].cpu
-    self.req_prim[self.req_n] = self.wl_prim[self.task_wl[e]]
-    self.req_start[self.req_n] = self.ents[e].t_call
-    self.req_end[self.req_n] = t_end
-    self.req_seq[self.req_n] = self.ents[e].req_s
-    self.req_n += 1
+    cdef int prim = self.wl_prim[self.task_wl[e]]
+    cdef i64 t_call = self.ents[e].t_call
+    cdef i64 lat = t_end - t_call
+    cdef i64 g = satisfying_gp(self, prim, self.ents[e].req_s)
+    cdef u64 nth = self.lat_count[0] + self.lat_count[1]
+    self.lat_count[prim] += 1
+    self.lat_sum_ns[prim] += lat
+    self.lat_min_ns[prim] = min(self.lat_min_ns[prim], lat)
+    self.lat_max_ns[prim] = max(self.lat_max_ns[prim], lat)
+    self.lat_log2_us[prim][log2_slot(lat // 1000)] += 1
+    self.lat_fine[prim][fine_slot(lat)] += 1
+    if g >= 0:
+        self.bd_n[prim] += 1
+        self.bd_sum_ns[prim][0] += self.gprec_start[g] - t_call
+        self.bd_sum_ns[prim][1] += self.gprec_qs[g] - self.gprec_start[g]
+        self.bd_sum_ns[prim][2] += self.gprec_end[g] - self.gprec_qs[g]
+        self.bd_sum_ns[prim][3] += t_end - self.gprec_end[g]
+    if self.records_mode == RECORDS_ALL or (self.records_mode == RECORDS_SAMPLE
+                                            and splitmix64(nth) < self.sample_below):
+        if self.req_n == self.req_cap:
+            records_grow(self, 2 * self.req_cap)
+        self.req_task[self.req_n] = e
+        self.req_cpu[self.req_n] = self.ents[e].cpu
+        self.req_prim[self.req_n] = prim
+        self.req_start[self.req_n] = t_call
+        self.req_end[self.req_n] = t_end
+        self.req_n += 1
     if self.trace_on:
-        trace(self, t_end, TR_TASK_RETURN, self.ents[e].cpu, e, self.ents[e].req_s,
-                   self.wl_prim[self.task_wl[e]], 0)
+        trace(self, t_end, TR_TASK_RETURN, self.ents[e].cpu, e, self.ents[e].req_s, prim, 0)
     check_request(self, e, t_end)
 
 

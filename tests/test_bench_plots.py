@@ -28,9 +28,20 @@ def test_bench_prints_a_row_per_scenario_and_the_speedup(tmp_path, capsys):
     out = capsys.readouterr().out
     row = next(ln for ln in out.splitlines() if ln.startswith("sync_rcu_10k"))
     # --quick: 20 loops / 10 = 2 loops x 16 tasks x 2 variants.
-    assert row.split()[1:3] == ["2", "64"]
+    cells = row.split()
+    assert cells[1] == "64"
+    heap, process_s, *split, peak_mib = (float(c) for c in cells[4:])
+    assert 0 < heap < 1.5 and peak_mib > 0
+    # Start-up, build, engine, results and write add up to the process's wall time.
+    assert len(split) == 5 and sum(split) == pytest.approx(process_s, abs=0.05)
     assert re.search(r"engine micro-benchmark .*: [\d,]+ events in [\d.]+ ms, [\d,]+ events/s", out)
     assert re.search(r"speed-up \d+x \(identical request records\)", out)
+
+
+def test_fitted_exponent_recovers_a_power_law():
+    sizes = [64, 256, 1024, 8192]
+    assert bench.fitted_exponent(sizes, [3e-6 * n**1.25 for n in sizes]) == pytest.approx(1.25)
+    assert bench.fitted_exponent(sizes, [5.0 * n for n in sizes]) == pytest.approx(1.0)
 
 
 def test_bench_quick_overrides_cut_loops():

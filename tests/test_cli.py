@@ -170,6 +170,10 @@ def _noise_text(stream):
     return bundled_text().replace("\nvariants:", f"  - kind: noise\n    irq: {stream}\n\nvariants:", 1)
 
 
+def _case_records_not_an_option(tmp_path):
+    return ["run", str(BUNDLED), "--set", "run.records=few"], ["run.records", "'few'", "all", "sample", "none"]
+
+
 def _case_negative_noise_rate(tmp_path):
     text = _noise_text("{rate_hz: -5, median_us: 5, p99_us: 40}")
     return ["run", str(write(tmp_path, text))], ["workloads[1].irq.rate_hz", "-5",
@@ -266,6 +270,7 @@ BAD_CASES = {
     "non-UTF-8 --set": _case_non_utf8_set,
     "--out exists": _case_out_exists,
     "--out unwritable": _case_out_unwritable,
+    "records not an option": _case_records_not_an_option,
     "negative noise rate": _case_negative_noise_rate,
     "noise over a CPU": _case_noise_over_a_cpu,
     "idle states out of order": _case_idle_states_out_of_order,

@@ -124,3 +124,24 @@ def test_linear_histogram():
         linear_histogram([1], 0)
     edges, counts = linear_histogram([], 5)
     assert counts.size == 0 and edges.size == 1
+
+
+@pytest.mark.parametrize("high", [1, 2, 3, 100, 1 << 23, 1 << 40])
+def test_histogram_counts_each_value_in_its_slot(high):
+    rng = np.random.default_rng(high)
+    values = rng.integers(0, high, 10_000)
+    expected = np.bincount(log2_slot(values), minlength=LOG2_INDEX_MAX)
+    np.testing.assert_array_equal(log2_histogram(values), expected)
+    np.testing.assert_array_equal(log2_histogram(values + rng.random(values.size)), expected)
+
+
+def test_weighted_histograms_count_each_value_its_weight():
+    rng = np.random.default_rng(3)
+    values = rng.integers(0, 5000, 200).astype(float)
+    weights = rng.integers(1, 20, values.size)
+    repeated = np.repeat(values, weights)
+    np.testing.assert_array_equal(log2_histogram(values, weights), log2_histogram(repeated))
+    edges, counts = linear_histogram(values, 250.0, weights=weights)
+    expected_edges, expected = linear_histogram(repeated, 250.0)
+    np.testing.assert_array_equal(edges, expected_edges)
+    np.testing.assert_array_equal(counts, expected)

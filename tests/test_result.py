@@ -244,7 +244,9 @@ def test_write_produces_all_files(result_fixture, tmp_path):
     lat = pd.read_parquet(out / "latencies.parquet")
     assert len(lat) == 2 * N_REQUESTS
     assert list(lat["variant"].astype(str).unique()) == ["default", "wake_from_gp"]
-    np.testing.assert_array_equal(lat["latency_ns"].to_numpy(), result_fixture.latencies["latency_ns"].to_numpy())
+    assert "latency_ns" not in lat.columns  # derived: t_end_ns - t_start_ns
+    np.testing.assert_array_equal(lat["t_end_ns"].to_numpy() - lat["t_start_ns"].to_numpy(),
+                                  result_fixture.latencies["latency_ns"].to_numpy())
     assert len(pd.read_parquet(out / "gps.parquet")) == 353
     assert (out / "latency_hist.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "report.txt").read_text(encoding="utf-8") == result_fixture.report_text()

@@ -1,29 +1,43 @@
 """``python -m rcusim bench``: how fast the engine runs the bundled scenarios.
 
 For every bundled scenario (``scenarios/*.yaml``), at full scale or, with
-``--quick``, with every workload cut to a tenth of its length (QUICK_KEYS):
-the wall time of the whole run (engine, tables, metrics), the
-engine's events and events per second, and the peak memory (resident set) of
-the process that ran it, each scenario in a fresh process. Then a pure engine
-micro-benchmark (one engine, no tables) and the speed-up of the Cython engine
-over the SimPy reference model (rcusim/engine/reference/) on the same small
-configuration, which both must complete identically.
+``--quick``, with every workload cut to a tenth of its length (QUICK_KEYS), each in
+a fresh process as ``python -m rcusim run`` runs it: the engine's events and events
+per second; the ratio of that speed to the bare event queue's at the same mean
+number of pending events, measured in the same process (``heap``: 1.0 would be an
+engine whose model costs nothing beside its queue); the whole process's wall time
+split into start-up (interpreter and imports), build (the engines' input and
+state), engine, results (records read back, metrics) and write (the results
+directory with its figures); and the process's peak memory (resident set).
+
+Then how the engine's time grows with the machine and the workload (SCALING): the
+sync_rcu_10k scenario's default variant over CPU counts (16 tasks per CPU) and task
+counts (64 CPUs), with the exponent of a power law fitted to each (1.0: linear).
+Last, a pure engine micro-benchmark and the speed-up of the Cython engine over the
+SimPy reference model (rcusim/engine/reference/) on the same small configuration,
+which both must complete identically.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import resource
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import numpy as np
+
+from rcusim import _core
 from rcusim.engine.reference.compare import run_both, run_engine, same_requests
 from rcusim.errors import ScenarioError
 from rcusim.input.scenario import load_scenario
+from rcusim.plots import save_result_figures
 from rcusim.results.run import run_scenario
 
-__all__ = ["bench_scenario", "engine_microbench", "reference_speedup", "add_parser", "cmd_bench"]
+__all__ = ["bench_scenario", "scaling", "fitted_exponent", "engine_microbench", "reference_speedup", "add_parser",
+           "cmd_bench"]
 
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
 
@@ -62,22 +76,84 @@ def _quick_overrides(scenario) -> dict:
     return out
 
 
+#: Events the bare event queue processes to measure its speed at one pending count.
+HEAP_OPS = 2_000_000
+
+
 def bench_scenario(path: str, quick: bool) -> dict:
-    """Run one scenario (in the calling process) and measure it."""
+    """Run one scenario and write its results as the command line does (in the calling
+    process), and measure it."""
+    t0 = time.perf_counter()
     scenario = load_scenario(path)
     if quick:
         scenario = load_scenario(path, overrides=_quick_overrides(scenario))
-    t0 = time.perf_counter()
+    load_s = time.perf_counter() - t0
     result = run_scenario(scenario, progress=False)
-    wall = time.perf_counter() - t0
-    events = sum(v.events for v in result.variants.values())
-    engine_s = sum(v.wall_time_s for v in result.variants.values())
-    requests = sum(len(v.requests) for v in result.variants.values())
+    result.table()  # the metrics, as the command line prints them before writing
+    t1 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="rcusim-bench-") as tmp:
+        result.write(Path(tmp) / "out", figures=save_result_figures)
+    write_s = time.perf_counter() - t1
     # ru_maxrss is in KiB on Linux.
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return {"scenario": scenario.name, "variants": len(result.variants), "requests": requests,
-            "events": events, "engine_s": engine_s, "wall_s": wall,
-            "events_per_s": events / engine_s if engine_s > 0 else None, "peak_bytes": peak}
+    variants = result.variants.values()
+    events = sum(v.events for v in variants)
+    engine_s = sum(v.wall_time_s for v in variants)
+    build_s = load_s + sum(v.build_time_s for v in variants)
+    # The bare queue's time for the same events at each variant's mean pending count.
+    heap_s = sum(v.events / _core.eventq_hold_rate(max(1, round(v.mean_pending)), HEAP_OPS)
+                 for v in variants if v.rcu and v.events)
+    return {"scenario": scenario.name, "variants": len(result.variants),
+            "requests": sum(v.request_count for v in variants if v.rcu), "events": events,
+            "events_per_s": events / engine_s if engine_s > 0 else None,
+            "heap_ratio": heap_s / engine_s if heap_s > 0 else None,
+            "build_s": build_s, "engine_s": engine_s, "results_s": t1 - t0 - build_s - engine_s,
+            "write_s": write_s, "peak_bytes": peak}
+
+
+def _timed_in_fresh_process(func, *args) -> dict:
+    """func(*args) in a fresh process, with ``process_s``, the process's whole wall time,
+    and ``startup_s``, what of it func did not measure (interpreter start and imports)."""
+    t0 = time.perf_counter()
+    out = _in_fresh_process(func, *args)
+    out["process_s"] = time.perf_counter() - t0
+    out["startup_s"] = out["process_s"] - out["build_s"] - out["engine_s"] - out["results_s"] - out["write_s"]
+    return out
+
+
+#: The scaling runs: sync_rcu_10k's default variant, by CPU count (16 tasks per CPU,
+#: 50 loops each) and by task count (64 CPUs, 20 loops each); --quick runs the first few.
+SCALING_SCENARIO = SCENARIO_DIR / "sync_rcu_10k.yaml"
+SCALING = {
+    "CPUs": {"sizes": (64, 256, 1024, 4096, 8192),
+             "overrides": lambda n: {"hardware.nr_cpus": n, "workloads.0.tasks": 16 * n, "workloads.0.loops": 50}},
+    "tasks": {"sizes": (1_000, 5_000, 20_000, 80_000),
+              "overrides": lambda n: {"hardware.nr_cpus": 64, "workloads.0.tasks": n, "workloads.0.loops": 20}},
+}
+QUICK_SCALING_POINTS = 3
+
+
+def scaling(what: str, sizes) -> list[dict]:
+    """Engine time and events of the SCALING runs of `what` at each size (best of three
+    below a second of engine time), keeping no request rows."""
+    rows = []
+    for n in sizes:
+        overrides = dict(SCALING[what]["overrides"](n), **{"run.records": "none"})
+        scenario = load_scenario(SCALING_SCENARIO, overrides=overrides)
+        best = None
+        for _ in range(3):
+            v = run_scenario(scenario, variants=["default"], progress=False).variants["default"]
+            if best is None or v.wall_time_s < best.wall_time_s:
+                best = v
+            if v.wall_time_s > 1.0:
+                break
+        rows.append({"size": n, "events": best.events, "engine_s": best.wall_time_s})
+    return rows
+
+
+def fitted_exponent(sizes, values) -> float:
+    """Exponent k of the power law ``value = c * size**k`` fitted by least squares on logs."""
+    return float(np.polyfit(np.log(sizes), np.log(values), 1)[0])
 
 
 def _in_fresh_process(func, *args):
@@ -116,7 +192,7 @@ def add_parser(sub) -> None:
     p.add_argument("--quick", action="store_true",
                    help=f"scaled-down scenarios (each workload's loops, calls or samples / {QUICK_FRACTION})")
     p.add_argument("--scenario", action="append", metavar="FILE",
-                   help="benchmark this scenario instead of the bundled set (repeatable)")
+                   help="benchmark this scenario instead of the bundled set and the scaling runs (repeatable)")
     p.set_defaults(func=cmd_bench)
 
 
@@ -125,13 +201,25 @@ def cmd_bench(args) -> int:
     for p in paths:
         if not p.is_file():
             raise ScenarioError(f"no such file: {str(p)!r}", key="--scenario", allowed="a scenario YAML file")
-    print(f"{'scenario':<26} {'variants':>8} {'requests':>11} {'events':>12} {'engine s':>9} "
-          f"{'events/s':>11} {'wall s':>8} {'peak MiB':>9}")
+    print(f"{'scenario':<24} {'requests':>11} {'events':>11} {'events/s':>11} {'heap':>5} "
+          f"{'process s':>9} {'start-up':>8} {'build':>6} {'engine':>7} {'results':>7} {'write':>6} {'peak MiB':>8}")
     for path in paths:
-        r = _in_fresh_process(bench_scenario, str(path), args.quick)
-        print(f"{r['scenario']:<26} {r['variants']:>8} {r['requests']:>11,} {r['events']:>12,} "
-              f"{r['engine_s']:>9.3f} {r['events_per_s'] or 0:>11,.0f} {r['wall_s']:>8.2f} "
-              f"{r['peak_bytes'] / 2**20:>9.0f}")
+        r = _timed_in_fresh_process(bench_scenario, str(path), args.quick)
+        heap = f"{r['heap_ratio']:.2f}" if r["heap_ratio"] is not None else "-"
+        print(f"{r['scenario']:<24} {r['requests']:>11,} {r['events']:>11,} {r['events_per_s'] or 0:>11,.0f} "
+              f"{heap:>5} {r['process_s']:>9.2f} {r['startup_s']:>8.2f} {r['build_s']:>6.2f} "
+              f"{r['engine_s']:>7.2f} {r['results_s']:>7.2f} {r['write_s']:>6.2f} {r['peak_bytes'] / 2**20:>8.0f}")
+    for what, spec in (SCALING.items() if not args.scenario else ()):
+        sizes = spec["sizes"][:QUICK_SCALING_POINTS] if args.quick else spec["sizes"]
+        rows = scaling(what, sizes)
+        print(f"\nscaling in {what} ({SCALING_SCENARIO.stem}, default variant):")
+        print(f"{what:>8} {'events':>12} {'engine s':>9} {'ns/event':>9}")
+        for row in rows:
+            print(f"{row['size']:>8,} {row['events']:>12,} {row['engine_s']:>9.3f} "
+                  f"{row['engine_s'] / row['events'] * 1e9:>9.0f}")
+        sizes = [row["size"] for row in rows]
+        print(f"fitted exponent: engine time {fitted_exponent(sizes, [row['engine_s'] for row in rows]):.2f}, "
+              f"events {fitted_exponent(sizes, [row['events'] for row in rows]):.2f}")
     m = engine_microbench()
     print(f"\nengine micro-benchmark ({REFERENCE_CONFIG['name']}): {m['events']:,} events in "
           f"{m['engine_s'] * 1e3:.1f} ms, {m['events_per_s']:,.0f} events/s")

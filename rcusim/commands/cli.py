@@ -189,7 +189,7 @@ def _report_incomplete(result, scenario) -> int:
     for name in incomplete:
         spec = scenario.variants[name]
         calls = sum(wl.tasks * wl.loops for wl in sync_loops(spec))
-        done = len(result.variants[name].requests)
+        done = result.variants[name].request_count
         what = f"{done:,} of {calls:,} calls finished" if calls else "its workloads did not finish"
         print(f"rcusim: variant {name} is incomplete: {what} when run.max_sim_time_s "
               f"({spec.run.max_sim_time_s:g} s) stopped it; its results are marked finished: false",

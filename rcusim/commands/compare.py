@@ -121,9 +121,10 @@ def save_overlaid_histogram(sources, labels, path, *, log2: bool = True) -> bool
         return False
     arrays, names = [], []
     for f, label in zip(files, labels):
-        frame = pd.read_parquet(f, columns=["variant", "latency_ns"])
+        frame = pd.read_parquet(f, columns=["variant", "t_start_ns", "t_end_ns"])
         for name, group in frame.groupby("variant", sort=False, observed=True):
-            arrays.append(group["latency_ns"].to_numpy(dtype=np.int64) / 1e3)
+            arrays.append((group["t_end_ns"].to_numpy(dtype=np.int64) - group["t_start_ns"].to_numpy(dtype=np.int64))
+                          / 1e3)
             names.append(f"{label}:{name}")
     fig, ax = agg_figure(figsize=(9, 5.5))
     LatencyHistogramDisplay(arrays, names, log2=log2).plot(ax=ax)

@@ -27,7 +27,7 @@ from rcusim.kernel.timer import lvl_depth
 from rcusim.kernel.topology import Geometry, nocb_groups, rcu_init_geometry
 
 __all__ = ["EngineInput", "engine_input", "Sched", "Tree", "Gp", "Core", "Nocb", "SrNormal", "Exp", "Classic",
-           "Tasks", "ReaderTasks", "Kvfree", "RtLatency", "NoiseInput", "GP_SEQ_INIT"]
+           "Tasks", "ReaderTasks", "Kvfree", "RtLatency", "NoiseInput", "Records", "GP_SEQ_INIT"]
 
 #: The kernel starts rcu_state.gp_seq close to wrap on purpose: (0 - 300) << 2.
 GP_SEQ_INIT = -300 << 2
@@ -255,6 +255,13 @@ class NoiseInput:
 
 
 @_section
+class Records:
+    """records.pxi: which request rows the engine keeps (run.records)."""
+    mode: int                  # _core.RECORDS_MODES
+    sample_below: int          # "sample" keeps a request whose 64-bit hash is below this
+
+
+@_section
 class EngineInput:
     sched: Sched
     tree: Tree
@@ -269,6 +276,7 @@ class EngineInput:
     kvfree: Kvfree
     rt_latency: RtLatency
     noise: NoiseInput
+    records: Records
 
 
 def _sched(spec, fault: int) -> Sched:
@@ -556,6 +564,12 @@ def _noise(spec) -> NoiseInput:
     return NoiseInput(**out)
 
 
+def _records(spec) -> Records:
+    run = spec.run
+    return Records(mode=_core.RECORDS_MODES[run.records],
+                   sample_below=min(round(run.sample_fraction * 2**64), 2**64 - 1))
+
+
 def engine_input(spec, fault: int = 0, kfree_chunk: int = 0) -> tuple[EngineInput, Geometry]:
     """The engine's input for one variant, and the rcu_node geometry it was built from."""
     p = spec.params
@@ -563,5 +577,5 @@ def engine_input(spec, fault: int = 0, kfree_chunk: int = 0) -> tuple[EngineInpu
     inp = EngineInput(sched=_sched(spec, fault), tree=_tree(spec, geom), gp=_gp(spec), core=_core_section(spec),
                       nocb=_nocb(spec), sr_normal=_sr_normal(spec), exp=_exp(spec), classic=_classic(spec),
                       tasks=_tasks(spec), readers=_readers(spec), kvfree=_kvfree(spec, kfree_chunk),
-                      rt_latency=_rt_latency(spec), noise=_noise(spec))
+                      rt_latency=_rt_latency(spec), noise=_noise(spec), records=_records(spec))
     return inp, geom

@@ -21,8 +21,10 @@ from rcusim.input.scenario import Scenario
 #: Events per engine call between progress updates.
 EVENT_CHUNK = 2_000_000
 
-#: Rough bytes of engine state per task and per CPU, for the up-front memory check.
-BYTES_PER_REQUEST = 32
+#: Rough bytes per kept request row, per task and per CPU, for the up-front memory check.
+#: A row is 25 bytes in the engine's arrays, which become the frame's columns, plus the
+#: frame's latency_ns (8) and the Parquet writer's variant column (4).
+BYTES_PER_ROW = 40
 BYTES_PER_TASK = 160
 BYTES_PER_CPU = 600
 
@@ -44,12 +46,16 @@ def kfree_flood(spec):
     return next((wl for wl in spec.workloads if isinstance(wl, KfreeRcuFlood)), None)
 
 
-def estimate_memory_bytes(spec) -> int:
-    """Up-front estimate of a variant's peak memory (engine records + frames)."""
+def kept_rows(spec) -> int:
+    """Request rows a variant is expected to keep under its ``run.records``."""
     requests = sum(wl.tasks * wl.loops for wl in sync_loops(spec))
+    return {"all": requests, "sample": round(requests * spec.run.sample_fraction), "none": 0}[spec.run.records]
+
+
+def estimate_memory_bytes(spec) -> int:
+    """Up-front estimate of a variant's peak memory (request rows + engine state)."""
     tasks = sum(wl.tasks for wl in sync_loops(spec)) + spec.hardware.nr_cpus
-    # Records are copied once into NumPy and once into the DataFrame.
-    return requests * BYTES_PER_REQUEST * 3 + tasks * BYTES_PER_TASK + spec.hardware.nr_cpus * BYTES_PER_CPU
+    return kept_rows(spec) * BYTES_PER_ROW + tasks * BYTES_PER_TASK + spec.hardware.nr_cpus * BYTES_PER_CPU
 
 
 def check_memory(scenario: Scenario, limit_bytes: int | None = None) -> None:
@@ -61,8 +67,8 @@ def check_memory(scenario: Scenario, limit_bytes: int | None = None) -> None:
         if need > limit_bytes:
             raise ScenarioError(
                 f"variants.{name}: needs about {need / 2**30:.1f} GiB of memory "
-                f"(tasks x loops requests), more than the {limit_bytes / 2**30:.1f} GiB available; "
-                "allowed: fewer tasks or loops"
+                f"(tasks x loops request rows), more than the {limit_bytes / 2**30:.1f} GiB available; "
+                "allowed: fewer tasks or loops, or run.records: sample or none"
             )
 
 
@@ -96,9 +102,15 @@ class EngineRun:
 
     reason: int
     """Why the last ``Engine.run`` returned (an ``ExitReason``)."""
+    build_time_s: float
+    """Host wall-clock time building the engine took."""
     wall_time_s: float
+    mean_pending: float
+    """Mean number of events queued when the engine took one (Engine.mean_pending)."""
     requests: dict
     gps: dict
+    digest: dict
+    """Every request's latency digest by primitive (Engine.latency_digest())."""
     counters: dict
     safety: dict
     probe_latencies_ns: np.ndarray
@@ -124,7 +136,9 @@ def run_engine(name: str, spec, seed: int, progress: Callable[[int], None] | Non
     With `trace_limit`, the engine records up to that many trace events
     (see rcusim.results.trace); a run that would record more is refused.
     """
+    t0 = time.perf_counter()
     engine, info = build_engine(spec, seed, kfree_chunk=kfree_chunk)
+    build = time.perf_counter() - t0
     if trace_limit:
         engine.trace_enable(trace_limit)
     until_ns = round(spec.run.max_sim_time_s * 1e9)
@@ -154,7 +168,8 @@ def run_engine(name: str, spec, seed: int, progress: Callable[[int], None] | Non
                  "use_softirq": bool(spec.params.use_softirq), "nr_cpus": spec.hardware.nr_cpus,
                  "signed_gp_seq": bool(spec.params.switches.trace_signed_gp_seq)}
     out = EngineRun(
-        reason=reason, wall_time_s=wall, requests=engine.requests(), gps=engine.grace_periods(),
+        reason=reason, build_time_s=build, wall_time_s=wall, mean_pending=engine.mean_pending, requests=engine.requests(), gps=engine.grace_periods(),
+        digest=engine.latency_digest(),
         counters=engine.counters(), safety=engine.safety(), probe_latencies_ns=engine.probe_latencies(),
         sim_time_ns=engine.now, completion_ns=engine.completion_ns,
         kvfree=engine.kvfree_results() if kfree_flood(spec) is not None else None, trace=trace,

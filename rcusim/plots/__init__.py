@@ -34,7 +34,7 @@ def save_result_figures(result, outdir: str | os.PathLike, *, log2: bool | None 
     seed's tables as markers) and ``kvfree_memory.png`` (memory not yet freed
     over time, one line per variant) for those tables.
     """
-    if any(v.rcu and len(v.requests) for v in result.variants.values()):
+    if any(v.rcu and v.request_count for v in result.variants.values()):
         save_latency_histogram(result, os.path.join(outdir, "latency_hist.png"), log2=log2)
     if any(v.trace is not None for v in result.variants.values()):
         save_gp_timeline(result, os.path.join(outdir, "gp_timeline.png"))

@@ -42,6 +42,12 @@ _NARROW_INDEX_MAX = 32
 # log2) keeps values such as 2**53 - 1 in the right bucket.
 _BUCKET_STARTS = np.array([1 << k for k in range(63)], dtype=np.int64)
 
+# Below this, log2_histogram() counts values one by one before summing buckets.
+_BY_VALUE_MAX = 1 << 24
+
+# Values linear_histogram() buckets at a time.
+_SLICE = 1 << 20
+
 
 def _as_nonnegative_integers(values) -> np.ndarray:
     """Return *values* as a 1-D int64 array, flooring floats.
@@ -57,8 +63,11 @@ def _as_nonnegative_integers(values) -> np.ndarray:
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)):
             raise ValueError("histogram values must be finite")
-        arr = np.floor(arr)
-    elif arr.dtype.kind not in "iub" and arr.size > 0:
+        if arr.size > 0 and arr.min() < 0:
+            raise ValueError(f"histogram values must be >= 0, got {int(np.floor(arr.min()))}")
+        # Truncating a non-negative float is flooring it.
+        return arr.astype(np.int64)
+    if arr.dtype.kind not in "iub" and arr.size > 0:
         raise ValueError(f"histogram values must be numbers, got dtype {arr.dtype}")
     arr = arr.astype(np.int64, copy=False)
     if arr.size > 0 and arr.min() < 0:
@@ -114,7 +123,7 @@ def log2_bucket_bounds(slot: int) -> tuple[int, int]:
     return low, high
 
 
-def log2_histogram(values) -> np.ndarray:
+def log2_histogram(values, weights=None) -> np.ndarray:
     """Count values per log2 bucket, as ``BPF_HISTOGRAM`` + ``bpf_log2l()``.
 
     Parameters
@@ -122,6 +131,8 @@ def log2_histogram(values) -> np.ndarray:
     values : array_like of int
         Non-negative integers, e.g. latencies in whole microseconds
         (floats are floored first).
+    weights : array_like of int, optional
+        How many times each value counts (default: once).
 
     Returns
     -------
@@ -130,8 +141,18 @@ def log2_histogram(values) -> np.ndarray:
         :func:`log2_bucket_bounds` for the range of each bucket.
         ``counts[0]`` is always 0, as in bcc.
     """
-    slots = log2_slot(values)
-    return np.bincount(slots, minlength=LOG2_INDEX_MAX).astype(np.int64)
+    arr = _as_nonnegative_integers(values)
+    if weights is not None:
+        return np.bincount(log2_slot(arr), weights=weights, minlength=LOG2_INDEX_MAX).astype(np.int64)
+    if arr.size == 0 or arr.max() >= _BY_VALUE_MAX:
+        return np.bincount(log2_slot(arr), minlength=LOG2_INDEX_MAX).astype(np.int64)
+    # Small values (latencies in µs): count each value, then add up each bucket's
+    # range, in one pass over the values and without a temporary per value.
+    by_value = np.bincount(arr)
+    starts = [0] + [1 << (i - 1) for i in range(2, LOG2_INDEX_MAX) if 1 << (i - 1) < by_value.size]
+    counts = np.zeros(LOG2_INDEX_MAX, dtype=np.int64)
+    counts[1 : 1 + len(starts)] = np.add.reduceat(by_value, starts)
+    return counts
 
 
 def _stars(val: int, val_max: int, width: int) -> str:
@@ -229,7 +250,8 @@ def format_log2_histogram(values, unit: str = "usecs", *, strip_leading_zero: bo
     return format_log2_counts(log2_histogram(values), unit, strip_leading_zero=strip_leading_zero)
 
 
-def linear_histogram(values, bucket_width: float, *, start: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+def linear_histogram(values, bucket_width: float, *, start: float | None = None,
+                     weights=None) -> tuple[np.ndarray, np.ndarray]:
     """Count values in fixed-width buckets ``[start + k*w, start + (k+1)*w)``.
 
     Parameters
@@ -242,6 +264,8 @@ def linear_histogram(values, bucket_width: float, *, start: float | None = None)
         Lower edge of the first bucket. By default the multiple of
         *bucket_width* at or below the smallest value, so that several
         histograms with the same width share their edges.
+    weights : array_like of int, optional
+        How many times each value counts (default: once).
 
     Returns
     -------
@@ -262,7 +286,12 @@ def linear_histogram(values, bucket_width: float, *, start: float | None = None)
         start = np.floor(arr.min() / bucket_width) * bucket_width
     if arr.min() < start:
         raise ValueError(f"start {start} is above the smallest value {arr.min()}")
-    index = np.floor((arr - start) / bucket_width).astype(np.int64)
-    counts = np.bincount(index).astype(np.int64)
-    edges = start + bucket_width * np.arange(counts.size + 1, dtype=np.float64)
+    n = int(np.floor((arr.max() - start) / bucket_width)) + 1
+    counts = np.zeros(n, dtype=np.int64)
+    # In slices, so that millions of values need no temporary of their own size.
+    for i in range(0, arr.size, _SLICE):
+        index = np.floor((arr[i : i + _SLICE] - start) / bucket_width).astype(np.int64)
+        w = None if weights is None else weights[i : i + _SLICE]
+        counts += np.bincount(index, weights=w, minlength=n).astype(np.int64)
+    edges = start + bucket_width * np.arange(n + 1, dtype=np.float64)
     return edges, counts

@@ -27,6 +27,7 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Callable
 
@@ -35,13 +36,18 @@ import pandas as pd
 
 from rcusim import _core
 from rcusim.engine.rcuscale import rcuscale_line
-from rcusim.results.histogram import format_log2_histogram
+from rcusim.results.digest import FINE_RELATIVE_ERROR, digest_of, fine_percentiles
+from rcusim.results.histogram import format_log2_counts
 
 #: Value of the ``primitive`` column for each ``synchronize_rcu*()`` kind.
 PRIMITIVE_NAMES = {code: name for name, code in _core.PRIMITIVES.items()}
 
 #: Columns every ``requests`` frame must have.
 REQUEST_COLUMNS = ("task", "cpu", "primitive", "t_start_ns", "t_end_ns", "latency_ns")
+
+#: Columns of a frame that ``write`` leaves out of its Parquet file: they are derived
+#: from others (``latency_ns = t_end_ns - t_start_ns``).
+DERIVED_COLUMNS = {"requests": ("latency_ns",)}
 
 #: Columns every ``gps`` frame must have.
 GP_COLUMNS = ("gp_seq", "t_start_ns", "t_end_ns", "expedited", "fqs_scans", "last_qs")
@@ -107,6 +113,7 @@ def make_requests_frame(task, cpu, primitive, t_start_ns, t_end_ns) -> pd.DataFr
     """
     t_start = np.asarray(t_start_ns, dtype=np.int64)
     t_end = np.asarray(t_end_ns, dtype=np.int64)
+    # The engine's arrays become the columns as they are: no copy of millions of rows.
     return pd.DataFrame(
         {
             "task": np.asarray(task, dtype=np.int32),
@@ -115,7 +122,8 @@ def make_requests_frame(task, cpu, primitive, t_start_ns, t_end_ns) -> pd.DataFr
             "t_start_ns": t_start,
             "t_end_ns": t_end,
             "latency_ns": t_end - t_start,
-        }
+        },
+        copy=False,
     )
 
 
@@ -205,15 +213,34 @@ def latency_stats_us(latency_ns) -> dict:
         or None when there are no latencies.
     """
     lat_us = np.asarray(latency_ns, dtype=np.int64) / 1e3
-    keys = ["min", "mean"] + [f"p{q}" for q in LATENCY_PERCENTILES] + ["max"]
     if lat_us.size == 0:
-        return {"count": 0, **{k: None for k in keys}}
-    pct = np.percentile(lat_us, LATENCY_PERCENTILES, method="linear")
-    stats = {"count": int(lat_us.size), "min": lat_us.min(), "mean": lat_us.mean()}
-    for q, value in zip(LATENCY_PERCENTILES, pct):
-        stats[f"p{q}"] = value
-    stats["max"] = lat_us.max()
-    return {k: (v if k == "count" else _round_or_none(v, _US_DECIMALS)) for k, v in stats.items()}
+        return _latency_stats(0, {})
+    stats = {"min": lat_us.min(), "mean": lat_us.mean(), "max": lat_us.max()}
+    # lat_us is ours: let the selection reorder it rather than copy millions of values.
+    pct = np.percentile(lat_us, LATENCY_PERCENTILES, method="linear", overwrite_input=True)
+    stats.update({f"p{q}": value for q, value in zip(LATENCY_PERCENTILES, pct)})
+    return _latency_stats(lat_us.size, stats)
+
+
+def digest_stats_us(digest: dict) -> dict:
+    """:func:`latency_stats_us` of every request of a latency digest
+    (:mod:`rcusim.results.digest`): count, min, mean and max exact, percentiles read from
+    its log-linear histogram (within :data:`~rcusim.results.digest.FINE_RELATIVE_ERROR`)."""
+    count = sum(d["count"] for d in digest.values())
+    if count == 0:
+        return _latency_stats(0, {})
+    stats = {"min": min(d["min_ns"] for d in digest.values()) / 1e3,
+             "mean": sum(d["sum_ns"] for d in digest.values()) / count / 1e3,
+             "max": max(d["max_ns"] for d in digest.values()) / 1e3}
+    pct = fine_percentiles(sum(d["fine"] for d in digest.values()), LATENCY_PERCENTILES)
+    stats.update({f"p{q}": value / 1e3 for q, value in zip(LATENCY_PERCENTILES, pct)})
+    return _latency_stats(count, stats)
+
+
+def _latency_stats(count: int, stats_us: dict) -> dict:
+    """The ``latency_us`` dict in its key order, values rounded to the nanosecond."""
+    keys = ["min", "mean"] + [f"p{q}" for q in LATENCY_PERCENTILES] + ["max"]
+    return {"count": int(count), **{k: _round_or_none(stats_us.get(k), _US_DECIMALS) for k in keys}}
 
 
 def normal_gp_stats(gps: pd.DataFrame) -> dict | None:
@@ -323,8 +350,8 @@ class VariantResult:
     """Variant name, as written in the scenario."""
 
     requests: pd.DataFrame
-    """One row per completed request: columns :data:`REQUEST_COLUMNS`
-    (``task`` int32, ``cpu`` int32, ``primitive`` int8, times int64 ns)."""
+    """One row per completed request (or per kept one, see :attr:`records`): columns
+    :data:`REQUEST_COLUMNS` (``task`` int32, ``cpu`` int32, ``primitive`` int8, times int64 ns)."""
 
     gps: pd.DataFrame
     """One row per completed grace period: columns :data:`GP_COLUMNS`."""
@@ -338,6 +365,12 @@ class VariantResult:
 
     wall_time_s: float = 0.0
     """Host wall-clock time the run took; differs from run to run."""
+
+    build_time_s: float = 0.0
+    """Host wall-clock time building the engine took; differs from run to run."""
+
+    mean_pending: float = 0.0
+    """Mean number of events queued when the engine took one (for ``bench``)."""
 
     sim_time_ns: int = 0
     """Simulated time at the end of the run."""
@@ -353,6 +386,14 @@ class VariantResult:
     ``kvfree_memory``: bytes allocated by kvfree_rcu() floods and not yet freed,
     ``t_ns`` and ``bytes``),
     each written to ``<name>.parquet`` with the other variants' rows."""
+
+    records: str = "all"
+    """Which requests have a row in :attr:`requests` (``run.records``): ``all``, a
+    ``sample`` of them or ``none``."""
+
+    latency_digest: dict | None = None
+    """Every request's latency digest by primitive code (see :mod:`rcusim.results.digest`);
+    None to compute it from :attr:`requests`, which then must hold every request."""
 
     table_metrics: tuple = ()
     """Keys of :attr:`extra_metrics` that :meth:`Result.table` shows, nested
@@ -370,6 +411,27 @@ class VariantResult:
     def __post_init__(self):
         _check_columns(self.requests, REQUEST_COLUMNS, f"variant {self.name!r}: requests")
         _check_columns(self.gps, GP_COLUMNS, f"variant {self.name!r}: gps")
+        if self.records != "all" and self.latency_digest is None:
+            raise ValueError(f"variant {self.name!r}: records {self.records!r} needs a latency digest")
+
+    def __setattr__(self, name, value):
+        # metrics and digest are computed once; replacing a field computes them anew.
+        super().__setattr__(name, value)
+        self.__dict__.pop("metrics", None)
+        self.__dict__.pop("digest", None)
+
+    @cached_property
+    def digest(self) -> dict:
+        """Every request's latency digest by primitive code: :attr:`latency_digest`, or
+        computed once from :attr:`requests`."""
+        if self.latency_digest is not None:
+            return self.latency_digest
+        return digest_of(self.requests["primitive"].to_numpy(), self.requests["latency_ns"].to_numpy())
+
+    @property
+    def request_count(self) -> int:
+        """Completed requests, whether or not :attr:`requests` keeps their rows."""
+        return sum(d["count"] for d in self.digest.values())
 
     @property
     def events_per_s(self) -> float | None:
@@ -396,22 +458,21 @@ class VariantResult:
         grace period; this ratio keys on the primitive called, not on the
         kind that served it.
         """
-        primitive = self.requests["primitive"].to_numpy()
-        if primitive.size == 0:
+        if self.request_count == 0:
             return None
         expedited = self.gps["expedited"].to_numpy(dtype=bool)
         n_gps = 0
-        if np.any(primitive == 0):
+        if 0 in self.digest:
             n_gps += int(np.count_nonzero(~expedited))
-        if np.any(primitive == 1):
+        if 1 in self.digest:
             n_gps += int(np.count_nonzero(expedited))
         if n_gps == 0:
             return None
-        return primitive.size / n_gps
+        return self.request_count / n_gps
 
-    @property
+    @cached_property
     def metrics(self) -> dict:
-        """Headline numbers of this variant, ready for JSON.
+        """Headline numbers of this variant, ready for JSON, computed once.
 
         Returns
         -------
@@ -433,7 +494,8 @@ class VariantResult:
         metrics = {
             # An incomplete run (stopped by run.max_sim_time_s) has no completion time.
             "completion_time_s": _round_or_none(self.completion_time_ns / 1e9, _S_DECIMALS) if finished else None,
-            "latency_us": latency_stats_us(self.requests["latency_ns"].to_numpy()),
+            "latency_us": (latency_stats_us(self.requests["latency_ns"].to_numpy()) if self.records == "all"
+                           else digest_stats_us(self.digest)),
             "grace_periods": int(np.count_nonzero(~expedited)),
             "expedited_grace_periods": int(np.count_nonzero(expedited)),
             "batching": _round_or_none(self.batching, _RATIO_DECIMALS),
@@ -591,7 +653,7 @@ class Result:
         rows = []
         if any(v.rcu for v in self.variants.values()):
             rows.append(("completion time (s)", lambda v, m: m.get("completion_time_s")))
-        if any(len(v.requests) for v in self.variants.values()):
+        if any(v.rcu and v.request_count for v in self.variants.values()):
             rows.append(("latency count", lambda v, m: m.get("latency_us", {}).get("count")))
             for key in ["min", "mean"] + [f"p{q}" for q in LATENCY_PERCENTILES] + ["max"]:
                 rows.append((f"latency {key} (µs)", lambda v, m, key=key: m.get("latency_us", {}).get(key)))
@@ -684,20 +746,17 @@ class Result:
                 out += [""] + [f"{key + ':':<26}{value}" for key, value in _numeric_leaves(m).items()]
                 out.append(f"{'events:':<26}{int(v.events)}")
                 continue
-            primitive = v.requests["primitive"].to_numpy()
-            latency_ns = v.requests["latency_ns"].to_numpy().astype(np.int64)
-            if primitive.size == 0:
+            if not v.digest:
                 out += ["", "no completed requests"]
-            for code in sorted(int(p) for p in np.unique(primitive)):
-                lat = latency_ns[primitive == code]
+            for code, d in sorted(v.digest.items()):
                 out += ["", f"Function = {PRIMITIVE_NAMES.get(code, f'primitive {code}')}"]
                 # funclatency -u divides each duration by 1000 in integer
                 # arithmetic before bucketing, and sums the raw nanoseconds.
-                out.append(format_log2_histogram(lat // 1000, "usecs"))
-                total_ns = int(lat.sum())
+                out.append(format_log2_counts(d["log2_us"], "usecs"))
+                total_ns, count = d["sum_ns"], d["count"]
                 out += [
                     "",
-                    f"avg = {total_ns // (1000 * lat.size)} usecs, total: {total_ns // 1000} usecs, count: {lat.size}",
+                    f"avg = {total_ns // (1000 * count)} usecs, total: {total_ns // 1000} usecs, count: {count}",
                 ]
             lat = m["latency_us"]
             out += [
@@ -705,7 +764,9 @@ class Result:
                 f"completion time:          {_fmt(m['completion_time_s'])} s",
                 f"requests:                 {lat['count']}",
                 "latency (µs):             "
-                + "  ".join(f"{k} {_fmt(lat[k])}" for k in ["min", "mean", "p50", "p90", "p99", "max"]),
+                + "  ".join(f"{k} {_fmt(lat[k])}" for k in ["min", "mean", "p50", "p90", "p99", "max"])
+                + ("" if v.records == "all" else
+                   f"  (records: {v.records}; percentiles within {FINE_RELATIVE_ERROR:.2%})"),
                 f"grace periods:            {m['grace_periods']} normal, {m['expedited_grace_periods']} expedited",
                 f"batching (requests/GP):   {_fmt(m['batching'])}",
             ]
@@ -741,12 +802,19 @@ class Result:
         try:
             for name in names:
                 frame = getattr(self.variants[name], table)
-                columns = {c: pa.array(frame[c].to_numpy()) for c in frame.columns}
+                columns = {c: pa.array(frame[c].to_numpy()) for c in frame.columns
+                           if c not in DERIVED_COLUMNS.get(table, ())}
                 indices = pa.array(np.full(len(frame), names.index(name), dtype=np.int32))
                 variant = pa.DictionaryArray.from_arrays(indices, pa.array(names), )
                 batch = pa.table({"variant": variant.cast(variant_type), **columns})
                 if writer is None:
-                    writer = pq.ParquetWriter(path, batch.schema)
+                    # Times grow from row to row: delta encoding stores each in a few bits,
+                    # where a dictionary of millions of distinct values would be tried and
+                    # dropped; the few-valued columns (variant, task, CPU, ...) keep theirs.
+                    delta = [f.name for f in batch.schema if f.type == pa.int64()]
+                    writer = pq.ParquetWriter(path, batch.schema,
+                                              use_dictionary=[c for c in batch.column_names if c not in delta],
+                                              column_encoding=dict.fromkeys(delta, "DELTA_BINARY_PACKED"))
                 writer.write_table(batch)
         finally:
             if writer is not None:
@@ -755,8 +823,8 @@ class Result:
     def write(self, outdir: str | os.PathLike, *, figures: Callable[["Result", Path], None] | None = None) -> Path:
         """Write the result files into *outdir*, replacing it as a whole.
 
-        Files: ``summary.json``, ``latencies.parquet`` (all requests with a
-        ``variant`` column), ``gps.parquet``, one Parquet file per table and
+        Files: ``summary.json``, ``latencies.parquet`` (the requests kept, with a
+        ``variant`` column and without :data:`DERIVED_COLUMNS`), ``gps.parquet``, one Parquet file per table and
         ``report.txt``, plus what `figures` writes (the command line passes
         :func:`rcusim.plots.save_result_figures`).
 

@@ -32,7 +32,7 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
     run = run_engine(name, spec, seed, progress, check, kfree_chunk, trace_limit)
     req, gps, counters, kv = run.requests, run.gps, run.counters, run.kvfree
     completion_ns = run.completion_ns
-    extra = {"finished": run.reason == ExitReason.DONE, **time_breakdown(req, gps)}
+    extra = {"finished": run.reason == ExitReason.DONE, **time_breakdown(run.digest, gps)}
     if any(isinstance(wl, RtLatencyProbe) for wl in spec.workloads):
         extra["sched_latency_us"] = sched_latency_stats_us(run.probe_latencies_ns)
         completion_ns = max(completion_ns, run.sim_time_ns)  # the run ends when the probes have their samples
@@ -49,11 +49,15 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
     return VariantResult(
         name=name,
         requests=make_requests_frame(req["task"], req["cpu"], req["primitive"], req["t_start_ns"], req["t_end_ns"]),
+        records=spec.run.records,
+        latency_digest=run.digest,
         gps=make_gps_frame(gps["gp_seq"], gps["t_start_ns"], gps["t_end_ns"], gps["expedited"], gps["fqs_scans"],
                            gps["last_qs"]),
         counters=counters,
         events=counters["events"],
         wall_time_s=run.wall_time_s,
+        build_time_s=run.build_time_s,
+        mean_pending=run.mean_pending,
         sim_time_ns=run.sim_time_ns,
         completion_time_ns=completion_ns,
         extra_metrics=extra,
@@ -99,40 +103,28 @@ def run_membarrier_variant(name: str, spec, seed: int) -> VariantResult:
     )
 
 
-def time_breakdown(req: dict, gps: dict) -> dict:
+def time_breakdown(digest: dict, gps: dict) -> dict:
     """Where each primitive's latency went, in mean microseconds per request.
 
-    Each request is matched with the GP that satisfied its snapshot (the GP
-    whose end value equals it): ``before_gp`` runs from the call to that GP's
-    start (funnel, mutex and earlier GPs), ``qs_round`` from its start until
-    the last quiescent state reached the root (IPIs or FQS scans), ``gp_end``
-    from there to its rcu_seq_end(), and ``wakeup`` from then until the caller
+    The engine matches each request with the GP that satisfied its snapshot (the
+    GP whose end value equals it) as the request returns, and sums (see
+    ``Engine.latency_digest()``): ``before_gp`` runs from the call to that GP's
+    start (funnel, mutex and earlier GPs), ``qs_round`` from its start until the
+    last quiescent state reached the root (IPIs or FQS scans), ``gp_end`` from
+    there to its rcu_seq_end(), and ``wakeup`` from then until the caller
     returned. Also IPIs per expedited GP.
     """
     out = {}
-    end_value = (gps["gp_seq"] | 3) + 1  # rcu_seq_endval() of the in-progress value
     for prim, label, expedited in ((0, "normal", False), (1, "expedited", True)):
-        sel = req["primitive"] == prim
-        mine = gps["expedited"] == expedited
-        if not sel.any() or not mine.any():
+        matched = digest[prim]["breakdown"]["matched"] if prim in digest else 0
+        if matched == 0:
             continue
-        order = np.argsort(end_value[mine], kind="stable")
-        ends = end_value[mine][order]
-        k = np.searchsorted(ends, req["gp_seq_snap"][sel])
-        ok = (k < ends.size) & (ends[np.minimum(k, ends.size - 1)] == req["gp_seq_snap"][sel])
-        if not ok.any():
-            continue
-        rows = order[k[ok]]
-        g0, gq, g1 = (gps[c][mine][rows] for c in ("t_start_ns", "t_qs_ns", "t_end_ns"))
-        t0, t1 = req["t_start_ns"][sel][ok], req["t_end_ns"][sel][ok]
-        out[f"{label}_time_us"] = {
-            "before_gp": round(float(np.mean(g0 - t0)) / 1e3, 3),
-            "qs_round": round(float(np.mean(gq - g0)) / 1e3, 3),
-            "gp_end": round(float(np.mean(g1 - gq)) / 1e3, 3),
-            "wakeup": round(float(np.mean(t1 - g1)) / 1e3, 3),
-        }
+        # Integer sums divided once: the exact mean, correctly rounded.
+        sums = digest[prim]["breakdown"]["sums_ns"]
+        out[f"{label}_time_us"] = {key: round(total / matched / 1e3, 3)
+                                   for key, total in zip(("before_gp", "qs_round", "gp_end", "wakeup"), sums)}
         if expedited:
-            out["ipis_per_expedited_gp"] = round(float(np.mean(gps["ipis"][mine])), 3)
+            out["ipis_per_expedited_gp"] = round(float(np.mean(gps["ipis"][gps["expedited"]])), 3)
     return out
 
 

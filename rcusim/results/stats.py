@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 __all__ = ["mean_ci"]
 
@@ -21,5 +20,7 @@ def mean_ci(values) -> tuple[float, float]:
         return math.nan, math.nan
     if x.size == 1:
         return float(x[0]), math.nan
+    from scipy import stats  # imported here: scipy.stats takes most of a second to import
+
     t = stats.t.ppf(0.975, x.size - 1)
     return float(x.mean()), float(t * x.std(ddof=1) / math.sqrt(x.size))
