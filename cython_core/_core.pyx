@@ -485,7 +485,8 @@ cdef class Engine:
         ``max_ns`` of the latencies; ``log2_us`` (bcc's log2 histogram of whole µs) and
         ``fine`` (the log-linear histogram of ns, latency.pxd) as NumPy arrays; and
         ``breakdown``: ``matched`` requests (those whose snapshot a recorded GP ended) and
-        the ``sums_ns`` of call to GP start, GP start to all QS, to GP end, to return."""
+        the ``sums_ns`` of call to GP start, GP start to all QS, to GP end, to the wake-up
+        asked, to the caller queued, to its running again."""
         cdef int p
         out = {}
         for p in range(2):
@@ -496,7 +497,7 @@ cdef class Engine:
                 "min_ns": self.lat_min_ns[p], "max_ns": self.lat_max_ns[p],
                 "log2_us": np.array([self.lat_log2_us[p][k] for k in range(LOG2_SLOTS)], dtype=np.int64),
                 "fine": np.asarray(<i64[:FINE_SLOTS]> self.lat_fine[p]).copy(),
-                "breakdown": {"matched": self.bd_n[p], "sums_ns": [self.bd_sum_ns[p][k] for k in range(4)]},
+                "breakdown": {"matched": self.bd_n[p], "sums_ns": [self.bd_sum_ns[p][k] for k in range(6)]},
             }
         return out
 

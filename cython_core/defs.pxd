@@ -174,6 +174,8 @@ cdef struct ent_t:
     int32_t loops_left   # synchronize_rcu() calls still to make
     int32_t link         # srs_* list link (wake_from_gp path)
     i64 t_call           # when the current synchronize_rcu() started (ns)
+    i64 t_woken          # when its last wake-up was asked (try_to_wake_up() by the waker, ns)
+    i64 t_queued         # when that wake-up put it on a run queue (ns)
     i64 req_s            # the gp_seq (or expedited_sequence) snapshot it waits for
     int32_t fl_held      # expedited funnel: the mutex it holds, -1 if none
     int32_t fl_next      # ... and the one it is waiting for

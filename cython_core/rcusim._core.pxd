@@ -305,7 +305,7 @@ cdef class Engine:
     cdef i64 lat_log2_us[2][LOG2_SLOTS]   # ... bcc's log2 histogram of whole µs,
     cdef i64 *lat_fine[2]         # ... a log-linear histogram (FINE_SUB_BITS per octave),
     cdef i64 bd_n[2]              # ... and, for those matched with the GP of their snapshot,
-    cdef i64 bd_sum_ns[2][4]      # sums of call->GP start, ->all QS, ->GP end, ->return
+    cdef i64 bd_sum_ns[2][6]      # sums of call->GP start, ->all QS, ->GP end, ->wake-up asked, ->queued, ->running
     cdef i64 *gprec_seq
     cdef i64 *gprec_start
     cdef i64 *gprec_end

@@ -105,7 +105,7 @@ cdef void record_request(Engine self, int e, i64 t_end) except *:
     cdef int prim = self.wl_prim[self.task_wl[e]]
     cdef i64 t_call = self.ents[e].t_call
     cdef i64 lat = t_end - t_call
-    cdef i64 g = satisfying_gp(self, prim, self.ents[e].req_s)
+    cdef i64 g = satisfying_gp(self, prim, self.ents[e].req_s), woken, queued
     cdef u64 nth = self.lat_count[0] + self.lat_count[1]
     self.lat_count[prim] += 1
     self.lat_sum_ns[prim] += lat
@@ -118,7 +118,13 @@ cdef void record_request(Engine self, int e, i64 t_end) except *:
         self.bd_sum_ns[prim][0] += self.gprec_start[g] - t_call
         self.bd_sum_ns[prim][1] += self.gprec_qs[g] - self.gprec_start[g]
         self.bd_sum_ns[prim][2] += self.gprec_end[g] - self.gprec_qs[g]
-        self.bd_sum_ns[prim][3] += t_end - self.gprec_end[g]
+        # The caller's last wake-up, if it came after this GP's end (a call that
+        # never slept counts all of its return as run-queue time).
+        woken = min(max(self.ents[e].t_woken, self.gprec_end[g]), t_end)
+        queued = min(max(self.ents[e].t_queued, woken), t_end)
+        self.bd_sum_ns[prim][3] += woken - self.gprec_end[g]
+        self.bd_sum_ns[prim][4] += queued - woken
+        self.bd_sum_ns[prim][5] += t_end - queued
     if self.records_mode == RECORDS_ALL or (self.records_mode == RECORDS_SAMPLE
                                             and splitmix64(nth) < self.sample_below):
         if self.req_n == self.req_cap:

@@ -253,6 +253,7 @@ cdef void wake(Engine self, int e, int from_cpu, i64 t) except *:
         return
     ep.state = ST_RUNNABLE
     self.n_wakeups += 1
+    ep.t_woken = t
     if ep.aff >= 0 and is_fair(self, e):
         c = select_task_rq_fair(self, e, from_cpu)
         if c != ep.cpu:
@@ -281,6 +282,7 @@ cdef void ev_wake(Engine self, int e, i64 pending) except *:
     c = ep.cpu
     if self.n_unbound:
         update_avg_idle(self, c)
+    ep.t_queued = self.now
     enqueue(self, e)
     if self.n_unbound and nr_running(self, c) >= 2:
         self.rd_overload = 1

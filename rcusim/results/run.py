@@ -103,6 +103,10 @@ def run_membarrier_variant(name: str, spec, seed: int) -> VariantResult:
     )
 
 
+#: The parts of a call's latency, in order (time_breakdown()).
+BREAKDOWN_PARTS = ("before_gp", "qs_round", "gp_end", "callback", "wakeup", "runqueue")
+
+
 def time_breakdown(digest: dict, gps: dict) -> dict:
     """Where each primitive's latency went, in mean microseconds per request.
 
@@ -111,8 +115,11 @@ def time_breakdown(digest: dict, gps: dict) -> dict:
     ``Engine.latency_digest()``): ``before_gp`` runs from the call to that GP's
     start (funnel, mutex and earlier GPs), ``qs_round`` from its start until the
     last quiescent state reached the root (IPIs or FQS scans), ``gp_end`` from
-    there to its rcu_seq_end(), and ``wakeup`` from then until the caller
-    returned. Also IPIs per expedited GP.
+    there to its rcu_seq_end(), ``callback`` from then until the caller's
+    wake-up is asked (callback invocation by rcuop or softirq, or the waker's
+    turn to run), ``wakeup`` until that wake-up queues the caller on a run queue
+    (remote wake-up, IPI), and ``runqueue`` until the caller runs again (idle
+    exit, waiting behind other entities). Also IPIs per expedited GP.
     """
     out = {}
     for prim, label, expedited in ((0, "normal", False), (1, "expedited", True)):
@@ -122,7 +129,7 @@ def time_breakdown(digest: dict, gps: dict) -> dict:
         # Integer sums divided once: the exact mean, correctly rounded.
         sums = digest[prim]["breakdown"]["sums_ns"]
         out[f"{label}_time_us"] = {key: round(total / matched / 1e3, 3)
-                                   for key, total in zip(("before_gp", "qs_round", "gp_end", "wakeup"), sums)}
+                                   for key, total in zip(BREAKDOWN_PARTS, sums)}
         if expedited:
             out["ipis_per_expedited_gp"] = round(float(np.mean(gps["ipis"][gps["expedited"]])), 3)
     return out
