@@ -149,6 +149,8 @@ cdef void detach_attach(Engine self, int e, int src, int dst) except *:
     update_curr(self, src)
     if self.fair_policy == POLICY_EEVDF:
         ep.vlag = entity_lag(self, src, e)
+    else:
+        clear_buddies(self, src, e)
     tree_remove(self, src, e)
     self.cpus[src].nr_queued -= 1
     set_task_cpu(self, e, dst)

@@ -300,11 +300,17 @@ cdef void fair_sleep(Engine self, int c, int e) noexcept:
     if self.fair_policy == POLICY_EEVDF:
         ep.vlag = entity_lag(self, c, e)
     else:
-        if cp.next_buddy == e:  # clear_buddies()
-            cp.next_buddy = -1
-        if cp.last_buddy == e:
-            cp.last_buddy = -1
+        clear_buddies(self, c, e)
         update_min_vruntime(self, c, False)
+
+
+cdef inline void clear_buddies(Engine self, int c, int e) noexcept:
+    """CFS: e is no longer CPU c's next or last buddy (it runs, sleeps or leaves)."""
+    cdef cpu_t *cp = &self.cpus[c]
+    if cp.next_buddy == e:
+        cp.next_buddy = -1
+    if cp.last_buddy == e:
+        cp.last_buddy = -1
 
 
 cdef i64 entity_lag(Engine self, int c, int e) noexcept:
@@ -375,10 +381,7 @@ cdef int fair_pick(Engine self, int c) noexcept:
             e = cp.next_buddy
         elif cp.last_buddy >= 0 and not cfs_wakeup_preempt_entity(self, cp.last_buddy, left):
             e = cp.last_buddy
-        if cp.next_buddy == e:  # clear_buddies()
-            cp.next_buddy = -1
-        if cp.last_buddy == e:
-            cp.last_buddy = -1
+        clear_buddies(self, c, e)
     tree_remove(self, c, e)
     ep = &self.ents[e]
     ep.exec_start = self.now
@@ -420,10 +423,7 @@ cdef bint fair_tick_resched(Engine self, int c) noexcept:
     ideal = cfs_sched_slice(self, c, cur)
     ran = self.ents[cur].sum_exec - self.ents[cur].prev_sum_exec
     if ran > ideal:
-        if cp.next_buddy == cur:  # clear_buddies()
-            cp.next_buddy = -1
-        if cp.last_buddy == cur:
-            cp.last_buddy = -1
+        clear_buddies(self, c, cur)
         return True
     if ran < self.min_gran_ns:
         return False

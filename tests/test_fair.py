@@ -169,6 +169,7 @@ def test_sched_figures_of_two_hogs():
 
 def test_nice_before_cfs_is_refused():
     data = two_hogs("2.6.20")
+    data["hardware"]["nr_cpus"] = 1  # classic RCU is modelled on one CPU
     with pytest.raises(ScenarioError, match="fair class"):
         load_scenario(data)
     data["workloads"][1]["nice"] = 0

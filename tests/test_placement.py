@@ -29,11 +29,12 @@ def scenario(profile=TR, nr_cpus=64, bootargs="", **sync_loop) -> dict:
 
 
 def traced_run(data: dict, seconds: float, seed: int = 0):
+    """The engine after running `seconds`, its trace, and why it stopped (_core.EXIT_*)."""
     inp, _ = engine_input(load_scenario(data).variants["default"])
     eng = _core.Engine(inp, np.random.PCG64(seed))
     eng.trace_enable(10**7)
-    eng.run(round(seconds * 1e9), 10**9)
-    return eng, eng.trace_records()
+    reason = eng.run(round(seconds * 1e9), 10**9)
+    return eng, eng.trace_records(), reason
 
 
 def task_switches(trace, n_tasks: int):
@@ -57,7 +58,7 @@ def test_a_pile_on_one_cpu_spreads_within_the_balance_intervals(profile):
     ms); the first wave comes one interval after the start. So every CPU runs a
     task within (log2(nr_cpus) + 1) top-level intervals.
     """
-    eng, trace = traced_run(scenario(profile, start_cpus="0", think_us=10e6), 1.0)
+    eng, trace, _ = traced_run(scenario(profile, start_cpus="0", think_us=10e6), 1.0)
     cpus, _, t = task_switches(trace, 64)
     first = {c: t[cpus == c].min() for c in np.unique(cpus)}
     sd = domains(profile, 64)
@@ -73,7 +74,7 @@ def test_a_pile_on_one_cpu_spreads_within_the_balance_intervals(profile):
 def test_the_pile_stays_put_when_pinned():
     """The same start with pinned tasks: nothing leaves CPU 0 (the test above can fail)."""
     data = scenario(think_us=10e6, cpus="0", pinned=True)
-    eng, trace = traced_run(data, 0.2)
+    eng, trace, _ = traced_run(data, 0.2)
     cpus, _, _ = task_switches(trace, 64)
     assert set(cpus) == {0}
     assert sum(v for k, v in eng.counters().items() if k.startswith("migrations")) == 0
@@ -88,7 +89,7 @@ def test_one_waker_spreads_its_wakees_over_its_llc():
     spreads them over idle CPUs of the waker's LLC.
     """
     data = scenario(tasks=1000, loops=5, start_cpus="0", bootargs="rcutree.rcu_normal_wake_from_gp=1")
-    eng, trace = traced_run(data, 10.0)
+    eng, trace, _ = traced_run(data, 10.0)
     wakes = trace[(trace["kind"] == _core.TRACE_KINDS["wake"]) & (trace["ent"] < 1000) & (trace["arg"] >= 0)]
     waker_cpu, n = collections.Counter(wakes["arg"].astype(int)).most_common(1)[0]
     targets = set(wakes[wakes["arg"] == waker_cpu]["cpu"].astype(int))
@@ -103,7 +104,7 @@ def test_one_waker_spreads_its_wakees_over_its_llc():
 def test_unpinned_tasks_stay_within_their_cpus_and_pinned_ones_on_their_cpu():
     data = scenario(tasks=200, loops=5, cpus="8-23")
     data["workloads"].append({"kind": "sync_loop", "tasks": 32, "loops": 5, "cpus": "0-7,40-63"})
-    eng, trace = traced_run(data, 10.0)
+    eng, trace, _ = traced_run(data, 10.0)
     cpus, ents, _ = task_switches(trace, 232)
     unpinned = ents < 200
     assert set(cpus[unpinned]) <= set(range(8, 24))
@@ -116,7 +117,7 @@ def test_unpinned_tasks_stay_within_their_cpus_and_pinned_ones_on_their_cpu():
 def test_fork_placement_spreads_new_tasks():
     """Without start_cpus, wake_up_new_task() places each new task on the idlest
     group's idlest CPU: 64 tasks forked on CPU 0 start on 64 CPUs."""
-    eng, trace = traced_run(scenario(think_us=10e6), 0.01)
+    eng, trace, _ = traced_run(scenario(think_us=10e6), 0.01)
     cpus, ents, t = task_switches(trace, 64)
     first_cpu = {e: cpus[ents == e][0] for e in np.unique(ents)}
     assert len(set(first_cpu.values())) == 64
@@ -124,8 +125,8 @@ def test_fork_placement_spreads_new_tasks():
 
 def test_same_seed_same_result_and_the_reference_declines():
     data = scenario(tasks=300, loops=3, bootargs="rcutree.rcu_normal_wake_from_gp=1")
-    a, ta = traced_run(data, 10.0)
-    b, tb = traced_run(data, 10.0)
+    a, ta, _ = traced_run(data, 10.0)
+    b, tb, _ = traced_run(data, 10.0)
     assert np.array_equal(ta, tb)
     assert a.counters() == b.counters()
     inp, _ = engine_input(load_scenario(data).variants["default"])
@@ -160,7 +161,7 @@ def test_unbound_rcu_kthreads_run_only_on_housekeeping_cpus():
     with nohz_full=4-15 only CPUs 0-3, wherever their group leader or CPU is."""
     data = scenario(nr_cpus=16, tasks=200, loops=5)
     data["kernel"].update(CONFIG_RCU_NOCB_CPU=True, bootargs="nohz_full=4-15")
-    eng, trace = traced_run(data, 10.0)
+    eng, trace, _ = traced_run(data, 10.0)
     kinds = eng.entity_kinds()["kind"]
     sw = trace[(trace["kind"] == _core.TRACE_KINDS["switch"]) & (trace["ent"] >= 0)]
     on = {k: set(sw["cpu"][kinds[sw["ent"]] == k].astype(int)) for k in np.unique(kinds[sw["ent"]])}
@@ -168,3 +169,19 @@ def test_unbound_rcu_kthreads_run_only_on_housekeeping_cpus():
     assert on[rcuog] and on[rcuog] <= {0, 1, 2, 3}
     assert len(on[rcuop]) > 1 and on[rcuop] <= {0, 1, 2, 3}
     assert eng.safety()["violations"] == 0
+
+
+def test_cfs_buddies_do_not_follow_a_migrated_task():
+    """Under CFS a wakee that preempted becomes its CPU's next buddy; when load
+    balancing moves it away the buddy must be cleared (clear_buddies() in
+    dequeue_entity()), or the CPU would pick an entity of another run queue.
+    Readers on every CPU make the preemptions; 33 CPUs leave one core half-filled."""
+    data = scenario(nr_cpus=33, tasks=300, loops=10, think_us=10)
+    data["kernel"].update(release="5.10", CONFIG_RCU_NOCB_CPU=True, CONFIG_PREEMPTION=False,
+                          CONFIG_PREEMPT_RCU=False, bootargs="rcu_nocbs=all nohz_full=1-32")
+    data["workloads"].append({"kind": "readers", "length_us": 20, "rate_per_s": 1000, "cpus": "all"})
+    eng, _, reason = traced_run(data, 60.0)
+    c = eng.counters()
+    assert c["migrations_newidle"] + c["migrations_balance"] > 0
+    assert eng.safety()["violations"] == 0
+    assert reason == _core.EXIT_DONE

@@ -273,6 +273,9 @@ class HardwareSpec(_Model):
 # Kernel
 # --------------------------------------------------------------------------
 
+NOCB_SINCE = (3, 8)
+"""The first release with CONFIG_RCU_NOCB_CPU."""
+
 # Kconfig "depends on" rules that rcusim checks: option -> (needed option, why).
 _KCONFIG_DEPENDS = [
     ("CONFIG_RCU_NOCB_CPU_DEFAULT_ALL", "CONFIG_RCU_NOCB_CPU"),
@@ -355,6 +358,16 @@ class Kernel(_Model):
             if getattr(self, option) and not getattr(self, needed):
                 raise ScenarioError(f"{option}=y needs {needed}=y (Kconfig 'depends on')",
                                     key=option, allowed=f"set {needed}: true, or {option}: false")
+        return self
+
+    @model_validator(mode="after")
+    def _check_nocb_exists(self) -> "Kernel":
+        # Callback offloading came with v3.8 (3fbfbf7a3b66, "rcu: Add callback-free CPUs",
+        # Paul E. McKenney, on his nocb.2012.10.23a branch after v3.7-rc1).
+        if self.CONFIG_RCU_NOCB_CPU and self.release_tuple < NOCB_SINCE:
+            raise ScenarioError(f"CONFIG_RCU_NOCB_CPU does not exist in release {self.release}: callback "
+                                "offloading came with v3.8", key="CONFIG_RCU_NOCB_CPU",
+                                allowed="false, or kernel.release 3.8 or later")
         return self
 
     @model_validator(mode="after")
@@ -1125,6 +1138,7 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
     _check_lazy(variant.workloads, params)
     _check_nice(variant.workloads, params)
     _check_unpinned(variant.workloads, params, hw.resolved_topology())
+    _check_classic_smp(params, nr)
     hardware = HardwareSpec(profile=hw.profile, nr_cpus=nr, costs=hw.resolved_costs(),
                             cost_sources=hw.cost_sources(), idle_states=hw.resolved_idle_states(),
                             topology=hw.resolved_topology())
@@ -1186,6 +1200,16 @@ def _check_nice(workloads, params: RcuParams) -> None:
             raise ScenarioError("nice weights need the fair class (CFS, v2.6.23 and later); this release "
                                 "runs SCHED_OTHER in rcusim's round robin", path=("workloads", i, "nice"),
                                 allowed="nice: 0, or kernel.release 2.6.23 or later")
+
+
+def _check_classic_smp(params: RcuParams, nr_cpus: int) -> None:
+    """Classic RCU (before v2.6.29) is modelled on one CPU, the 2004 seed's machine: on
+    several CPUs its grace periods would need the idle CPUs' ticks (before NO_HZ,
+    v2.6.21) or nohz_cpu_mask (after), which rcusim does not model."""
+    if not params.switches.tree_rcu and nr_cpus > 1:
+        raise ScenarioError(f"classic RCU (kernel.release before 2.6.29) is modelled on one CPU, not "
+                            f"{nr_cpus}", path=("hardware", "nr_cpus"),
+                            allowed="1, or kernel.release 2.6.29 or later")
 
 
 def _check_unpinned(workloads, params: RcuParams, topology: dict | None) -> None:
