@@ -88,6 +88,7 @@ cdef void rt_latency_init(Engine self, cl, s, rl) except *:
         self.ents[e].cpu = rl.bg_cpu[i]
         self.ents[e].idx = rl.bg_workload[i]
         self.ents[e].rq = RQ_NORMAL
+        self.ents[e].weight = rl.bg_weight[self.ents[e].idx]
         self.ents[e].phase = BG_WORK
         self.ents[e].state = ST_RUNNABLE
         push(self, 0, PRIO_NORMAL, EV_WAKE, e, 0)

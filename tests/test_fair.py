@@ -184,3 +184,17 @@ def test_readers_take_nice_too():
     data["workloads"][-1]["rt"] = True
     with pytest.raises(ScenarioError, match="nice"):
         load_scenario(data)
+
+
+def test_call_rcu_load_takes_nice_too():
+    """A nice-19 call_rcu_load task beside a nice-0 one on one CPU gets 15/1024 of its time."""
+    load = {"kind": "call_rcu_load", "cpus": "0", "work_us": 50}
+    data = {"name": "bg", "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 2},
+            "kernel": {"release": "6.6", "HZ": 1000},
+            "workloads": [{"kind": "sync_loop", "tasks": 1, "loops": 1, "cpus": "1", "think_us": 5e6},
+                          dict(load), dict(load, nice=19)]}
+    run = runtime_after(data, 4.0)
+    kinds = _core.Engine(engine_input(load_scenario(data).variants["default"])[0],
+                         np.random.PCG64(0)).entity_kinds()["kind"]
+    bg = run[kinds == _core.ENTITY_KINDS["bg"]]
+    assert bg[0] / bg[1] == pytest.approx(weight_of(0) / weight_of(19), rel=0.05)

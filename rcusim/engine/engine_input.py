@@ -233,6 +233,7 @@ class RtLatency:
     probe_samples: list
     bg_cpu: list
     bg_workload: list
+    bg_weight: list            # fair.pxi: load weight from nice, per workload
     bg_work_ns: list
     bg_groups_per_op: list
     bg_burst: list
@@ -533,6 +534,7 @@ def _rt_latency(spec) -> RtLatency:
                 out["bg_cpu"] += [c] * wl.tasks_per_cpu
                 out["bg_workload"] += [k] * wl.tasks_per_cpu
             out["bg_work_ns"].append(round(wl.work_us * 1000))
+            out["bg_weight"].append(weight_of(wl.nice))
             out["bg_groups_per_op"].append(wl.call_rcu_per_op / wl.burst)
             out["bg_burst"].append(wl.burst)
             out["bg_cb_kind"].append(_core.CALLBACK_KINDS[wl.callback])

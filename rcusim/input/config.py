@@ -640,6 +640,8 @@ class CallRcuLoad(_OnCpuList):
     """What the callbacks cost: the profile's cb_kfree_ns or cb_generic_ns."""
     nonpreempt: list[NonpreemptSection] = []
     """Non-preemptible section classes; their per_op probabilities add up to at most 1."""
+    nice: Annotated[int, Field(ge=-20, le=19)] = 0
+    """Nice value of the tasks: their weight in the fair class."""
 
     @model_validator(mode="after")
     def _check_sections(self) -> "CallRcuLoad":
