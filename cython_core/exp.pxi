@@ -139,9 +139,11 @@ cdef i64 exp_mutex_retry(Engine self, int e, int c) except -2:
     ep.phase = TASK_WAITING
     if m == self.exp_mutex:
         return exp_gp_start_or_done(self, e, c)
-    if m == self.num_nodes + c:
+    if m >= self.num_nodes:
+        # The rdp mutex of the CPU it called from: go on up from that CPU's leaf,
+        # wherever it has been woken since.
         ep.fl_held = m
-        return exp_funnel_lock(self, e, c, self.cpus[c].leaf)
+        return exp_funnel_lock(self, e, c, self.cpus[m - self.num_nodes].leaf)
     mutex_unlock(self, ep.fl_held, c)
     ep.fl_held = m
     return exp_funnel_lock(self, e, c, self.nodes[m].parent)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from rcusim.commands import bench, compare, sweep
+from rcusim.commands import bench, compare, sweep, torture
 from rcusim.engine.rcuscale import rcuscale_line, recheck_lines, writer_lines
 from rcusim.engine.simulate import ModelError, estimate_memory_bytes, kfree_flood, sync_loops
 from rcusim.errors import ScenarioError
@@ -89,6 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     boot.set_defaults(func=cmd_bootargs)
     compare.add_parser(sub)
     sweep.add_parser(sub)
+    torture.add_parser(sub)
     bench.add_parser(sub)
     rcuscale = sub.add_parser("rcuscale", help="run a kvm.sh rcuscale command line (kfree test)")
     add_kvm_arguments(rcuscale)

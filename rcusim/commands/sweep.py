@@ -260,7 +260,14 @@ def run_sweep(sweep: Sweep, *, out=None, workers: int | None = None, scheduler: 
 def _execute(sweep: Sweep, tasks: list, workers: int | None, scheduler: str | None):
     """Yield (task, outcome) as runs finish, on Dask, a process pool or in this process."""
     args = [(sweep.scenario, point, seed, sweep.variants) for _, point, seed, _ in tasks]
-    if not tasks:
+    for k, outcome in run_parallel(run_point, args, workers, scheduler):
+        yield tasks[k], outcome
+
+
+def run_parallel(fn, args: list[tuple], workers: int | None, scheduler: str | None):
+    """Yield (k, fn(*args[k])) as calls finish: on the Dask scheduler at `scheduler`, on
+    a local pool of `workers` processes (default: the CPUs), or in this process."""
+    if not args:
         return
     if scheduler:
         from distributed import Client, as_completed
@@ -271,25 +278,23 @@ def _execute(sweep: Sweep, tasks: list, workers: int | None, scheduler: str | No
             raise ScenarioError(f"cannot connect to {scheduler!r}: {exc}", key="--scheduler",
                                 allowed="the address of a running dask scheduler, e.g. tcp://host:8786") from None
         with client:
-            futures = [client.submit(run_point, *a, pure=False) for a in args]
+            futures = [client.submit(fn, *a, pure=False) for a in args]
             index = {f.key: k for k, f in enumerate(futures)}
             for fut in as_completed(futures):
-                yield tasks[index[fut.key]], fut.result()
+                yield index[fut.key], fut.result()
         return
     workers = workers or os.cpu_count() or 1
-    if workers == 1 or len(tasks) == 1:
-        for task, a in zip(tasks, args):
-            yield task, run_point(*a)
+    if workers == 1 or len(args) == 1:
+        for k, a in enumerate(args):
+            yield k, fn(*a)
         return
     import multiprocessing
 
     # A multiprocessing pool, so that an interruption (Ctrl-C, SIGTERM) can stop the
-    # runs in progress at once with terminate(): the points already finished are kept
-    # (in the sweep's store), the rest are dropped.
-    pool = multiprocessing.get_context("spawn").Pool(min(workers, len(tasks)))
+    # runs in progress at once with terminate(): what finished is kept by the caller.
+    pool = multiprocessing.get_context("spawn").Pool(min(workers, len(args)))
     try:
-        for k, outcome in pool.imap_unordered(_run_indexed, list(enumerate(args))):
-            yield tasks[k], outcome
+        yield from pool.imap_unordered(_call_indexed, [(fn, k, a) for k, a in enumerate(args)])
     except BaseException:
         pool.terminate()
         raise
@@ -299,10 +304,10 @@ def _execute(sweep: Sweep, tasks: list, workers: int | None, scheduler: str | No
         pool.join()
 
 
-def _run_indexed(item):
-    """run_point() for the pool, keeping the task's index."""
-    k, a = item
-    return k, run_point(*a)
+def _call_indexed(item):
+    """fn(*a) for the pool, keeping the call's index."""
+    fn, k, a = item
+    return k, fn(*a)
 
 
 def _rows_frame(sweep: Sweep, i: int, point: dict, seed: int, rows: list[dict]) -> pd.DataFrame:
