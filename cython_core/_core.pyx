@@ -614,6 +614,9 @@ cdef class Engine:
             "nodes": [(self.nodes[c].qsmask, self.nodes[c].gp_seq, self.nodes[c].gp_seq_needed, self.nodes[c].nocb_wait)
                       for c in range(self.num_nodes)],
             "rcudlist": [self.cpus[c].rcud_len for c in range(self.nr_cpus)],
+            "rcu_data": [{"urgent_qs": self.cpus[c].urgent_qs, "need_resched": self.cpus[c].need_resched,
+                          "cpu_no_qs": self.cpus[c].cpu_no_qs, "tick_on": self.cpus[c].tick_on,
+                          "watching": self.cpus[c].watching} for c in range(self.nr_cpus)],
         }
 
     def verify(self):

@@ -31,6 +31,20 @@ cdef enum:
     EV_NOISE_KTHREAD = 14 # work for the noise kthread of CPU target arrives
     EV_NOHZ_ILB = 15     # kick_ilb(): the nohz idle-balance IPI reaches CPU target
 
+# Deliberate model faults (Engine.fault), each breaking one rule the kernel relies
+# on, for tests that the safety checker catches them: numbered as the catalogue
+# in rcusim/engine/faults.py.  FAULT_NONE in every real run.
+cdef enum:
+    FAULT_NONE = 0
+    FAULT_EXP_IPI_IGNORES_READERS = 1
+    FAULT_QS_WITHOUT_QS = 2
+    FAULT_GP_ONE_FQS_EARLY = 3
+    FAULT_EXP_SNAP_GP_IN_PROGRESS = 4
+    FAULT_NO_WAIT_FOR_KRWP_WORK = 5
+    FAULT_CB_ONE_SEGMENT_TOO_FAR = 6
+    FAULT_BLKD_READER_DROPPED = 7
+    FAULT_BYPASS_WRONG_SEGMENT = 8
+
 # Event priorities: urgent events run before normal ones at the same instant.
 cdef enum:
     PRIO_URGENT = 0

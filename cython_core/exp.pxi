@@ -68,6 +68,8 @@ cdef i64 synchronize_rcu_expedited(Engine self, int e, int c) except -2:
     cdef int leaf = self.cpus[c].leaf
     cdef int n = leaf
     cdef i64 s = rcu_seq_snap(self.exp_seq)
+    if self.fault == FAULT_EXP_SNAP_GP_IN_PROGRESS:
+        s = (self.exp_seq + RCU_SEQ_STATE_MASK) & ~RCU_SEQ_STATE_MASK  # the end of the current one
     ep.req_s = s
     ep.phase = TASK_WAITING
     ep.fl_held = -1
@@ -311,7 +313,7 @@ cdef void ev_exp_ipi(Engine self, int c) except *:
     if (np.expmask & cp.grpmask) and not cp.exp_need_qs:
         if cp.state != CPU_BUSY:
             rcu_report_exp_rdp(self, c)  # interrupted from idle
-        elif in_reader(self, c) and self.fault != 1:
+        elif in_reader(self, c) and self.fault != FAULT_EXP_IPI_IGNORES_READERS:
             cp.exp_need_qs = 1
             self.n_exp_deferred += 1
         elif self.now < cp.nonpreempt_until:

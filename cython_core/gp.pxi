@@ -155,7 +155,7 @@ cdef void rcu_gp_fqs(Engine self) except *:
             qsm &= qsm - 1
             c = self.nodes[n].grplo + bit
             cp = &self.cpus[c]
-            if first:
+            if first and self.fault != FAULT_GP_ONE_FQS_EARLY:
                 # rcu_watching_snap_save()
                 cp.watching_snap = cp.watching
                 # A CPU still leaving its idle state (CPU_WAKING) has not yet

@@ -248,7 +248,7 @@ cdef i64 kfree_done(Engine self, int e) except -2:
     cdef int c = self.ents[e].cpu
     cdef krc_t *kp = &self.krcs[c]
     cdef i64 h = self.kt_plan[3 * k], src = self.kt_plan[3 * k + 1], n = self.kt_plan[3 * k + 2]
-    cdef i64 calls = h + n, before = kp.count, t_first
+    cdef i64 calls = h + n, before = kp.count, t_first, m
     cdef int b
     self.acc = 0
     if h > 0:
@@ -256,27 +256,24 @@ cdef i64 kfree_done(Engine self, int e) except -2:
         kp.head_t = self.now
         self.n_kv_head_objs += h
         run_page_cache_worker(self, c)
-    if n > 0 and src == 0 and kp.bulk_tail < 0:
-        src = 1  # the monitor detached the page being filled during the burst
     if src:
-        if src == 1 and kp.cache > 0:
-            kp.cache -= 1
-        else:
-            self.kv_pages += 1
-            self.n_kv_page_allocs += 1
-        b = bnode_new(self)
-        if kp.bulk_tail >= 0:
-            self.bnodes[kp.bulk_tail].next = b
-        else:
-            kp.bulk_head = b
-        kp.bulk_tail = b
-    if n > 0:
+        kv_add_bulk_page(self, kp, src == 1)
+    while n > 0:
         b = kp.bulk_tail
-        self.bnodes[b].nr_records += n
+        if b < 0 or self.bnodes[b].nr_records == self.kv_max_entr:
+            # The plan's page is gone: the monitor detached it, or another kfree
+            # thread of this CPU filled it during the burst. The rest of the
+            # calls go to a new page, cached or else allocated (its time is not
+            # in the burst's: the plan did not foresee it).
+            kv_add_bulk_page(self, kp, True)
+            continue
+        m = min(n, self.kv_max_entr - self.bnodes[b].nr_records)
+        self.bnodes[b].nr_records += m
         self.bnodes[b].gp_snap = rcu_seq_snap(self.gp_seq)  # get_state_synchronize_rcu()
         self.bnodes[b].t_last = self.now
         if self.bnodes[b].nr_records == self.kv_max_entr:
             self.n_kv_pages_filled += 1
+        n -= m
     self.kv_objs += calls
     kp.count += calls
     if calls > 0:
@@ -303,6 +300,23 @@ cdef i64 kfree_done(Engine self, int e) except -2:
             self.tasks_left -= 1
             return -1
     return kfree_run(self, e, self.now)
+
+
+cdef void kv_add_bulk_page(Engine self, krc_t *kp, bint cached) except *:
+    """A new bulk page at the tail of kp's list: from its page cache if `cached`
+    and it has one, else newly allocated."""
+    cdef int b
+    if cached and kp.cache > 0:
+        kp.cache -= 1
+    else:
+        self.kv_pages += 1
+        self.n_kv_page_allocs += 1
+    b = bnode_new(self)
+    if kp.bulk_tail >= 0:
+        self.bnodes[kp.bulk_tail].next = b
+    else:
+        kp.bulk_head = b
+    kp.bulk_tail = b
 
 
 # --- monitor work ----------------------------------------------------------
@@ -349,29 +363,38 @@ cdef void kfree_rcu_monitor(Engine self, int c) except *:
     cdef krc_t *kp = &self.krcs[c]
     cdef krw_t *w
     cdef int i
+    cdef bint was_pending
     self.n_kv_monitor_runs += 1
     spin_lock(self, &kp.lock_free)  # krcp->lock
     for i in range(KFREE_N_BATCHES):
         w = &kp.krw[i]
         # need_wait_for_krwp_work(): a batch still holding anything is busy.
         # Without this check (before the 2023 fix "rcu/kvfree: Avoid freeing
-        # new kfree_rcu() memory after old grace period") a channel attached
-        # to a batch whose rcu_work is pending was freed after the old GP;
-        # rcusim's safety checker reports that use-after-free.
-        if w.bulk_head >= 0 or w.head_free > 0:
+        # new kfree_rcu() memory after old grace period") an empty channel of
+        # a batch whose rcu_work was pending took new objects, freed after the
+        # old GP; rcusim's safety checker reports that use-after-free.
+        if self.fault == FAULT_NO_WAIT_FOR_KRWP_WORK:
+            if w.bulk_head >= 0 and w.head_free > 0:
+                continue
+        elif w.bulk_head >= 0 or w.head_free > 0:
             continue
         if kp.bulk_head < 0 and kp.head_count == 0:
             continue
-        w.bulk_head = kp.bulk_head
-        w.bulk_tail = kp.bulk_tail
-        kp.bulk_head = kp.bulk_tail = -1
-        w.head_free = kp.head_count
-        w.head_free_t = kp.head_t
-        w.head_free_gp_snap = rcu_seq_snap(self.gp_seq)
-        kp.head_count = 0
+        if w.bulk_head < 0:
+            w.bulk_head = kp.bulk_head
+            w.bulk_tail = kp.bulk_tail
+            kp.bulk_head = kp.bulk_tail = -1
+        if w.head_free == 0:
+            w.head_free = kp.head_count
+            w.head_free_t = kp.head_t
+            w.head_free_gp_snap = rcu_seq_snap(self.gp_seq)
+            kp.head_count = 0
         kp.count = 0
         self.n_kv_batches += 1
+        was_pending = w.pending
         w.pending = 1
+        if was_pending:
+            continue  # queue_rcu_work() of a pending work does nothing
         if self.kv_polled:
             # queue_work(): reclaim starts now and polls each page's gp_snap.
             w.queued = 1

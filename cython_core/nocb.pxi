@@ -51,13 +51,22 @@ cdef inline int rcuog_leaf(Engine self, int g) noexcept:
 
 cdef void rcu_nocb_flush_bypass(Engine self, cpu_t *cp, int cb) noexcept:
     """rcu_nocb_flush_bypass(): bypass callbacks (then cb) join ->cblist's NEXT."""
+    cdef int k = RCU_NEXT_TAIL
     if cp.byp_len > 0:
         if cp.cb_tail >= 0:
             self.cbs[cp.cb_tail].next = cp.byp_head
         else:
             cp.cb_head = cp.byp_head
         cp.cb_tail = cp.byp_tail
-        cp.seg_len[RCU_NEXT_TAIL] += cp.byp_len
+        if self.fault == FAULT_BYPASS_WRONG_SEGMENT and cp.seg_len[RCU_NEXT_TAIL] == 0:
+            # The list's tail is then the last non-empty pending segment's:
+            # joining it gives them that segment's gp_seq.
+            k = RCU_NEXT_READY_TAIL
+            while k > RCU_WAIT_TAIL and cp.seg_len[k] == 0:
+                k -= 1
+            if cp.seg_len[k] == 0:
+                k = RCU_NEXT_TAIL
+        cp.seg_len[k] += cp.byp_len
         cp.byp_head = cp.byp_tail = -1
         cp.byp_len = 0
         self.n_bypass_flush += 1

@@ -26,12 +26,15 @@ cdef inline int n_cbs(Engine self, cpu_t *cp) noexcept:
 
 cdef void rcu_segcblist_advance(Engine self, cpu_t *cp, i64 seq) noexcept:
     cdef int i, j
+    cdef bint too_far = self.fault == FAULT_CB_ONE_SEGMENT_TOO_FAR
     if pend_cbs(self, cp) == 0:
         return
     i = RCU_WAIT_TAIL
     while i < RCU_NEXT_TAIL:
         if ULONG_CMP_LT(seq, cp.seg_gp[i]):
-            break
+            if not (too_far and cp.seg_len[i]):
+                break
+            too_far = False
         cp.seg_len[RCU_DONE_TAIL] += cp.seg_len[i]
         cp.seg_len[i] = 0
         i += 1

@@ -203,9 +203,9 @@ cdef void rcu_sched_clock_irq(Engine self, int c) except *:
     cdef bint idle = cp.state != CPU_BUSY
     self.n_ticks += 1
     # rcu_flavor_sched_clock_irq()
-    if idle:
+    if idle or self.fault == FAULT_QS_WITHOUT_QS:
         cp.cpu_no_qs = 0
-    elif self.preempt_rcu and (not in_reader(self, c) or self.fault == 2):
+    elif self.preempt_rcu and not in_reader(self, c):
         # PREEMPT_RCU: the tick interrupted code outside any reader.
         cp.cpu_no_qs = 0
     elif cp.user_from <= self.now < cp.user_to:

@@ -151,7 +151,7 @@ cdef void rcu_preempt_ctxt_queue(Engine self, int c, int e) except *:
     cdef ent_t *ep = &self.ents[e]
     cdef cpu_t *cp = &self.cpus[c]
     cdef rnp_t *np = &self.nodes[cp.leaf]
-    if ep.rd_blocked:
+    if ep.rd_blocked or self.fault == FAULT_BLKD_READER_DROPPED:
         return
     rnp_lock(self, cp.leaf)
     ep.rd_blocked = 1

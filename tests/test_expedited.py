@@ -116,8 +116,8 @@ def test_rcu_expedited_and_rcu_normal_switch_the_path():
 
 
 @pytest.mark.parametrize("fault, prim, flavour, length", [
-    (1, "synchronize_rcu_expedited", "expedited", 200),  # IPI handler ignores readers
-    (2, "synchronize_rcu", "normal", 20000),            # the tick ignores readers (GPs take ms)
+    ("exp-ipi-ignores-readers", "synchronize_rcu_expedited", "expedited", 200),
+    ("qs-without-qs", "synchronize_rcu", "normal", 20000),  # GPs take ms
 ])
 def test_the_checker_catches_a_broken_model(fault, prim, flavour, length):
     spec = spec_of(prim=prim, length=length, rate=1e6 / (2 * length))
@@ -127,7 +127,7 @@ def test_the_checker_catches_a_broken_model(fault, prim, flavour, length):
     assert found["violations"] > 0
     message = found["messages"][0]
     assert "reader on CPU" in message and f"whole {flavour} grace period gp_seq" in message
-    sound, _ = build_engine(spec, seed=5, fault=0)
+    sound, _ = build_engine(spec, seed=5)
     sound.run(10**12, 10**8)
     assert sound.safety()["violations"] == 0 and sound.safety()["readers_checked"] > 100
 

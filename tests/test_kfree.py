@@ -140,3 +140,26 @@ def test_bad_command_lines(args, key):
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("rcusim: error:") and key in lines[0]
+
+
+def test_a_flood_with_a_thread_on_each_of_256_cpus_runs():
+    # The engine sizes its entities from the CPUs with a kfree thread: 256 of them
+    # once overflowed an 8-bit sum into a too-small allocation.
+    scenario = load_scenario({"name": "wide", "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 256},
+                              "kernel": {"release": "6.6", "HZ": 250},
+                              "workloads": [{"kind": "kfree_rcu_flood", "kfree_nthreads": -1,
+                                             "kfree_alloc_num": 100, "kfree_loops": 4, "holdoff": 0}]})
+    result = run_variant("default", scenario.variants["default"], scenario.seed)
+    assert result.metrics["finished"]
+    assert result.counters["kvfree_page_allocs"] >= 256  # every CPU's krcp got its first bulk page
+
+
+def test_kfree_threads_sharing_a_cpu_fill_its_pages_in_turn():
+    # Four threads on one CPU: one fills the page another planned to fill while
+    # it was preempted; the rest of its calls must go to a new page, not past the end.
+    scenario = load_scenario({"name": "shared", "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 1},
+                              "kernel": {"release": "6.6", "HZ": 250},
+                              "workloads": [{"kind": "kfree_rcu_flood", "kfree_nthreads": 4,
+                                             "kfree_alloc_num": 8000, "kfree_loops": 40, "holdoff": 0}]})
+    result = run_variant("default", scenario.variants["default"], scenario.seed, check=True)
+    assert result.metrics["finished"] and result.metrics["loops"] == 40

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import signal
 import subprocess
 import sys
@@ -177,3 +178,18 @@ def test_an_interrupted_sweep_stops_at_once(tmp_path, sig, status):
     assert "Traceback" not in err
     leftovers = [p.name for p in (tmp_path / "out").rglob("*") if ".tmp-" in p.name]
     assert leftovers == []
+
+
+def _exit_on_two(k):
+    if k == 2:
+        os._exit(1)  # as a crash in the engine would end the worker
+    return k
+
+
+def test_a_dead_worker_is_reported_not_waited_for():
+    seen = []
+    with pytest.raises(sw.WorkerDied) as info:
+        for k, value in sw.run_parallel(_exit_on_two, [(0,), (1,), (2,), (3,)], 2, None):
+            seen.append(value)
+    assert 2 in info.value.unfinished and 2 not in seen
+    assert set(seen) | set(info.value.unfinished) == {0, 1, 2, 3}

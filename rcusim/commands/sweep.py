@@ -289,25 +289,45 @@ def run_parallel(fn, args: list[tuple], workers: int | None, scheduler: str | No
             yield k, fn(*a)
         return
     import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
 
-    # A multiprocessing pool, so that an interruption (Ctrl-C, SIGTERM) can stop the
-    # runs in progress at once with terminate(): what finished is kept by the caller.
-    pool = multiprocessing.get_context("spawn").Pool(min(workers, len(args)))
+    # A process pool that notices a worker dying (a crash in the engine) instead of
+    # waiting forever for its result.
+    pool = ProcessPoolExecutor(min(workers, len(args)), mp_context=multiprocessing.get_context("spawn"))
+    pending = {pool.submit(fn, *a): k for k, a in enumerate(args)}
     try:
-        yield from pool.imap_unordered(_call_indexed, [(fn, k, a) for k, a in enumerate(args)])
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                k = pending.pop(fut)
+                try:
+                    result = fut.result()
+                except BrokenProcessPool:
+                    raise WorkerDied(sorted([k, *pending.values()])) from None
+                yield k, result
     except BaseException:
-        pool.terminate()
+        # An interruption (Ctrl-C, SIGTERM) stops the runs in progress at once:
+        # what finished is kept by the caller.
+        if hasattr(pool, "terminate_workers"):  # Python >= 3.14
+            pool.terminate_workers()
+        else:
+            for proc in list(pool._processes.values()):
+                proc.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
         raise
-    else:
-        pool.close()
-    finally:
-        pool.join()
+    pool.shutdown()
 
 
-def _call_indexed(item):
-    """fn(*a) for the pool, keeping the call's index."""
-    fn, k, a = item
-    return k, fn(*a)
+class WorkerDied(RuntimeError):
+    """A worker process died before returning; `unfinished` are the indices of the
+    calls without a result, one of which killed it."""
+
+    def __init__(self, unfinished: list[int]):
+        super().__init__(f"a worker process died (a crash in the engine) during one of {len(unfinished)} runs")
+        self.unfinished = unfinished
+
+
 
 
 def _rows_frame(sweep: Sweep, i: int, point: dict, seed: int, rows: list[dict]) -> pd.DataFrame:

@@ -2,13 +2,16 @@
 
 Draws random scenarios over the space rcusim models (CPU counts, tree shapes, HZ,
 releases, preemption models, NOCB and nohz_full= masks, normal and expedited
-callers, pinned and unpinned, readers of every kind, call_rcu() load, noise),
+callers, pinned and unpinned, readers of every kind, call_rcu() load, kfree_rcu()
+floods, noise),
 runs each variant with the safety checker and the engine's invariant checks, and
 prints rcutorture-style totals: grace periods, callbacks and readers checked,
 with the Reader Pipe, and violations. A violation writes the reproducing scenario
 (with its seed) and ends with exit status 1.
 
-Runs go to a local process pool or a Dask scheduler, as sweeps do.
+Runs go to a local process pool or a Dask scheduler, as sweeps do.  ``--fault
+NAME`` runs the same draw with one of the deliberate model faults of
+rcusim.engine.faults, to show the checker catches it.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ from pathlib import Path
 
 import yaml
 
-from rcusim.commands.sweep import run_parallel
+from rcusim.commands.sweep import WorkerDied, run_parallel
+from rcusim.engine.engine_input import RCU_CPU_STALL_TIMEOUT_S
+from rcusim.engine.faults import FAULTS
 from rcusim.engine.simulate import EVENT_CHUNK, ExitReason, build_engine
 from rcusim.errors import ScenarioError
 from rcusim.input.scenario import load_scenario
@@ -34,10 +39,22 @@ PROFILES = ("x86-64-server-2023", "amd-threadripper-3970x", "xeon-e5405-8cpu")
 CPU_COUNTS = (1, 2, 3, 4, 7, 8, 16, 33, 64, 128, 256, 1024)
 CALLS_PER_VARIANT = 4000
 """Upper bound on tasks x loops of a drawn configuration, to keep each run short."""
-MAX_SIM_TIME_S = 10
-"""Simulated time in which every drawn configuration's callers must finish: ten
-seconds is over a thousand grace periods at HZ=100; a run that has not finished by
-then has stalled, which counts as a failure as an RCU CPU stall does."""
+ENDURANCE_LOOPS = (1000, 3000, 10_000, 30_000)
+"""Loops of the few callers of an endurance configuration: most grace periods checked
+come from these."""
+ENDURANCE_CPU_LOOPS = 60_000
+"""Upper bound on CPUs x loops of an endurance configuration: the readers, ticks and
+noise of every CPU run for as long as the loops last."""
+KFREE_OBJECTS = 200_000
+"""Upper bound on the kfree_rcu() calls of a drawn flood."""
+WATCHDOG_S = 60
+"""Simulated seconds without a call returning, callers still waiting, that count as
+a stall (as rcutorture's writer stall), as does a grace period longer than the RCU
+CPU stall timeout (as the kernel's stall warning). Slow but live configurations
+exist: non-preemptible readers of 20 ms on a CONFIG_PREEMPTION=n kernel hold each
+GP until jiffies_to_sched_qs (HZ/10) forces a context switch."""
+MAX_SIM_TIME_S = 86_400
+"""The scenario's own bound, far beyond any drawn work: the watchdog ends a stalled run."""
 
 
 def draw_scenario(rng: random.Random, index: int) -> dict:
@@ -61,8 +78,13 @@ def draw_scenario(rng: random.Random, index: int) -> dict:
     if not classic and rng.random() < 0.3:
         bootargs.append("rcutree.rcu_normal_wake_from_gp=1")
     kernel["bootargs"] = " ".join(bootargs)
-    tasks = rng.choice((1, 4, 32, 200))
-    loops = max(1, min(rng.choice((1, 3, 10, 30)), CALLS_PER_VARIANT // tasks))
+    endurance = not classic and nr <= 64 and rng.random() < 0.15
+    if endurance:
+        # A few callers, many grace periods in a row.
+        tasks, loops = rng.choice((1, 2, 4)), min(rng.choice(ENDURANCE_LOOPS), ENDURANCE_CPU_LOOPS // nr)
+    else:
+        tasks = rng.choice((1, 4, 32, 200))
+        loops = max(1, min(rng.choice((1, 3, 10, 30)), CALLS_PER_VARIANT // tasks))
     caller = {"kind": "sync_loop", "tasks": tasks, "loops": loops, "cpus": "all",
               "think_us": rng.choice((0, 10, 1000)), "nice": rng.choice((0, 0, 5, -5, 19)),
               "primitive": "synchronize_rcu_expedited" if not classic and rng.random() < 0.3
@@ -82,11 +104,18 @@ def draw_scenario(rng: random.Random, index: int) -> dict:
                           "rate_per_s": min(rng.choice((100, 1000)), 0.5e6 / length),
                           "between": rng.choice(("sleep", "busy")),
                           "length_dist": rng.choice(("fixed", "exponential"))})
-    if preempt and rng.random() < 0.2:
+    if preempt and not endurance and rng.random() < 0.2:
         # Its kernel work has no preemption point: without CONFIG_PREEMPTION the CPU
         # would never pass a quiescent state (an RCU CPU stall in the kernel too).
+        # Not with endurance callers: its callbacks would flood minutes of simulated time.
         workloads.append({"kind": "call_rcu_load", "cpus": "all", "work_us": 50,
                           "call_rcu_per_op": rng.choice((1, 10)), "burst": rng.choice((1, 10))})
+    if not classic and rng.random() < 0.25:
+        threads = rng.choice((-1, 1, 4))
+        alloc = rng.choice((100, 1000, 8000))
+        loops = max(4, min(rng.choice((4, 10, 40)), KFREE_OBJECTS // (alloc * (nr if threads == -1 else threads))))
+        workloads.append({"kind": "kfree_rcu_flood", "kfree_nthreads": threads, "kfree_alloc_num": alloc,
+                          "kfree_loops": loops, "holdoff": 0})
     if not classic and rng.random() < 0.2:
         workloads.append({"kind": "noise", "preset": rng.choice(("quiet_server", "noisy_vm"))})
     return {"name": f"torture_{index}", "seed": rng.randrange(2**31),
@@ -94,7 +123,7 @@ def draw_scenario(rng: random.Random, index: int) -> dict:
             "kernel": kernel, "workloads": workloads, "run": {"max_sim_time_s": MAX_SIM_TIME_S}}
 
 
-def torture_one(data: dict, fault: int = 0) -> dict:
+def torture_one(data: dict, fault: str | None = None) -> dict:
     """Run every variant of one drawn scenario; what the checker saw, or why it was refused."""
     try:
         scenario = load_scenario(data)
@@ -104,7 +133,9 @@ def torture_one(data: dict, fault: int = 0) -> dict:
            "pipe_normal": [0, 0, 0], "pipe_expedited": [0, 0, 0], "violations": 0, "messages": []}
     for name, spec in scenario.variants.items():
         engine, _ = build_engine(spec, scenario.seed, fault=fault)
-        until_ns = round(spec.run.max_sim_time_s * 1e9)
+        limit_ns = round(spec.run.max_sim_time_s * 1e9)
+        window_ns = WATCHDOG_S * 10**9
+        until_ns, returned = min(window_ns, limit_ns), engine.requests_done
         while True:
             reason = engine.run(until_ns, EVENT_CHUNK)
             problems = engine.verify()
@@ -112,12 +143,22 @@ def torture_one(data: dict, fault: int = 0) -> dict:
                 out["violations"] += len(problems)
                 out["messages"] += [f"{name}: {p}" for p in problems[:3]]
                 break
+            if reason == ExitReason.TIME_LIMIT and until_ns < limit_ns and engine.requests_done > returned:
+                # The watchdog: some call returned in the last window; give the next one.
+                until_ns, returned = min(until_ns + window_ns, limit_ns), engine.requests_done
+                continue
             if reason != ExitReason.MAX_EVENTS:
                 break
         if reason in (ExitReason.STALLED, ExitReason.TIME_LIMIT):
             out["violations"] += 1
-            out["messages"].append(f"{name}: stalled: callers still waiting after {spec.run.max_sim_time_s} s")
+            out["messages"].append(f"{name}: stalled: callers still waiting, none returned "
+                                   f"in {WATCHDOG_S} simulated seconds")
+            out["stalled_at_s"] = until_ns / 1e9  # where the reproducer's run may stop
         gps = engine.grace_periods()
+        longest = int((gps["t_end_ns"] - gps["t_start_ns"]).max(initial=0))
+        if longest > RCU_CPU_STALL_TIMEOUT_S * 10**9:
+            out["violations"] += 1
+            out["messages"].append(f"{name}: RCU CPU stall: a grace period lasted {longest / 1e9:.1f} s")
         safety = engine.safety()
         out["variants"] += 1
         out["gps"] += int((~gps["expedited"]).sum())
@@ -134,11 +175,11 @@ def torture_one(data: dict, fault: int = 0) -> dict:
 
 def torture(*, seed: int = 0, duration_s: float | None = None, gps: int | None = None,
             max_configs: int | None = None, workers: int | None = 1, scheduler: str | None = None,
-            out: Path | None = None, fault: int = 0, echo=print) -> dict:
+            out: Path | None = None, fault: str | None = None, echo=print) -> dict:
     """Draw and run configurations until `duration_s`, `gps` grace periods or
-    `max_configs` configurations, or the first violation. `fault` is the test-only
-    model fault of build_engine(). Returns the totals; writes a violation's scenario
-    into `out`."""
+    `max_configs` configurations, or the first violation. `fault` names a model
+    fault of rcusim.engine.faults. Returns the totals; writes a violation's
+    scenario into `out`."""
     rng = random.Random(seed)
     total = {"configurations": 0, "refused": 0, "variants": 0, "gps": 0, "exp_gps": 0, "callbacks": 0,
              "readers": 0, "pipe_normal": [0, 0, 0], "pipe_expedited": [0, 0, 0], "violations": 0,
@@ -149,17 +190,15 @@ def torture(*, seed: int = 0, duration_s: float | None = None, gps: int | None =
     while True:
         drawn = [draw_scenario(rng, index + k) for k in range(batch)]
         index += batch
-        for k, res in run_parallel(torture_one, [(d, fault) for d in drawn], workers, scheduler):
-            if "refused" in res:
-                total["refused"] += 1
-                continue
-            total["configurations"] += 1
-            for key in ("variants", "gps", "exp_gps", "callbacks", "readers", "violations"):
-                total[key] += res[key]
-            for key in ("pipe_normal", "pipe_expedited"):
-                total[key] = [a + b for a, b in zip(total[key], res[key])]
-            if res["violations"] and total["reproducer"] is None:
-                total["reproducer"] = _write_reproducer(drawn[k], res["messages"], out, echo)
+        try:
+            for k, res in run_parallel(torture_one, [(d, fault) for d in drawn], workers, scheduler):
+                _add(total, res, drawn[k], out, echo, fault)
+        except WorkerDied as exc:
+            # Which of the unfinished runs crashed its worker is unknown: keep them all.
+            total["violations"] += 1
+            for k in exc.unfinished:
+                path = _write_reproducer(drawn[k], [f"{exc}; this is one of them"], out, echo, fault)
+                total["reproducer"] = total["reproducer"] or path
         total["wall_s"] = time.monotonic() - t0
         if (total["violations"] or (duration_s is not None and total["wall_s"] >= duration_s)
                 or (gps is not None and total["gps"] + total["exp_gps"] >= gps)
@@ -167,16 +206,37 @@ def torture(*, seed: int = 0, duration_s: float | None = None, gps: int | None =
             return total
 
 
-def _write_reproducer(data: dict, messages: list[str], out: Path | None, echo) -> str:
+def _add(total: dict, res: dict, data: dict, out: Path | None, echo, fault: str | None) -> None:
+    """Add one configuration's outcome to the totals; write its scenario if it failed."""
+    if "refused" in res:
+        total["refused"] += 1
+        return
+    total["configurations"] += 1
+    for key in ("variants", "gps", "exp_gps", "callbacks", "readers", "violations"):
+        total[key] += res[key]
+    for key in ("pipe_normal", "pipe_expedited"):
+        total[key] = [a + b for a, b in zip(total[key], res[key])]
+    if res["violations"] and total["reproducer"] is None:
+        if "stalled_at_s" in res:
+            data = {**data, "run": {"max_sim_time_s": res["stalled_at_s"]}}
+        total["reproducer"] = _write_reproducer(data, res["messages"], out, echo, fault)
+
+
+def _write_reproducer(data: dict, messages: list[str], out: Path | None, echo, fault: str | None) -> str:
     out = Path(out or "torture-failures")
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{data['name']}.yaml"
     tmp = path.with_suffix(".yaml.tmp")
     tmp.write_text("# rcusim torture: the safety checker found a violation here\n"
+                   + (f"#   (with the deliberate model fault {fault}: run it with build_engine(fault=...))\n"
+                      if fault else "")
                    + "".join(f"#   {m}\n" for m in messages[:5])
                    + yaml.safe_dump(data, sort_keys=False))
     tmp.replace(path)
-    echo(f"rcusim-torture: VIOLATION, reproduce with: python -m rcusim run {path} --check")
+    if fault:
+        echo(f"rcusim-torture: VIOLATION under the fault {fault}, caught in: {path}")
+    else:
+        echo(f"rcusim-torture: VIOLATION, reproduce with: python -m rcusim run {path} --check")
     return str(path)
 
 
@@ -205,6 +265,8 @@ def add_parser(sub) -> None:
     p.add_argument("--workers", type=int, help="local worker processes (default: the number of CPUs)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler, e.g. tcp://host:8786")
     p.add_argument("--out", default="torture-failures", help="where a violation's scenario is written")
+    p.add_argument("--fault", metavar="NAME", help="break the model on purpose, to see the checker catch it: "
+                   + ", ".join(FAULTS))
     p.set_defaults(func=cmd_torture)
 
 
@@ -217,8 +279,10 @@ def cmd_torture(args) -> int:
         raise ScenarioError(f"{args.gps}", key="--gps", allowed="an integer >= 1")
     if args.workers is not None and not 1 <= args.workers <= 4096:
         raise ScenarioError(f"{args.workers} workers", key="--workers", allowed="an integer from 1 to 4096")
+    if args.fault is not None and args.fault not in FAULTS:
+        raise ScenarioError(f"{args.fault!r}", key="--fault", allowed=", ".join(FAULTS))
     total = torture(seed=args.seed, duration_s=args.duration, gps=args.gps, workers=args.workers,
-                    scheduler=args.scheduler, out=Path(args.out))
+                    scheduler=args.scheduler, out=Path(args.out), fault=args.fault)
     for line in report_lines(args.seed, total):
         print(line)
     return 1 if total["violations"] else 0

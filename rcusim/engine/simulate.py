@@ -14,6 +14,7 @@ import numpy as np
 
 from rcusim import _core
 from rcusim.engine.engine_input import engine_input
+from rcusim.engine.faults import fault_code
 from rcusim.errors import ScenarioError
 from rcusim.input.config import KfreeRcuFlood, SyncLoop
 from rcusim.input.scenario import Scenario
@@ -83,14 +84,14 @@ def _available_memory_bytes() -> int:
     return 16 * 2**30
 
 
-def build_engine(spec, seed: int, fault: int = 0, kfree_chunk: int = 0) -> tuple[_core.Engine, dict]:
+def build_engine(spec, seed: int, fault: str | None = None, kfree_chunk: int = 0) -> tuple[_core.Engine, dict]:
     """Build the engine for one variant with its own seeded random stream.
 
-    `fault` breaks the model on purpose, for tests of the safety checker only:
-    1 = the expedited IPI handler ignores readers, 2 = the tick ignores readers.
-    `kfree_chunk` 1 runs the kfree flood with one event per kfree_rcu() call.
+    `fault` names a deliberate model fault of rcusim.engine.faults.FAULTS, for
+    tests of the safety checker only.  `kfree_chunk` 1 runs the kfree flood with
+    one event per kfree_rcu() call.
     """
-    inp, geometry = engine_input(spec, fault, kfree_chunk)
+    inp, geometry = engine_input(spec, fault_code(fault) if fault else 0, kfree_chunk)
     bitgen = np.random.PCG64(np.random.SeedSequence(seed))
     engine = _core.Engine(inp, bitgen)
     return engine, {"geometry": geometry, "expected_requests": inp.tasks.expected_requests}
