@@ -48,6 +48,8 @@ from rcusim.engine.engine_input import engine_input
 from rcusim.engine.reference import run_reference, run_reference_spec
 from rcusim.engine.reference.compare import (agreement_table, covered_by_full_gp, first_difference, ks_2samp,
                                              latencies_ns, run_both, run_engine)
+from rcusim.engine.reference.model import Model
+from rcusim.engine.reference.sched import SLEEP, Entity
 from rcusim.input.scenario import load_scenario
 
 SEED = 0
@@ -290,6 +292,35 @@ def test_a_gp_requested_during_cleanup_is_not_lost():
     assert ref["finished"]
     assert len(ref["requests"]["task"]) == 20
     assert covered_by_full_gp(ref).all()
+
+
+def test_a_tick_restarted_on_leaving_idle_comes_before_a_burst_ending_on_its_jiffy():
+    # do_idle() restarts the stopped tick in tick_nohz_idle_exit() before
+    # schedule_idle() runs the woken entity (kernel/sched/idle.c), and the
+    # engine's cpu_pick() queues that tick before the entity's first burst: a
+    # burst that ends on the next jiffy boundary is interrupted by the tick and
+    # ends tick_ns later.  (expedited_storm_4096 has one such instant.)
+    inp, _ = engine_input(load_scenario(yaml.safe_load(LOST_REQUEST)).variants["default"])
+    sim = Model(inp, SEED)
+    cpu, jiffy = sim.cpus[1], inp.sched.jiffy_ns
+    seen = {}
+
+    def body():
+        t0 = yield SLEEP
+        seen["boundary"] = (t0 // jiffy + 1) * jiffy
+        seen["end"] = yield seen["boundary"] - t0
+
+    probe = Entity(sim, 1, True, "probe")
+    probe.start(body())
+
+    def wake(_event):
+        seen["tick_on"] = cpu.tick_on
+        cpu.activate(probe)
+
+    sim.env.timeout(jiffy // 2).callbacks.append(wake)
+    sim.env.run(until=2 * jiffy)
+    assert seen["tick_on"] is False
+    assert seen["end"] >= seen["boundary"] + inp.sched.tick_ns
 
 
 def test_engine_does_not_lose_a_gp_requested_during_cleanup():
