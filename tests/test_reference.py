@@ -27,6 +27,11 @@ engine to that, the way msprime holds its C code to its Python twin.  If an
 engine change reorders same-instant events only, that test fails while the
 statistical ones pass: align the reference, or explain the new order.
 
+They agree record for record at scale too (SCALE_CONFIGS): 64 CPUs with
+10,000 pinned synchronize_rcu() callers woken from the GP kthread, and the
+4096-CPU expedited storm.  Reduced versions run by default; the full sizes are
+marked slow (``python -m pytest -m slow``).
+
 The expedited configurations (EXP_CONFIGS) cover synchronize_rcu_expedited()
 on v6.x kernels: the exp_wq funnel, exp_mutex, per-leaf workers, IPIs to busy
 CPUs, alone and next to synchronize_rcu() callers.  A snapshot that waits only
@@ -38,6 +43,7 @@ is outside the reference's scope, and so are readers.
 """
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -108,6 +114,53 @@ workloads:
   - {kind: sync_loop, tasks: 3, loops: 30, think_us: 700, cpus: "2,5,6", work_after: kfree}
 """,
 }
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# 64 CPUs, pinned synchronize_rcu(); kfree() callers spread round-robin, woken
+# from the GP kthread (the reference keeps every task on its CPU: the pinned
+# form of sync_rcu_10k_pinned.yaml, without NOCB).
+SYNC_CPU64 = """
+name: sync_cpu64_wake_from_gp
+hardware: {{profile: x86-64-server-2023, nr_cpus: 64}}
+kernel: {{release: "6.6", HZ: 1000, bootargs: "rcutree.rcu_normal_wake_from_gp=1"}}
+workloads:
+  - {{kind: sync_loop, tasks: {tasks}, loops: {loops}, primitive: synchronize_rcu, work_after: kfree, cpus: all}}
+"""
+
+# name: (reduced, full) sizes as (tasks, loops); None keeps the bundled scenario's.
+SCALE_CONFIGS = {
+    "sync_cpu64_wake_from_gp": ((2000, 5), (10000, 10)),
+    # scenarios/expedited_storm_4096.yaml, its first variant (leaf16_mutex): 4096
+    # SCHED_FIFO synchronize_rcu_expedited() callers, one per CPU, 1 + 4 + 256 rcu_nodes.
+    "expedited_storm_4096": ((None, 2), (None, None)),
+}
+
+
+def scale_spec(name: str, tasks: int | None, loops: int | None):
+    if name == "sync_cpu64_wake_from_gp":
+        doc = yaml.safe_load(SYNC_CPU64.format(tasks=tasks, loops=loops))
+    else:
+        doc = yaml.safe_load((ROOT / "scenarios" / f"{name}.yaml").read_text())
+        doc["variants"] = dict(list(doc["variants"].items())[:1])
+        for key, value in (("tasks", tasks), ("loops", loops)):
+            if value is not None:
+                doc["workloads"][0][key] = value
+    (spec,) = load_scenario(doc).variants.values()
+    return spec
+
+
+def record_differences(core: dict, ref: dict) -> list[str]:
+    """Every table the reference records, compared exactly with the engine's."""
+    problems = [d for d in [first_difference(core, ref)] if d is not None]
+    for table in ("requests", "grace_periods"):
+        for k, v in ref[table].items():
+            if not np.array_equal(v, core[table][k]):
+                problems.append(f"{table}[{k!r}] differ")
+    problems += [f"counters[{k!r}]: engine {core['counters'][k]}, reference {v}"
+                 for k, v in ref["counters"].items() if core["counters"][k] != v]
+    return problems
 
 
 EXP_VARIANTS = """
@@ -209,6 +262,26 @@ def test_every_call_waits_for_a_full_grace_period(runs, key):
         assert result["finished"]
         assert len(result["requests"]["task"]) > 0
         assert covered_by_full_gp(result).all()
+
+
+@pytest.mark.parametrize("name", list(SCALE_CONFIGS))
+def test_records_are_identical_at_reduced_scale(name):
+    core, ref = run_both(scale_spec(name, *SCALE_CONFIGS[name][0]), SEED)
+    assert core["finished"] and ref["finished"]
+    assert record_differences(core, ref) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(SCALE_CONFIGS))
+def test_records_are_identical_at_full_scale(name):
+    spec = scale_spec(name, *SCALE_CONFIGS[name][1])
+    core, ref = run_both(spec, SEED)
+    print(f"\n{name}: {len(core['requests']['task']):,} requests, {len(core['grace_periods']['gp_seq'])} GPs; "
+          f"wall time engine {core['wall_s']:.3f} s, reference {ref['wall_s']:.2f} s")
+    assert core["finished"] and ref["finished"]
+    workload = spec.workloads[0]
+    assert len(core["requests"]["task"]) == workload.tasks * workload.loops
+    assert record_differences(core, ref) == []
 
 
 @pytest.mark.parametrize("variant", ["default", "wake_from_gp"])
