@@ -139,8 +139,7 @@ class Cpu:
             if self.state != CPU_BUSY:
                 self.watching += 1  # rcu_idle_exit(): leaving the extended quiescent state
                 if not self.tick_on:
-                    self.tick_on = True
-                    env.process(self.tick())
+                    self.start_tick()
             self.state = CPU_BUSY
             self.curr = ent
             ent.state = RUNNING
@@ -249,8 +248,7 @@ class Cpu:
                              bool(s.idle_polling0), s.jiffy_ns // 1000, bool(s.menu_keeps_tick))
             self.cpuidle_select()
             if not self.stop_tick:  # the governor keeps the tick of this idle CPU
-                self.tick_on = True
-                self.env.process(self.tick())
+                self.start_tick()
 
     def cpuidle_select(self) -> None:
         """cpuidle_select() as the CPU enters idle: the sleep length is the next tick
@@ -350,10 +348,24 @@ class Cpu:
         self.nonpreempt_until = max(self.nonpreempt_until, self.env.now + dur)
 
     # --- the scheduling-clock tick ------------------------------------------
-    def tick(self):
-        """Periodic tick on jiffy boundaries; stops when the CPU is NO_HZ idle."""
+    def start_tick(self) -> None:
+        """Restart the tick at the next jiffy boundary.
+
+        The timer is armed now, not when the process first runs: leaving idle,
+        do_idle() restarts the tick in tick_nohz_idle_exit() before
+        schedule_idle() runs the woken entity (kernel/sched/idle.c), so a tick
+        that falls on the same nanosecond as the end of that entity's first
+        burst comes first, as in the engine's cpu_pick().
+        """
         env, jiffy = self.env, self.sim.inp.sched.jiffy_ns
-        yield env.timeout(jiffy - env.now % jiffy)
+        self.tick_on = True
+        env.process(self.tick(env.timeout(jiffy - env.now % jiffy)))
+
+    def tick(self, first):
+        """Periodic tick on jiffy boundaries, from the armed timer `first`; stops
+        when the CPU is NO_HZ idle."""
+        env, jiffy = self.env, self.sim.inp.sched.jiffy_ns
+        yield first
         while True:
             if self.state != CPU_BUSY and self.rdp.cblist.n_cbs() == 0 and self.stop_tick:
                 # rcu_needs_cpu() is false and the governor did not keep the tick.
