@@ -85,12 +85,16 @@ cdef i64 rcu_gp_kthread(Engine self, int e) except -2:
     self.cpus[self.ents[e].cpu].debt += self.acc
     # Sleep unless the condition of the next wait already holds.
     if self.gp_state == RCU_GP_IDLE:
-        if self.gp_flags & RCU_GP_FLAG_INIT:
-            return rcu_gp_kthread_next(self, e, self.now)
+        if not (self.gp_flags & RCU_GP_FLAG_INIT):
+            return -1
+    elif not (root_qs_done(self) or (self.gp_flags & RCU_GP_FLAG_FQS) or self.now >= self.fqs_deadline):
         return -1
-    if root_qs_done(self) or (self.gp_flags & RCU_GP_FLAG_FQS) or self.now >= self.fqs_deadline:
-        return rcu_gp_kthread_next(self, e, self.now)
-    return -1
+    # cond_resched_tasks_rcu_qs() ends each of rcu_gp_init()'s, rcu_gp_fqs_loop()'s
+    # and rcu_gp_cleanup()'s steps: without CONFIG_PREEMPTION the only place a
+    # GP kthread that never sleeps (back-to-back GPs) lets its CPU's other tasks run.
+    if cond_resched(self, self.ents[e].cpu):
+        return -1
+    return rcu_gp_kthread_next(self, e, self.now)
 
 
 cdef void ev_gp_timer(Engine self, i64 gen) except *:

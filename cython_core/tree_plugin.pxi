@@ -91,7 +91,8 @@ cdef i64 reader_done(Engine self, int e) except -2:
 
 
 cdef bint cond_resched(Engine self, int c) except *:
-    """cond_resched() at the end of a busy reader's gap, before its next rcu_read_lock().
+    """cond_resched() where kernel code calls it: at the end of a busy reader's gap,
+    before its next rcu_read_lock(), and between the GP kthread's steps.
 
     Without CONFIG_PREEMPTION this is where kernel code yields: schedule() if
     need_resched is set (the reader stays runnable, at the tail of its class;

@@ -156,3 +156,23 @@ def test_a_patch_is_refused_where_its_code_is_missing():
         load_scenario(lone_caller("6.12", patches=["rcu-make-it-fast"]))
     with pytest.raises(ScenarioError, match="already in release 7.0"):
         load_scenario(lone_caller("7.0", patches=["rcu-gp-kthread-cpu-qs-early"]))
+
+
+# --- a GP kthread that never sleeps -----------------------------------------
+def test_back_to_back_gps_yield_the_cpu_at_cond_resched():
+    """On one CPU with v7.0's early report of the GP kthread's CPU, every GP ends
+    inside rcu_gp_init(), so with callers queuing requests the kthread never
+    sleeps. Without CONFIG_PREEMPTION its cond_resched_tasks_rcu_qs() calls are
+    the only place the callers it woke can run: without them the run livelocks."""
+    data = {"name": "one_cpu_back_to_back", "seed": 1,
+            "hardware": {"profile": "amd-threadripper-3970x", "nr_cpus": 1},
+            "kernel": {"release": "7.0", "HZ": 100, "CONFIG_PREEMPTION": False, "CONFIG_PREEMPT_RCU": False,
+                       "CONFIG_RCU_NOCB_CPU": True, "CONFIG_RCU_LAZY": False,
+                       "bootargs": "rcu_nocbs=all rcutree.rcu_normal_wake_from_gp=1"},
+            "workloads": [{"kind": "sync_loop", "tasks": 200, "loops": 20, "think_us": 1000, "pinned": False},
+                          {"kind": "sync_loop", "tasks": 8, "loops": 3,
+                           "primitive": "synchronize_rcu_expedited"}],
+            "run": {"max_sim_time_s": 60}}
+    v = only_variant(run_scenario(load_scenario(data), progress=False))
+    assert v.metrics["completion_time_s"] is not None  # finished, not stopped by max_sim_time_s
+    assert v.request_count == 200 * 20 + 8 * 3

@@ -16,7 +16,7 @@ from rcusim.input.scenario import load_scenario
 ROOT = Path(__file__).resolve().parents[1]
 
 #: Configurations within which each catalogued fault must be caught.
-FAULT_BUDGET = 200
+FAULT_BUDGET = 300
 
 
 def quiet(*_):

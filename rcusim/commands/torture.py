@@ -27,6 +27,7 @@ from rcusim.engine.engine_input import RCU_CPU_STALL_TIMEOUT_S
 from rcusim.engine.faults import FAULTS
 from rcusim.engine.simulate import EVENT_CHUNK, ExitReason, build_engine
 from rcusim.errors import ScenarioError
+from rcusim.input.profiles import profile_topology
 from rcusim.input.scenario import load_scenario
 
 __all__ = ["draw_scenario", "torture_one", "torture", "add_parser", "cmd_torture"]
@@ -36,7 +37,7 @@ RELEASES = ("3.10", "4.9", "4.14", "4.19", "5.4", "5.10", "5.15", "6.1", "6.2", 
             "6.9", "6.12", "6.17", "7.0")
 CLASSIC_RELEASES = ("2.6.10", "2.6.20", "2.6.25")
 PROFILES = ("x86-64-server-2023", "amd-threadripper-3970x", "xeon-e5405-8cpu")
-CPU_COUNTS = (1, 2, 3, 4, 7, 8, 16, 33, 64, 128, 256, 1024)
+CPU_COUNTS = (1, 2, 3, 4, 7, 8, 16, 33, 64, 128, 256, 1024, 4096, 8192)
 CALLS_PER_VARIANT = 4000
 """Upper bound on tasks x loops of a drawn configuration, to keep each run short."""
 ENDURANCE_LOOPS = (1000, 3000, 10_000, 30_000)
@@ -45,6 +46,10 @@ come from these."""
 ENDURANCE_CPU_LOOPS = 60_000
 """Upper bound on CPUs x loops of an endurance configuration: the readers, ticks and
 noise of every CPU run for as long as the loops last."""
+BUSY_CPUS = 256
+"""CPUs at most that get readers, call_rcu() load, noise or a kfree thread: work on
+every CPU of a larger machine would cost events in proportion to its size for the
+whole run."""
 KFREE_OBJECTS = 200_000
 """Upper bound on the kfree_rcu() calls of a drawn flood."""
 WATCHDOG_S = 60
@@ -60,6 +65,7 @@ MAX_SIM_TIME_S = 86_400
 def draw_scenario(rng: random.Random, index: int) -> dict:
     """One random scenario (as a mapping for load_scenario()), named after its index."""
     nr = rng.choice(CPU_COUNTS)
+    profile = rng.choice(PROFILES)
     classic = nr == 1 and rng.random() < 0.3
     kernel = {"release": rng.choice(CLASSIC_RELEASES if classic else RELEASES),
               "HZ": rng.choice((100, 250, 1000))}
@@ -78,7 +84,7 @@ def draw_scenario(rng: random.Random, index: int) -> dict:
     if not classic and rng.random() < 0.3:
         bootargs.append("rcutree.rcu_normal_wake_from_gp=1")
     kernel["bootargs"] = " ".join(bootargs)
-    endurance = not classic and nr <= 64 and rng.random() < 0.15
+    endurance = not classic and nr <= 64 and rng.random() < 0.5
     if endurance:
         # A few callers, many grace periods in a row.
         tasks, loops = rng.choice((1, 2, 4)), min(rng.choice(ENDURANCE_LOOPS), ENDURANCE_CPU_LOOPS // nr)
@@ -91,16 +97,17 @@ def draw_scenario(rng: random.Random, index: int) -> dict:
               else "synchronize_rcu"}
     if classic:
         caller["nice"] = 0
-    if not classic and rng.random() < 0.4:
-        caller["pinned"] = False
+    if not classic and rng.random() < 0.4 and profile_topology(profile) is not None:
+        caller["pinned"] = False  # placement needs the profile's scheduling domains
     workloads = [caller]
+    busy_cpus = "all" if nr <= BUSY_CPUS else f"0-{BUSY_CPUS - 1}"
     if not classic and rng.random() < 0.3:
         workloads.append({"kind": "sync_loop", "tasks": rng.choice((1, 8)), "loops": 3, "cpus": "all",
                           "primitive": "synchronize_rcu_expedited"})
     if not classic and rng.random() < 0.4:
         # Up to sections longer than a grace period: only those can expose a GP ended early.
         length = rng.choice((5, 50, 500, 5000, 20000))
-        workloads.append({"kind": "readers", "cpus": "all", "length_us": length,
+        workloads.append({"kind": "readers", "cpus": busy_cpus, "length_us": length,
                           "rate_per_s": min(rng.choice((100, 1000)), 0.5e6 / length),
                           "between": rng.choice(("sleep", "busy")),
                           "length_dist": rng.choice(("fixed", "exponential"))})
@@ -108,18 +115,22 @@ def draw_scenario(rng: random.Random, index: int) -> dict:
         # Its kernel work has no preemption point: without CONFIG_PREEMPTION the CPU
         # would never pass a quiescent state (an RCU CPU stall in the kernel too).
         # Not with endurance callers: its callbacks would flood minutes of simulated time.
-        workloads.append({"kind": "call_rcu_load", "cpus": "all", "work_us": 50,
+        workloads.append({"kind": "call_rcu_load", "cpus": busy_cpus, "work_us": 50,
                           "call_rcu_per_op": rng.choice((1, 10)), "burst": rng.choice((1, 10))})
-    if not classic and rng.random() < 0.25:
-        threads = rng.choice((-1, 1, 4))
+    if not classic and rng.random() < 0.4:
+        threads = rng.choice((-1, 1, 4)) if nr <= BUSY_CPUS else rng.choice((1, 4))
         alloc = rng.choice((100, 1000, 8000))
         loops = max(4, min(rng.choice((4, 10, 40)), KFREE_OBJECTS // (alloc * (nr if threads == -1 else threads))))
+        # The call form decides the channel: a two-argument kfree_rcu() without a
+        # page at hand goes on the rcu_head list, a single-argument one sleeps for a page.
+        single, double = rng.choice(((False, False), (True, False), (False, True)))
         workloads.append({"kind": "kfree_rcu_flood", "kfree_nthreads": threads, "kfree_alloc_num": alloc,
-                          "kfree_loops": loops, "holdoff": 0})
+                          "kfree_loops": loops, "holdoff": 0,
+                          "kfree_rcu_test_single": single, "kfree_rcu_test_double": double})
     if not classic and rng.random() < 0.2:
-        workloads.append({"kind": "noise", "preset": rng.choice(("quiet_server", "noisy_vm"))})
+        workloads.append({"kind": "noise", "cpus": busy_cpus, "preset": rng.choice(("quiet_server", "noisy_vm"))})
     return {"name": f"torture_{index}", "seed": rng.randrange(2**31),
-            "hardware": {"profile": rng.choice(PROFILES), "nr_cpus": nr},
+            "hardware": {"profile": profile, "nr_cpus": nr},
             "kernel": kernel, "workloads": workloads, "run": {"max_sim_time_s": MAX_SIM_TIME_S}}
 
 
