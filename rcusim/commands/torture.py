@@ -46,6 +46,10 @@ come from these."""
 ENDURANCE_CPU_LOOPS = 60_000
 """Upper bound on CPUs x loops of an endurance configuration: the readers, ticks and
 noise of every CPU run for as long as the loops last."""
+CALLER_CPU_LOOPS = 7680
+"""Upper bound on CPUs x loops of a drawn caller (30 loops up to 256 CPUs, one from
+8192): the FQS wait grows by a jiffy per RCU_JIFFIES_FQS_DIV (256) CPUs, so a large
+machine's grace periods are long, and its readers, load and noise run for all of them."""
 BUSY_CPUS = 256
 """CPUs at most that get readers, call_rcu() load, noise or a kfree thread: work on
 every CPU of a larger machine would cost events in proportion to its size for the
@@ -90,7 +94,7 @@ def draw_scenario(rng: random.Random, index: int) -> dict:
         tasks, loops = rng.choice((1, 2, 4)), min(rng.choice(ENDURANCE_LOOPS), ENDURANCE_CPU_LOOPS // nr)
     else:
         tasks = rng.choice((1, 4, 32, 200))
-        loops = max(1, min(rng.choice((1, 3, 10, 30)), CALLS_PER_VARIANT // tasks))
+        loops = max(1, min(rng.choice((1, 3, 10, 30)), CALLS_PER_VARIANT // tasks, CALLER_CPU_LOOPS // nr))
     caller = {"kind": "sync_loop", "tasks": tasks, "loops": loops, "cpus": "all",
               "think_us": rng.choice((0, 10, 1000)), "nice": rng.choice((0, 0, 5, -5, 19)),
               "primitive": "synchronize_rcu_expedited" if not classic and rng.random() < 0.3
