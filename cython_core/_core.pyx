@@ -124,6 +124,7 @@ include "placement.pxi"
 include "balance.pxi"
 include "timer.pxi"
 include "cpuidle.pxi"
+include "kvm.pxi"
 include "locking.pxi"
 include "tree.pxi"
 include "gp.pxi"
@@ -302,6 +303,7 @@ cdef class Engine:
         rcu_init_geometry(self, inp.tree)
         rcu_boot_init_percpu_data(self)
         cpuidle_init(self, inp.sched)
+        kvm_init(self, inp.sched)
         topology_init(self, inp.sched)
         placement_init(self, inp.sched)
         # Entities: workload tasks first, then kthreads, reader tasks, kfree
@@ -544,7 +546,7 @@ cdef class Engine:
         }
 
     def counters(self):
-        return {
+        out = {
             "events": self.events,
             "context_switches": self.n_ctxsw,
             "callbacks_invoked": self.n_cbs_invoked,
@@ -582,6 +584,10 @@ cdef class Engine:
             "noise_irq_ns": self.n_noise_irq_ns,
             "noise_kthread_bursts": self.n_noise_bursts,
         }
+        if self.halt_poll:  # a KVM guest: how its vCPUs' halts ended (kvm.pxi)
+            out["halts_polled"] = self.n_halt_polled
+            out["halts_blocked"] = self.n_halt_blocked
+        return out
 
     def probe_latencies(self):
         """Scheduling latencies of the rt_latency_probe tasks, in ns (a copy)."""

@@ -245,6 +245,8 @@ cdef void cpuidle_irq(Engine self, int c, bint tick) noexcept:
     """An interrupt (`tick`: the tick or a timer) took idle CPU c out of its state;
     the idle loop then runs the governor again."""
     cdef menu_t *m = &self.menu[c]
+    if self.halt_poll:
+        kvm_vcpu_irq(self, c)
     if not self.n_idle_states:
         return
     m.residency_us = (self.now - m.enter_ns) // 1000

@@ -294,6 +294,9 @@ cdef struct cpu_t:
     int32_t ttwu_pending # wake-ups on their way to this CPU (rq->ttwu_pending)
     i64 avg_idle         # rq->avg_idle: average idle period (ns)
     i64 idle_stamp       # rq->idle_stamp: when it last went idle (ns)
+    # a KVM guest's vCPU halted in HLT (kvm.pxi): the host's struct kvm_vcpu
+    i64 halt_poll_ns     # vcpu->halt_poll_ns: how long the host polls before it blocks the vCPU thread
+    i64 halt_start       # when the vCPU executed HLT (kvm_vcpu_halt()'s start)
     i64 next_balance     # rq->next_balance (jiffies)
     # scheduler statistics (sched.pxi: rq_account())
     i64 busy_ns          # time running an entity

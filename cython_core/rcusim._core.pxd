@@ -59,6 +59,15 @@ cdef class Engine:
     cdef menu_t *menu
     cdef i64 gp_timer_expires    # when the FQS wait's timer fires (ns), for the GP CPU's governor
 
+    # --- a KVM guest: HLT and the host's halt polling (kvm.pxi) ----------------
+    cdef int halt_poll           # the CPUs are vCPUs whose HLT exits to kvm_vcpu_halt()
+    cdef i64 halt_poll_max_ns    # kvm.halt_poll_ns
+    cdef i64 halt_poll_grow      # kvm.halt_poll_ns_grow
+    cdef i64 halt_poll_grow_start  # kvm.halt_poll_ns_grow_start
+    cdef i64 halt_poll_shrink    # kvm.halt_poll_ns_shrink (0: reset)
+    cdef i64 halt_wake_polled_ns   # a wake-up found by the host's poll loop: re-entry into the guest
+    cdef i64 halt_wake_blocked_ns  # a wake-up of a blocked vCPU thread: host try_to_wake_up() and re-entry
+
     # --- fair class (fair.pxi) ------------------------------------------------
     cdef int fair_policy         # POLICY_RR (before v2.6.23), POLICY_CFS, POLICY_EEVDF (v6.6)
     cdef i64 base_slice_ns       # EEVDF sysctl_sched_base_slice
@@ -321,6 +330,7 @@ cdef class Engine:
     # --- counters (Engine.counters()) -----------------------------------------
     cdef readonly dict counters_init
     cdef i64 n_ctxsw, n_cbs_invoked, n_wakeups, n_idle_exits, n_idle_exit_ns, n_softirq
+    cdef i64 n_halt_polled, n_halt_blocked
     cdef i64 n_wake_local, n_wake_remote, n_wake_polling, n_wake_ipi
     cdef i64 n_fqs, n_bypass_enq, n_bypass_flush, n_lock_wait_ns, n_ticks
     cdef i64 n_ipis, n_preempt, n_rcuog_wake, n_gp_wake

@@ -296,7 +296,11 @@ cdef void check_preempt_or_kick(Engine self, int c, int e) except *:
     cdef ent_t *ep = &self.ents[e]
     cdef i64 lat
     if cp.state == CPU_IDLE:
-        lat = cpuidle_exit_ns(self, c) if self.n_idle_states else idle_exit_ns(self)
+        if self.halt_poll:
+            lat = kvm_vcpu_halt(self, c)
+            self.n_idle_exit_ns += lat
+        else:
+            lat = cpuidle_exit_ns(self, c) if self.n_idle_states else idle_exit_ns(self)
         cp.state = CPU_WAKING
         cp.waking_until = self.now + lat
         self.n_idle_exits += 1
@@ -440,6 +444,7 @@ cdef void cpu_enter_idle(Engine self, int c) noexcept:
     cp.user_to = 0
     if self.n_idle_states:
         cpuidle_select(self, c)
+    cp.halt_start = self.now  # a vCPU's idle loop executes HLT
     if self.n_unbound:
         if cp.idle_stamp == 0:
             cp.idle_stamp = self.now

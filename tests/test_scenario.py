@@ -13,8 +13,8 @@ import pytest
 from rcusim.errors import ScenarioError
 from rcusim.input.config import Costs, RcuParams, VariantSpec
 from rcusim.input.releases import NEWEST
-from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, PROFILES, load_profile, profile_idle_states,
-                                   profile_idle_states_source, profile_sources)
+from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, PROFILES, load_profile, profile_halt_poll,
+                                   profile_idle_states, profile_idle_states_source, profile_sources)
 from rcusim.input.scenario import Scenario, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -442,8 +442,10 @@ def test_profiles_are_complete_and_sourced():
         costs = load_profile(name)
         sources = profile_sources(name)
         states = profile_idle_states(name)
-        # Idle states, or one measured idle wake-up latency, never both.
-        expected = tuple(c for c in COST_NAMES if not (states and c in IDLE_WAKE_COSTS))
+        guest = profile_halt_poll(name) is not None
+        # Idle states, a KVM guest's halt polling, or one measured idle wake-up latency.
+        assert not (states and guest)
+        expected = tuple(c for c in COST_NAMES if not ((states or guest) and c in IDLE_WAKE_COSTS))
         assert tuple(costs) == expected
         assert all(isinstance(v, int) and v >= 0 for v in costs.values())
         assert all(len(text) > 10 for text in sources.values())

@@ -68,6 +68,13 @@ class Sched:
     menu_keeps_tick: int       # cpuidle.pxi: the governor decides the tick (v4.17 and later)
     idle_mwait: np.ndarray     # cpuidle.pxi: the state is entered with MWAIT (no wake-up IPI needed)
     idle_wake_ns: np.ndarray   # cpuidle.pxi: what leaving the state costs a wake-up
+    halt_poll: int             # kvm.pxi: the CPUs are KVM vCPUs, idle in HLT with host halt polling
+    halt_poll_max_ns: int      # kvm.pxi: kvm.halt_poll_ns
+    halt_poll_grow: int        # kvm.pxi: kvm.halt_poll_ns_grow
+    halt_poll_grow_start: int  # kvm.pxi: kvm.halt_poll_ns_grow_start
+    halt_poll_shrink: int      # kvm.pxi: kvm.halt_poll_ns_shrink
+    halt_wake_polled_ns: int   # kvm.pxi: a wake-up found by the host's poll loop
+    halt_wake_blocked_ns: int  # kvm.pxi: a wake-up of a blocked vCPU thread
     cpu_core: np.ndarray       # sched.pxi: core of each CPU (empty: no topology, every remote wake an IPI)
     cpu_llc: np.ndarray        # sched.pxi: LLC domain of each CPU
     cpu_socket: np.ndarray     # sched.pxi: socket of each CPU
@@ -281,7 +288,7 @@ class EngineInput:
 
 
 def _sched(spec, fault: int) -> Sched:
-    p, costs, states = spec.params, spec.hardware.costs, spec.hardware.idle_states
+    p, costs, states, hp = spec.params, spec.hardware.costs, spec.hardware.idle_states, spec.hardware.halt_poll
     tun = fair_tunables(spec.hardware.nr_cpus)
     topo = spec.hardware.topology
     if topo is None:
@@ -292,7 +299,8 @@ def _sched(spec, fault: int) -> Sched:
                                          topo["llcs_per_socket"])
         line = [topo["line_ns"][d] for d in ("smt", "llc", "socket", "remote")]
     sd = sched_domains(core, llc, socket)
-    # A profile gives idle states (cpuidle.pxi) or one lognormal idle-exit latency.
+    # A profile gives idle states (cpuidle.pxi), a KVM host's halt polling (kvm.pxi)
+    # or one lognormal idle-exit latency.
     median = max(costs.wakeup_idle_median_ns or 1, 1)
     p99 = max(costs.wakeup_idle_p99_ns or 1, median)
     return Sched(
@@ -319,6 +327,13 @@ def _sched(spec, fault: int) -> Sched:
         menu_keeps_tick=int(p.switches.menu_keeps_tick),
         idle_mwait=np.array([s["mwait"] for s in states], dtype=np.int8),
         idle_wake_ns=np.array([s["wake_ns"] for s in states], dtype=np.int64),
+        halt_poll=int(hp is not None),
+        halt_poll_max_ns=hp["halt_poll_ns"] if hp else 0,
+        halt_poll_grow=hp["halt_poll_ns_grow"] if hp else 0,
+        halt_poll_grow_start=hp["halt_poll_ns_grow_start"] if hp else 0,
+        halt_poll_shrink=hp["halt_poll_ns_shrink"] if hp else 0,
+        halt_wake_polled_ns=hp["wake_polled_ns"] if hp else 0,
+        halt_wake_blocked_ns=hp["wake_blocked_ns"] if hp else 0,
         cpu_core=core, cpu_llc=llc, cpu_socket=socket, line_ns=line,
         sd_imbalance_pct=sd.imbalance_pct, sd_cache_nice_tries=sd.cache_nice_tries,
         sd_shares_llc=sd.shares_llc, sd_smt=int(sd.names[:1] == ("SMT",)),

@@ -32,7 +32,8 @@ from rcusim.input.bootargs import parse_bootargs
 from rcusim.input.cpulist import CPULIST_ALLOWED, parse_cpulist
 from rcusim.input.membarrier import MembarrierLoop
 from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, MAX_IDLE_STATES, PROFILES, Z_P99, load_profile,
-                                   noise_presets, profile_idle_states, profile_sources, profile_topology)
+                                   noise_presets, profile_halt_poll, profile_idle_states, profile_sources,
+                                   profile_topology)
 from rcusim.input.releases import PATCHES, RELEASE_ALLOWED, SWITCHES, ReleaseSwitches, parse_release, release_switches
 
 __all__ = [
@@ -185,6 +186,9 @@ class Hardware(_Model):
     """cpuidle states replacing the profile's (state 0 first, ordered by depth), e.g. without C6."""
     topology: Optional[Topology] = None
     """The machine's exact shape, replacing the profile's building blocks (its line costs stay)."""
+    halt_poll_ns: Optional[Annotated[int, Field(ge=0, le=MAX_COST_NS)]] = None
+    """A KVM guest profile's host parameter kvm.halt_poll_ns (the longest halt polling, ns; 0 turns
+    it off), replacing the profile's."""
 
     @field_validator("profile")
     @classmethod
@@ -198,12 +202,18 @@ class Hardware(_Model):
     def _idle_wake_costs_apply(self):
         if self.idle_states is not None:
             check_idle_states(self.idle_states, "idle_states")
-        if self.idle_states is not None or (self.profile in PROFILES and profile_idle_states(self.profile)):
+        if self.idle_states is not None and self.profile in PROFILES and profile_halt_poll(self.profile):
+            raise ScenarioError(f"profile {self.profile!r} is a KVM guest: its CPUs idle in HLT with the "
+                                "host's halt polling, not in cpuidle states", key="idle_states",
+                                allowed="a profile that is not a KVM guest")
+        if self.idle_states is not None or (self.profile in PROFILES and (profile_idle_states(self.profile)
+                                                                           or profile_halt_poll(self.profile))):
             for name in IDLE_WAKE_COSTS:
                 if getattr(self.costs, name) is not None:
-                    raise ScenarioError("the idle states' exit latencies price an idle wake-up here",
-                                        key=f"costs.{name}",
-                                        allowed="a profile without idle_states and no hardware.idle_states")
+                    raise ScenarioError("the idle states' exit latencies (or a KVM guest's halt polling) "
+                                        "price an idle wake-up here", key=f"costs.{name}",
+                                        allowed="a profile without idle_states or halt_poll, "
+                                        "and no hardware.idle_states")
         return self
 
     @model_validator(mode="after")
@@ -220,6 +230,20 @@ class Hardware(_Model):
                                 f"not nr_cpus = {self.nr_cpus}", key="topology",
                                 allowed="sockets x llcs_per_socket x cores_per_llc x smt equal to nr_cpus")
         return self
+
+    @model_validator(mode="after")
+    def _halt_poll_on_a_guest(self):
+        if self.halt_poll_ns is not None and self.profile in PROFILES and not profile_halt_poll(self.profile):
+            raise ScenarioError(f"profile {self.profile!r} is not a KVM guest", key="halt_poll_ns",
+                                allowed="a KVM guest profile (one with halt_poll), e.g. amd-threadripper-3970x-kvm")
+        return self
+
+    def resolved_halt_poll(self) -> dict | None:
+        """A KVM guest's host halt polling, with the scenario's kvm.halt_poll_ns; None if not a guest."""
+        hp = profile_halt_poll(self.profile)
+        if hp is not None and self.halt_poll_ns is not None:
+            hp = dict(hp, halt_poll_ns=self.halt_poll_ns)
+        return hp
 
     def resolved_topology(self) -> dict | None:
         """Shape and line costs: the scenario's shape or the profile's building blocks."""
@@ -265,6 +289,8 @@ class HardwareSpec(_Model):
     """The profile's idle states (rcusim.input.profiles.profile_idle_states), state 0 first."""
     topology: Optional[dict] = None
     """Shape and cache-line costs by distance (rcusim.input.profiles.profile_topology), or None."""
+    halt_poll: Optional[dict] = None
+    """A KVM guest's host halt polling (rcusim.input.profiles.profile_halt_poll), or None."""
     cost_sources: dict[str, str]
     """Where each cost comes from."""
 
@@ -882,7 +908,10 @@ class VariantSpec(_Model):
         """Everything resolved for this variant but its workloads (which the scenario
         gives as written): hardware with costs and their sources, kernel, every
         tunable and release switch, run limits. JSON-ready."""
-        return self.model_dump(mode="json", exclude={"workloads"})
+        exclude = {"workloads": True}
+        if self.hardware.halt_poll is None:  # said only of a KVM guest
+            exclude["hardware"] = {"halt_poll"}
+        return self.model_dump(mode="json", exclude=exclude)
 
 
 # --------------------------------------------------------------------------
@@ -1143,7 +1172,7 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
     _check_classic_smp(params, nr)
     hardware = HardwareSpec(profile=hw.profile, nr_cpus=nr, costs=hw.resolved_costs(),
                             cost_sources=hw.cost_sources(), idle_states=hw.resolved_idle_states(),
-                            topology=hw.resolved_topology())
+                            topology=hw.resolved_topology(), halt_poll=hw.resolved_halt_poll())
     return VariantSpec(name=name, hardware=hardware, kernel=kernel, params=params,
                        workloads=list(variant.workloads), run=variant.run)
 

@@ -17,9 +17,11 @@ come out. A scenario picks a profile by name and may override single costs
 A profile may list the platform's idle states (``idle_states``: a source and
 the states as cpuidle numbers them, each with its exit latency and target
 residency in microseconds); the menu governor then picks a state per idle
-period and a wake-up costs that state's exit latency. A profile without them
-gives one measured wake-up latency of an idle CPU instead
-(:data:`IDLE_WAKE_COSTS`).
+period and a wake-up costs that state's exit latency. A profile of a KVM guest
+gives its host's halt polling instead (``halt_poll``: the kvm module's
+parameters and what a wake-up costs when the host's poll loop finds it or the
+vCPU thread has blocked, each with its source). A profile with neither gives
+one measured wake-up latency of an idle CPU (:data:`IDLE_WAKE_COSTS`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import yaml
 
 __all__ = ["COST_NAMES", "IDLE_WAKE_COSTS", "MAX_IDLE_STATES", "PROFILES", "Z_P99", "load_profile",
            "profile_sources", "profile_description", "profile_idle_states", "profile_idle_states_source",
-           "profile_topology", "profile_topology_sources",
+           "profile_topology", "profile_topology_sources", "profile_halt_poll", "profile_halt_poll_sources",
            "noise_presets", "noise_preset_sources"]
 
 #: z-score of the 99th percentile of a standard normal, to fit a lognormal to (median, p99).
@@ -93,7 +95,8 @@ def _read(name: str) -> dict:
     text = _profile_dir().joinpath(f"{name}.yaml").read_text(encoding="utf-8")
     data = yaml.safe_load(text)
     costs = data.get("costs") if isinstance(data, dict) else None
-    names = [c for c in COST_NAMES if not ("idle_states" in data and c in IDLE_WAKE_COSTS)]
+    idle_table = "idle_states" in data or "halt_poll" in data
+    names = [c for c in COST_NAMES if not (idle_table and c in IDLE_WAKE_COSTS)]
     if not isinstance(costs, dict) or set(costs) != set(names):
         raise ValueError(f"hardware profile {name!r} must give exactly these costs: "
                          f"{', '.join(names)}")
@@ -101,6 +104,11 @@ def _read(name: str) -> dict:
         _check_idle_states(name, data["idle_states"])
     if "topology" in data:
         _check_topology(name, data["topology"])
+    if "halt_poll" in data:
+        if "idle_states" in data:
+            raise ValueError(f"hardware profile {name!r}: a KVM guest's idle is HLT, "
+                             "not cpuidle states: give halt_poll or idle_states, not both")
+        _check_halt_poll(name, data["halt_poll"])
     for cost, entry in costs.items():
         # Each number must carry its source; a bare number is a packaging error.
         ok = (isinstance(entry, dict) and set(entry) == {"value", "source"}
@@ -132,19 +140,59 @@ _DISTANCES = ("smt", "llc", "socket", "remote")
 """Distances between two CPUs: SMT siblings, same LLC, same socket, other socket."""
 
 
+def _sourced_ns(item) -> bool:
+    """``{value: <int ns >= 0>, source: <text>}``: a number with the place it comes from."""
+    return bool(isinstance(item, dict) and set(item) == {"value", "source"} and isinstance(item["value"], int)
+                and not isinstance(item["value"], bool) and item["value"] >= 0 and str(item["source"]).strip())
+
+
 def _check_topology(name: str, topo) -> None:
     line = topo.get("line_ns") if isinstance(topo, dict) else None
     ok = (isinstance(topo, dict) and set(topo) == {"source", "smt", "cores_per_llc", "llcs_per_socket", "line_ns"}
           and str(topo["source"]).strip()
           and all(isinstance(topo[k], int) and topo[k] >= 1 for k in ("smt", "cores_per_llc", "llcs_per_socket"))
-          and isinstance(line, dict) and set(line) == set(_DISTANCES))
-    for d in _DISTANCES if ok else ():
-        item = line[d]
-        ok = ok and isinstance(item, dict) and set(item) == {"value", "source"} and isinstance(item["value"], int) \
-            and item["value"] >= 0 and str(item["source"]).strip()
+          and isinstance(line, dict) and set(line) == set(_DISTANCES)
+          and all(_sourced_ns(line[d]) for d in _DISTANCES))
     if not ok:
         raise ValueError(f"hardware profile {name!r}: topology must be {{source, smt, cores_per_llc, "
                          "llcs_per_socket, line_ns: {smt, llc, socket, remote: {value: <int ns>, source}}}")
+
+
+_HALT_POLL_PARAMS = ("halt_poll_ns", "halt_poll_ns_grow", "halt_poll_ns_grow_start", "halt_poll_ns_shrink")
+"""The kvm module's halt-polling parameters (virt/kvm/kvm_main.c)."""
+_HALT_POLL_COSTS = ("wake_polled_ns", "wake_blocked_ns")
+"""What ending a vCPU's halt costs: found by the host's poll loop, or with its thread blocked."""
+
+
+def _check_halt_poll(name: str, hp) -> None:
+    ok = (isinstance(hp, dict) and set(hp) == {"source", *_HALT_POLL_PARAMS, *_HALT_POLL_COSTS}
+          and str(hp["source"]).strip()
+          and all(isinstance(hp[k], int) and not isinstance(hp[k], bool) and hp[k] >= 0 for k in _HALT_POLL_PARAMS)
+          and all(_sourced_ns(hp[k]) for k in _HALT_POLL_COSTS))
+    if not ok:
+        raise ValueError(f"hardware profile {name!r}: halt_poll must be {{source, "
+                         f"{', '.join(_HALT_POLL_PARAMS)}: <int >= 0>, "
+                         f"{', '.join(_HALT_POLL_COSTS)}: {{value: <int ns>, source}}}}")
+
+
+def profile_halt_poll(name: str) -> dict | None:
+    """A KVM guest profile's host halt polling: the kvm module's parameters and the two
+    wake-up costs (ns), or None for a profile that is not a guest."""
+    hp = _read(name).get("halt_poll")
+    if hp is None:
+        return None
+    return {k: hp[k] for k in _HALT_POLL_PARAMS} | {k: hp[k]["value"] for k in _HALT_POLL_COSTS}
+
+
+def profile_halt_poll_sources(name: str) -> dict[str, str]:
+    """Where a guest profile's halt-polling figures come from (empty for other profiles)."""
+    hp = _read(name).get("halt_poll")
+    if hp is None:
+        return {}
+    out = {"parameters": " ".join(str(hp["source"]).split())}
+    for k in _HALT_POLL_COSTS:
+        out[k] = " ".join(str(hp[k]["source"]).split())
+    return out
 
 
 def profile_topology(name: str) -> dict | None:

@@ -275,6 +275,9 @@ def normal_gp_stats(gps: pd.DataFrame) -> dict | None:
     }
 
 
+#: How a KVM guest's vCPU halts end (``metrics["sched"]["kvm_halts"]``, kvm.pxi).
+HALT_ENDS = ("polled", "blocked")
+
 #: Percentiles of the run-queue length reported in ``metrics["sched"]``.
 RQ_LENGTH_PERCENTILES = (50, 99)
 
@@ -295,7 +298,9 @@ def sched_stats(busy_ns, rqlen_ns, sim_time_ns: int, counters: dict) -> dict:
         local, remote_enqueue (a direct enqueue in the waker's LLC), polling
         (an idle CPU woken by its polling flag) and ipi; ``migrations``: entities
         moved by wake-up placement, by a CPU going idle (newidle) and by periodic
-        or nohz idle balancing.
+        or nohz idle balancing; on a KVM guest also ``kvm_halts``: how the
+        vCPUs' halts ended, found by the host's poll loop (polled) or with the
+        vCPU thread blocked.
     """
     util = np.asarray(busy_ns, dtype=np.float64) / sim_time_ns if sim_time_ns > 0 else np.zeros(len(busy_ns))
     hist = np.asarray(rqlen_ns, dtype=np.float64)
@@ -303,13 +308,16 @@ def sched_stats(busy_ns, rqlen_ns, sim_time_ns: int, counters: dict) -> dict:
     lengths = {}
     for q in RQ_LENGTH_PERCENTILES:
         lengths[f"p{q}"] = int(np.searchsorted(cum, cum[-1] * q / 100)) if cum[-1] > 0 else None
-    return {
+    out = {
         "utilisation": {"min": round(float(util.min()), 4), "median": round(float(np.median(util)), 4),
                         "max": round(float(util.max()), 4)},
         "rq_length": lengths,
         "wakeups": {k: int(counters.get(f"wakeups_{k}", 0)) for k in ("local", "remote_enqueue", "polling", "ipi")},
         "migrations": {k: int(counters.get(f"migrations_{k}", 0)) for k in MIGRATION_KINDS},
     }
+    if "halts_polled" in counters:
+        out["kvm_halts"] = {k: int(counters[f"halts_{k}"]) for k in HALT_ENDS}
+    return out
 
 
 def sched_latency_stats_us(latency_ns) -> dict:
@@ -693,6 +701,10 @@ class Result:
             for key in MIGRATION_KINDS:
                 rows.append((f"migrations: {key}",
                              lambda v, m, key=key: m.get("sched", {}).get("migrations", {}).get(key)))
+        if any("kvm_halts" in m.get("sched", {}) for m in metrics.values()):
+            for key in HALT_ENDS:
+                rows.append((f"vCPU halts: {key}",
+                             lambda v, m, key=key: m.get("sched", {}).get("kvm_halts", {}).get(key)))
         if any("sched_latency_us" in v.extra_metrics for v in self.variants.values()):
             for key in ("mean", "p99", "max"):
                 rows.append((f"sched latency {key} (µs)",
