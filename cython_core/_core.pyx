@@ -218,6 +218,7 @@ cdef class Engine:
         self.gprec_fqs = NULL
         self.gprec_last = NULL
         self.lat_fine[0] = self.lat_fine[1] = NULL
+        self.cbl_fine = NULL
         self.rwl_len_ns = NULL
         self.rwl_gap_ns = NULL
         self.rwl_len_exp = NULL
@@ -502,6 +503,15 @@ cdef class Engine:
                 "breakdown": {"matched": self.bd_n[p], "sums_ns": [self.bd_sum_ns[p][k] for k in range(6)]},
             }
         return out
+
+    def callback_digest(self):
+        """call_rcu() to invocation of the call_rcu_load workloads' callbacks: ``count``,
+        ``sum_ns``, ``min_ns``, ``max_ns`` and ``fine`` (the log-linear histogram of ns);
+        None without such a workload."""
+        if self.cbl_fine == NULL:
+            return None
+        return {"count": self.cbl_count, "sum_ns": self.cbl_sum_ns, "min_ns": self.cbl_min_ns,
+                "max_ns": self.cbl_max_ns, "fine": np.asarray(<i64[:FINE_SLOTS]> self.cbl_fine).copy()}
 
     def grace_periods(self):
         """Completed grace periods in end order: gp_seq (or expedited_sequence) while

@@ -46,13 +46,14 @@ cdef int rcu_spawn_cpu_kthreads(Engine self, nb, bint kthread_rt, int e) except 
     return e
 
 
-cdef void call_rcu(Engine self, int c, int kind, int arg) except *:
-    """__call_rcu_common() with lazy = false (call_rcu_hurry)."""
+cdef void call_rcu(Engine self, int c, int kind, int arg, bint lazy=False) except *:
+    """__call_rcu_common(): call_rcu_hurry() by default; `lazy` only matters on an
+    offloaded CPU (call_rcu_core() ignores it)."""
     cdef cpu_t *cp = &self.cpus[c]
     cdef int cb = cb_alloc(self, kind, arg)
     cdef int n
     if cp.offloaded:
-        call_rcu_nocb(self, c, cb)
+        call_rcu_nocb(self, c, cb, lazy)
         return
     rcu_segcblist_enqueue(self, cp, cb)
     if self.classic:
@@ -88,6 +89,8 @@ cdef i64 invoke_one(Engine self, int cb, int r, i64 t, int runner_cpu, int runne
     if self.trace_on:
         trace(self, t, TR_CB_INVOKE, r, runner, self.cpus[r].gp_seq, kind, cb)
     t += self.cb_cost[kind]
+    if kind == CB_KFREE or kind == CB_GENERIC:
+        record_callback(self, t - self.cbs[cb].t_queued)
     if kind == CB_WAKEME:
         wake(self, self.cbs[cb].arg, runner_cpu, t)
     elif kind == CB_RCU_WORK:

@@ -274,6 +274,7 @@ cdef struct cpu_t:
     int32_t byp_tail
     int32_t byp_len
     i64 byp_first        # jiffy of the first bypass enqueue
+    int32_t lazy_len     # rdp->lazy_len: lazy callbacks in the bypass
     i64 nobypass_last    # nocb_nobypass_last (jiffy)
     i64 nobypass_count   # nocb_nobypass_count
     # !CONFIG_PREEMPTION: a reschedule that must wait for a preemption point
@@ -348,7 +349,15 @@ cdef struct group_t:
     int32_t first        # slice of the group's CPUs in group_cpus[]
     int32_t count
     int32_t nocb_gp_sleep # rdp_gp->nocb_gp_sleep
-    u64 timer_gen        # nocb_bypass_timer generation (0 = not armed)
+    u64 timer_gen        # nocb_timer generation (0 = not armed)
+    int32_t defer        # rdp_gp->nocb_defer_wakeup: NOCB_WAKE_NOT, _BYPASS or _LAZY
+
+
+cdef enum:
+    # nocb_defer_wakeup levels (tree.h RCU_NOCB_WAKE_*) that rcusim's timers use
+    NOCB_WAKE_NOT = 0
+    NOCB_WAKE_BYPASS = 1
+    NOCB_WAKE_LAZY = 2
 
 
 cdef struct cb_t:

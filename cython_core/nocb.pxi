@@ -1,6 +1,8 @@
 # Callback offloading (kernel/rcu/tree_nocb.h): call_rcu_nocb() with the bypass
 # list, the rcuog kthreads (nocb_gp_wait) that request GPs and wait for them,
-# the rcuop kthreads (nocb_cb_wait) that invoke callbacks, the bypass timer.
+# the rcuop kthreads (nocb_cb_wait) that invoke callbacks, the deferred-wake-up
+# timer; lazy callbacks (CONFIG_RCU_LAZY, v6.2) wait in the bypass for up to
+# jiffies_lazy_flush.
 #
 # Included by _core.pyx: module-level functions on the Engine.
 
@@ -9,6 +11,7 @@ cdef int rcu_spawn_nocb_kthreads(Engine self, nb, int e) except -1:
     """The rcuog/N kthread of each NOCB group, on the group leader's CPU."""
     cdef int g, i
     self.nocb_nobypass_lim = nb.nocb_nobypass_lim
+    self.jiffies_lazy_flush = nb.jiffies_lazy_flush
     self.n_groups = max(len(nb.group_first) - 1, 0)
     self.groups = <group_t *> malloc((self.n_groups + 1) * sizeof(group_t))
     self.group_cpus = <int *> malloc((len(nb.group_cpus) + 1) * sizeof(int))
@@ -21,6 +24,7 @@ cdef int rcu_spawn_nocb_kthreads(Engine self, nb, int e) except -1:
         self.groups[g].count = nb.group_first[g + 1] - nb.group_first[g]
         self.groups[g].nocb_gp_sleep = 1
         self.groups[g].timer_gen = 0
+        self.groups[g].defer = NOCB_WAKE_NOT
         self.groups[g].ent = e
         self.ents[e].kind = ENT_RCUOG
         self.ents[e].idx = g
@@ -52,6 +56,7 @@ cdef inline int rcuog_leaf(Engine self, int g) noexcept:
 cdef void rcu_nocb_flush_bypass(Engine self, cpu_t *cp, int cb) noexcept:
     """rcu_nocb_flush_bypass(): bypass callbacks (then cb) join ->cblist's NEXT."""
     cdef int k = RCU_NEXT_TAIL
+    cp.lazy_len = 0
     if cp.byp_len > 0:
         if cp.cb_tail >= 0:
             self.cbs[cp.cb_tail].next = cp.byp_head
@@ -74,12 +79,13 @@ cdef void rcu_nocb_flush_bypass(Engine self, cpu_t *cp, int cb) noexcept:
         rcu_segcblist_enqueue(self, cp, cb)
 
 
-cdef void call_rcu_nocb(Engine self, int c, int cb) except *:
-    """call_rcu_nocb() / rcu_nocb_try_bypass() for a non-lazy callback."""
+cdef void call_rcu_nocb(Engine self, int c, int cb, bint lazy) except *:
+    """call_rcu_nocb() / rcu_nocb_try_bypass(): the callback goes to ->cblist or to
+    the bypass list; lazy callbacks always take the bypass."""
     cdef cpu_t *cp = &self.cpus[c]
     cdef i64 j = jiffies(self)
-    cdef i64 cnt
-    cdef bint was_alldone
+    cdef i64 cnt, ncbs = cp.byp_len
+    cdef bint was_alldone, bypass_is_lazy = ncbs == cp.lazy_len
     # Count direct ->cblist enqueues per jiffy; beyond the limit use the bypass.
     if j == cp.nobypass_last:
         cnt = cp.nobypass_count + 1
@@ -91,12 +97,16 @@ cdef void call_rcu_nocb(Engine self, int c, int cb) except *:
         elif cnt > self.nocb_nobypass_lim:
             cnt = self.nocb_nobypass_lim
     cp.nobypass_count = cnt
-    if cnt < self.nocb_nobypass_lim:
+    if cnt < self.nocb_nobypass_lim and not lazy:
         was_alldone = pend_cbs(self, cp) == 0
         rcu_nocb_flush_bypass(self, cp, cb)
         __call_rcu_nocb_wake(self, c, was_alldone)
         return
-    if (cp.byp_len > 0 and j != cp.byp_first) or cp.byp_len >= self.qhimark:
+    # A non-lazy bypass older than this jiffy, a lazy one older than
+    # jiffies_lazy_flush, or a full one is flushed with the callback.
+    if ((ncbs > 0 and not bypass_is_lazy and j != cp.byp_first)
+            or (ncbs > 0 and bypass_is_lazy and j > cp.byp_first + self.jiffies_lazy_flush)
+            or ncbs >= self.qhimark):
         was_alldone = pend_cbs(self, cp) == 0
         rcu_nocb_flush_bypass(self, cp, cb)
         __call_rcu_nocb_wake(self, c, was_alldone)
@@ -106,24 +116,50 @@ cdef void call_rcu_nocb(Engine self, int c, int cb) except *:
         self.cbs[cp.byp_tail].next = cb
     else:
         cp.byp_head = cb
-        cp.byp_first = j
     cp.byp_tail = cb
     cp.byp_len += 1
+    if lazy:
+        cp.lazy_len += 1
+    if ncbs == 0:
+        cp.byp_first = j
     self.n_bypass_enq += 1
-    if cp.byp_len == 1 and pend_cbs(self, cp) == 0:
+    # The first callback, or the first non-lazy one behind lazy ones, wakes
+    # rcuog if nothing else is pending.
+    if (ncbs == 0 or (bypass_is_lazy and not lazy)) and pend_cbs(self, cp) == 0:
         __call_rcu_nocb_wake(self, c, True)
 
 
 cdef void __call_rcu_nocb_wake(Engine self, int c, bint was_alldone) except *:
-    """__call_rcu_nocb_wake(): wake rcuog when the queue was empty or grew a lot."""
+    """__call_rcu_nocb_wake(): wake rcuog when the queue was empty or grew a lot;
+    a queue of lazy callbacks only gets a deferred LAZY wake-up."""
     cdef cpu_t *cp = &self.cpus[c]
     cdef i64 n = n_cbs(self, cp)
     if was_alldone:
         cp.qlen_last_fqs_check = n
-        wake_nocb_gp(self, cp.group)
+        if cp.lazy_len > 0 and cp.byp_len == cp.lazy_len:
+            wake_nocb_gp_defer(self, cp.group, NOCB_WAKE_LAZY)
+        else:
+            wake_nocb_gp(self, cp.group)
     elif n > cp.qlen_last_fqs_check + self.qhimark:
         cp.qlen_last_fqs_check = n
         wake_nocb_gp(self, cp.group)
+
+
+cdef void wake_nocb_gp_defer(Engine self, int g, int waketype) noexcept:
+    """wake_nocb_gp_defer() for the BYPASS and LAZY levels: (re)arm the group's
+    nocb_timer; a LAZY wake-up does not override an earlier deferment."""
+    cdef group_t *gp = &self.groups[g]
+    cdef i64 j = jiffies(self), expires
+    if waketype == NOCB_WAKE_LAZY:
+        if gp.defer != NOCB_WAKE_NOT:
+            return
+        expires = j + self.jiffies_lazy_flush
+    else:
+        expires = j + 2
+    gp.defer = waketype
+    gp.timer_gen = <u64> self.evq.seq + 1
+    push(self, timer_expiry_jiffy(self, j, expires) * self.jiffy_ns, PRIO_NORMAL, EV_BYPASS_TIMER, g,
+         <i64> gp.timer_gen)
 
 
 cdef void wake_nocb_gp(Engine self, int g) except *:
@@ -169,19 +205,24 @@ cdef i64 nocb_gp_wait(Engine self, int e) except -2:
     cdef int i, r, leaf
     cdef cpu_t *cp
     cdef i64 j = jiffies(self)
-    cdef bint bypass = False, needwait = False, needwake_gp = False
-    cdef i64 wait = 0, nextgp
+    cdef bint bypass = False, lazy = False, needwait = False, needwake_gp = False
+    cdef i64 wait = 0, nextgp, flush_after
     self.acc = 0
     gp.nocb_gp_sleep = 1
-    gp.timer_gen = 0  # del_timer(&nocb_bypass_timer)
+    gp.timer_gen = 0  # del_timer(&nocb_timer)
+    gp.defer = NOCB_WAKE_NOT
     for i in range(gp.first, gp.first + gp.count):
         r = self.group_cpus[i]
         cp = &self.cpus[r]
-        if cp.byp_len > 0 and (j > cp.byp_first + 1 or cp.byp_len > 2 * self.qhimark):
+        # Flush a bypass of lazy callbacks only after jiffies_lazy_flush, any other after a jiffy.
+        flush_after = self.jiffies_lazy_flush if cp.byp_len == cp.lazy_len else 1
+        if cp.byp_len > 0 and (j > cp.byp_first + flush_after or cp.byp_len > 2 * self.qhimark):
             rcu_nocb_flush_bypass(self, cp, -1)
         elif cp.byp_len == 0 and n_cbs(self, cp) == 0:
             continue
-        if cp.byp_len > 0:
+        if cp.byp_len > 0 and cp.byp_len == cp.lazy_len:
+            lazy = True
+        elif cp.byp_len > 0:
             bypass = True
         if (cp.seg_len[RCU_NEXT_READY_TAIL] + cp.seg_len[RCU_NEXT_TAIL] > 0
                 or (pend_cbs(self, cp) > 0
@@ -199,10 +240,11 @@ cdef i64 nocb_gp_wait(Engine self, int e) except -2:
             wake(self, cp.rcuop, ep.cpu, self.now + self.acc)
     if needwake_gp:
         rcu_gp_kthread_wake(self)
+    # A non-empty bypass must not strand its callbacks: a timer wakes rcuog again.
     if bypass:
-        gp.timer_gen = <u64> self.evq.seq + 1
-        push(self, timer_expiry_jiffy(self, j, j + 2) * self.jiffy_ns, PRIO_NORMAL, EV_BYPASS_TIMER, g,
-             <i64> gp.timer_gen)
+        wake_nocb_gp_defer(self, g, NOCB_WAKE_BYPASS)
+    elif lazy:
+        wake_nocb_gp_defer(self, g, NOCB_WAKE_LAZY)
     self.cpus[ep.cpu].debt += self.acc
     if not gp.nocb_gp_sleep:
         return nocb_gp_wait_next(self, e)
@@ -218,10 +260,11 @@ cdef i64 nocb_gp_wait(Engine self, int e) except -2:
 
 
 cdef void do_nocb_bypass_wakeup_timer(Engine self, int g, i64 gen) except *:
-    """do_nocb_bypass_wakeup_timer(): flush a stranded bypass."""
+    """do_nocb_deferred_wakeup_timer(): wake rcuog to flush a stranded bypass."""
     if self.groups[g].timer_gen != <u64> gen:
         return
     self.groups[g].timer_gen = 0
+    self.groups[g].defer = NOCB_WAKE_NOT
     timer_tick(self, self.ents[self.groups[g].ent].cpu)
     self.acc = 0
     wake_nocb_gp(self, g)

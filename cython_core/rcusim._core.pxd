@@ -172,6 +172,7 @@ cdef class Engine:
     cdef int n_groups
     cdef int *group_cpus
     cdef i64 nocb_nobypass_lim
+    cdef i64 jiffies_lazy_flush  # LAZY_FLUSH_JIFFIES: the longest a lazy callback waits in the bypass
 
     # --- expedited GPs: rcu_state.expedited_sequence and friends (exp.pxi, locking.pxi) 
     cdef i64 ipi_send_ns
@@ -235,6 +236,9 @@ cdef class Engine:
     cdef double[::1] bg_groups_per_op # call_rcu() groups queued per operation (mean)
     cdef int[::1] bg_burst       # call_rcu() calls per group
     cdef int[::1] bg_cb_kind     # CB_* of its callbacks
+    cdef int[::1] bg_lazy        # its call_rcu() callbacks are lazy
+    cdef i64 *cbl_fine           # call_rcu() to invocation of its callbacks: log-linear histogram (latency.pxd)
+    cdef i64 cbl_count, cbl_sum_ns, cbl_min_ns, cbl_max_ns
     cdef int[::1] bg_sec_first   # its rows of the section table: [first, first + count)
     cdef int[::1] bg_sec_count
     cdef i64[::1] bg_sec_ns      # section table: length of each non-preemptible section class

@@ -75,6 +75,7 @@ cdef void records_init(Engine self, i64 expected_requests, int mode, u64 sample_
 cdef void records_free(Engine self) noexcept:
     free(self.lat_fine[0])
     free(self.lat_fine[1])
+    free(self.cbl_fine)
     free(self.gprec_seq)
     free(self.gprec_start)
     free(self.gprec_end)
@@ -99,6 +100,17 @@ cdef i64 satisfying_gp(Engine self, int prim, i64 snap) noexcept:
         elif end < snap:
             break
     return found
+
+
+cdef void record_callback(Engine self, i64 lat) noexcept:
+    """A call_rcu_load callback is invoked `lat` ns after its call_rcu()."""
+    self.cbl_count += 1
+    self.cbl_sum_ns += lat
+    if self.cbl_min_ns < 0 or lat < self.cbl_min_ns:
+        self.cbl_min_ns = lat
+    if lat > self.cbl_max_ns:
+        self.cbl_max_ns = lat
+    self.cbl_fine[fine_slot(lat)] += 1
 
 
 cdef void record_request(Engine self, int e, i64 t_end) except *:

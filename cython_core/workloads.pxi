@@ -63,6 +63,12 @@ cdef void rt_latency_init(Engine self, cl, s, rl) except *:
     self.bg_groups_per_op = np.ascontiguousarray(rl.bg_groups_per_op, dtype=np.float64)
     self.bg_burst = np.ascontiguousarray(rl.bg_burst, dtype=np.intc)
     self.bg_cb_kind = np.ascontiguousarray(rl.bg_cb_kind, dtype=np.intc)
+    self.bg_lazy = np.ascontiguousarray(rl.bg_lazy, dtype=np.intc)
+    if len(rl.bg_cpu):
+        self.cbl_fine = <i64 *> calloc(FINE_SLOTS, sizeof(i64))
+        if self.cbl_fine == NULL:
+            raise MemoryError()
+        self.cbl_min_ns = -1
     self.bg_sec_first = np.ascontiguousarray(rl.bg_sec_first, dtype=np.intc)
     self.bg_sec_count = np.ascontiguousarray(rl.bg_sec_count, dtype=np.intc)
     self.bg_sec_ns = np.ascontiguousarray(rl.bg_sec_ns, dtype=np.int64)
@@ -278,7 +284,7 @@ cdef i64 bg_done(Engine self, int e) except -2:
     n *= self.bg_burst[w]
     self.acc = 0
     for k in range(n):
-        call_rcu(self, c, self.bg_cb_kind[w], -1)
+        call_rcu(self, c, self.bg_cb_kind[w], -1, self.bg_lazy[w])
     self.cpus[c].debt += self.acc + n * self.call_rcu_ns
     u = self.rng.next_double(self.rng.state)
     for k in range(self.bg_sec_first[w], self.bg_sec_first[w] + self.bg_sec_count[w]):

@@ -487,23 +487,6 @@ def test_uniprocessor_profile_has_no_ipis():
     assert costs["ipi_send_ns"] == costs["ipi_latency_ns"] == 0
 
 
-def test_lazy_call_rcu_on_offloaded_cpus_is_refused():
-    """Lazy callbacks are not modelled: a call_rcu() workload they would apply to is
-    refused; synchronize_rcu() (call_rcu_hurry) alone is the same with laziness on."""
-    data = {"hardware": {"profile": "x86-64-server-2023", "nr_cpus": 4},
-            "kernel": {"release": "6.6", "HZ": 1000, "CONFIG_RCU_NOCB_CPU": True, "CONFIG_RCU_LAZY": True,
-                       "bootargs": "rcu_nocbs=0-1"},
-            "workloads": [{"kind": "sync_loop", "tasks": 2, "loops": 2},
-                          {"kind": "call_rcu_load", "work_us": 10, "call_rcu_per_op": 1, "cpus": "1-2"}]}
-    with pytest.raises(ScenarioError, match="lazy callbacks") as err:
-        load_scenario(data)
-    assert err.value.path == ("workloads", 1, "kind")
-    data["workloads"][1]["cpus"] = "2-3"  # not offloaded: callbacks are never lazy there
-    load_scenario(data)
-    data["workloads"] = data["workloads"][:1]
-    load_scenario(data)
-
-
 @pytest.mark.parametrize("data, fragments", [
     ({"hardware": {"profile": "x86-64-server-2023", "nr_cpu": 4}}, ["hardware.nr_cpu", "unknown key",
                                                                     "did you mean 'nr_cpus'"]),

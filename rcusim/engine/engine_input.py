@@ -146,6 +146,7 @@ class Nocb:
     group_cpus: np.ndarray
     nocb_nobypass_lim: int     # direct enqueues per jiffy before the bypass list is used
     nocb_cb_rt: int
+    jiffies_lazy_flush: int    # how long lazy callbacks may wait in the bypass list (LAZY_FLUSH_JIFFIES)
 
 
 @_section
@@ -245,6 +246,7 @@ class RtLatency:
     bg_groups_per_op: list
     bg_burst: list
     bg_cb_kind: list           # _core.CALLBACK_KINDS
+    bg_lazy: list              # call_rcu() is lazy (lazy RCU on, not call_rcu_hurry())
     bg_sec_first: list
     bg_sec_count: list
     bg_sec_ns: list
@@ -401,6 +403,7 @@ def _nocb(spec) -> Nocb:
         # nocb_nobypass_lim_per_jiffy = 16 * 1000 / HZ direct enqueues per jiffy.
         nocb_nobypass_lim=16 * 1000 // p.hz,
         nocb_cb_rt=int(p.nocb_cb_boost and p.kthread_prio > 0),
+        jiffies_lazy_flush=10 * p.hz,  # LAZY_FLUSH_JIFFIES = 10 * HZ
     )
 
 
@@ -553,6 +556,7 @@ def _rt_latency(spec) -> RtLatency:
             out["bg_groups_per_op"].append(wl.call_rcu_per_op / wl.burst)
             out["bg_burst"].append(wl.burst)
             out["bg_cb_kind"].append(_core.CALLBACK_KINDS[wl.callback])
+            out["bg_lazy"].append(int(spec.params.lazy and not wl.hurry))
             out["bg_sec_first"].append(len(out["bg_sec_ns"]))
             out["bg_sec_count"].append(len(wl.nonpreempt))
             cum = 0.0

@@ -112,6 +112,8 @@ class EngineRun:
     gps: dict
     digest: dict
     """Every request's latency digest by primitive (Engine.latency_digest())."""
+    callback_digest: dict | None
+    """call_rcu() to invocation of the call_rcu_load callbacks (Engine.callback_digest())."""
     counters: dict
     safety: dict
     probe_latencies_ns: np.ndarray
@@ -170,7 +172,7 @@ def run_engine(name: str, spec, seed: int, progress: Callable[[int], None] | Non
                  "signed_gp_seq": bool(spec.params.switches.trace_signed_gp_seq)}
     out = EngineRun(
         reason=reason, build_time_s=build, wall_time_s=wall, mean_pending=engine.mean_pending, requests=engine.requests(), gps=engine.grace_periods(),
-        digest=engine.latency_digest(),
+        digest=engine.latency_digest(), callback_digest=engine.callback_digest(),
         counters=engine.counters(), safety=engine.safety(), probe_latencies_ns=engine.probe_latencies(),
         sim_time_ns=engine.now, completion_ns=engine.completion_ns,
         kvfree=engine.kvfree_results() if kfree_flood(spec) is not None else None, trace=trace,

@@ -397,6 +397,16 @@ class Kernel(_Model):
         return self
 
     @model_validator(mode="after")
+    def _check_lazy_exists(self) -> "Kernel":
+        switches = release_switches(self.release_tuple)
+        since = {s.name: ".".join(map(str, s.since)) for s in SWITCHES}
+        for option, switch in (("CONFIG_RCU_LAZY", "rcu_lazy"), ("CONFIG_RCU_LAZY_DEFAULT_OFF", "rcu_lazy_boot_param")):
+            if getattr(self, option) and not getattr(switches, switch):
+                raise ScenarioError(f"{option} does not exist in release {self.release}", key=option,
+                                    allowed=f"false, or kernel.release {since[switch]} or later")
+        return self
+
+    @model_validator(mode="after")
     def _check_patches_apply(self) -> "Kernel":
         switches = release_switches(self.release_tuple)
         since = {s.name: ".".join(map(str, s.since)) for s in SWITCHES}
@@ -668,6 +678,9 @@ class CallRcuLoad(_OnCpuList):
     """Non-preemptible section classes; their per_op probabilities add up to at most 1."""
     nice: Annotated[int, Field(ge=-20, le=19)] = 0
     """Nice value of the tasks: their weight in the fair class."""
+    hurry: bool = False
+    """The tasks call call_rcu_hurry(), never lazy; default: call_rcu(), lazy on offloaded CPUs
+    when lazy RCU is on (CONFIG_RCU_LAZY, rcutree.enable_rcu_lazy)."""
 
     @model_validator(mode="after")
     def _check_sections(self) -> "CallRcuLoad":
@@ -981,6 +994,10 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
                             "come from two different patches", path=_BOOTARGS_PATH,
                             allowed="one of them", token=_token_for(kernel.bootargs, "rcupdate.bhlimit"))
     needs(("rcutree.enable_rcu_lazy",), "CONFIG_RCU_LAZY")
+    if "rcutree.enable_rcu_lazy" in args and not switches.rcu_lazy_boot_param:
+        raise ScenarioError(f"rcutree.enable_rcu_lazy does not exist in release {kernel.release}",
+                            path=_BOOTARGS_PATH, allowed="drop it, or kernel.release 6.9 or later",
+                            token=_token_for(kernel.bootargs, "rcutree.enable_rcu_lazy"))
 
     # rcu_init_geometry(): the boot-time leaf fanout must be 2..64 and must fit
     # nr_cpu_ids into the compiled number of levels; otherwise the kernel warns
@@ -1166,7 +1183,6 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
     _check_kfree(variant.workloads, kernel)
     kernel = kernel.model_copy(update={"CONFIG_NR_CPUS": nr_config})
     params = resolve_params(nr, kernel)
-    _check_lazy(variant.workloads, params)
     _check_nice(variant.workloads, params)
     _check_unpinned(variant.workloads, params, hw.resolved_topology())
     _check_classic_smp(params, nr)
@@ -1202,23 +1218,6 @@ def _check_kfree(workloads, kernel: Kernel) -> None:
             raise ScenarioError("kfree_by_call_rcu with CONFIG_RCU_LAZY=y queues lazy callbacks, "
                                 "which rcusim does not model", path=("workloads", i, "kfree_by_call_rcu"),
                                 allowed="false, or set kernel.CONFIG_RCU_LAZY: false")
-
-
-def _check_lazy(workloads, params: RcuParams) -> None:
-    """Lazy callbacks are not modelled: refuse a call_rcu() workload they would apply to.
-
-    synchronize_rcu() queues with call_rcu_hurry() and kfree_rcu() batches with
-    queue_rcu_work(), neither lazy, so the other workloads are the same with and
-    without CONFIG_RCU_LAZY.
-    """
-    if not params.lazy:
-        return
-    for i, work in enumerate(workloads):
-        if isinstance(work, CallRcuLoad) and set(parse_cpulist(work.cpus, MAX_CPUS)) & set(params.nocb_cpus):
-            raise ScenarioError("call_rcu() on offloaded CPUs with CONFIG_RCU_LAZY=y queues lazy callbacks, "
-                                "which rcusim does not model", path=("workloads", i, "kind"),
-                                allowed="kernel.CONFIG_RCU_LAZY: false, rcutree.enable_rcu_lazy=0, "
-                                        "or no call_rcu_load workload")
 
 
 def _check_nice(workloads, params: RcuParams) -> None:

@@ -101,6 +101,15 @@ SWITCHES = (
     Switch("kfree_drain_5hz", (6, 1),
            '"rcu/kvfree: Update KFREE_DRAIN_JIFFIES interval" (Uladzislau Rezki, Aug 2022), ~v6.1',
            "KFREE_DRAIN_JIFFIES is 5*HZ, with a 1-jiffy drain when a CPU's batch is full; before, HZ/50"),
+    Switch("rcu_lazy", (6, 2),
+           '"rcu: Make call_rcu() lazy to save power" (Joel Fernandes, Oct 2022), RCU pull request for '
+           "v6.2; release not checked against the tag",
+           "CONFIG_RCU_LAZY exists: call_rcu() on an offloaded CPU queues lazy callbacks, which wait "
+           "in the bypass list for up to jiffies_lazy_flush (10 s)"),
+    Switch("rcu_lazy_boot_param", (6, 9),
+           '"rcu: Provide a boot time parameter to control lazy RCU" (Qais Yousef, Dec 2023, '
+           "<20231203011252.233748-1-qyousef@layalina.io>); release not checked against the tag",
+           "CONFIG_RCU_LAZY_DEFAULT_OFF and rcutree.enable_rcu_lazy exist"),
     Switch("kvfree_bulk_list_head", (6, 2),
            '"rcu/kvfree: Switch to a generic linked list API" (Rezki, 2022); release not checked against the tag',
            "a bulk page's header is {list_head, nr_records}: 24 B, 509 pointers; before, 16 B, 510"),
@@ -176,6 +185,8 @@ class ReleaseSwitches:
     menu_keeps_tick: bool
     trace_signed_gp_seq: bool
     kfree_drain_5hz: bool
+    rcu_lazy: bool
+    rcu_lazy_boot_param: bool
     kvfree_bulk_list_head: bool
     kvfree_polled: bool
     eevdf: bool

@@ -320,6 +320,34 @@ def sched_stats(busy_ns, rqlen_ns, sim_time_ns: int, counters: dict) -> dict:
     return out
 
 
+def callback_latency_stats_us(digest: dict) -> dict:
+    """call_rcu() to invocation of the call_rcu_load workloads' callbacks, in µs.
+
+    Parameters
+    ----------
+    digest : dict
+        ``Engine.callback_digest()``: count, sum_ns, min_ns, max_ns and the
+        log-linear histogram ``fine``.
+
+    Returns
+    -------
+    dict
+        ``{"invoked", "mean", "min", "p50", "p90", "p99", "max"}``: the count and
+        floats in µs (percentiles from the histogram, within
+        rcusim.results.digest.FINE_RELATIVE_ERROR), None when no callback was invoked.
+    """
+    n = int(digest["count"])
+    out = {"invoked": n}
+    if n == 0:
+        return out | dict.fromkeys(("mean", "min", "p50", "p90", "p99", "max"))
+    p50, p90, p99 = fine_percentiles(digest["fine"], [50, 90, 99]) / 1e3
+    return out | {"mean": _round_or_none(digest["sum_ns"] / n / 1e3, _US_DECIMALS),
+                  "min": _round_or_none(digest["min_ns"] / 1e3, _US_DECIMALS),
+                  "p50": _round_or_none(p50, _US_DECIMALS), "p90": _round_or_none(p90, _US_DECIMALS),
+                  "p99": _round_or_none(p99, _US_DECIMALS),
+                  "max": _round_or_none(digest["max_ns"] / 1e3, _US_DECIMALS)}
+
+
 def sched_latency_stats_us(latency_ns) -> dict:
     """Scheduling latency of an rt_latency_probe, wake-up to running, in microseconds.
 
@@ -705,6 +733,12 @@ class Result:
             for key in HALT_ENDS:
                 rows.append((f"vCPU halts: {key}",
                              lambda v, m, key=key: m.get("sched", {}).get("kvm_halts", {}).get(key)))
+        if any("call_rcu_latency_us" in v.extra_metrics for v in self.variants.values()):
+            rows.append(("call_rcu() callbacks invoked",
+                         lambda v, m: m.get("call_rcu_latency_us", {}).get("invoked")))
+            for key in ("mean", "p50", "p99", "max"):
+                rows.append((f"call_rcu() to invocation {key} (µs)",
+                             lambda v, m, key=key: m.get("call_rcu_latency_us", {}).get(key)))
         if any("sched_latency_us" in v.extra_metrics for v in self.variants.values()):
             for key in ("mean", "p99", "max"):
                 rows.append((f"sched latency {key} (µs)",

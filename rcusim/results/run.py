@@ -15,8 +15,8 @@ from rcusim.engine.simulate import ExitReason, check_memory, kfree_flood, run_en
 from rcusim.errors import ScenarioError
 from rcusim.input.config import MembarrierLoop, RtLatencyProbe
 from rcusim.input.scenario import Scenario, load_scenario
-from rcusim.results.result import (Result, VariantResult, installed_version, make_gps_frame, make_requests_frame,
-                                   sched_latency_stats_us, sched_stats)
+from rcusim.results.result import (Result, VariantResult, callback_latency_stats_us, installed_version, make_gps_frame,
+                                   make_requests_frame, sched_latency_stats_us, sched_stats)
 
 #: rcuscale's figures, shown in the side-by-side table of kfree_rcu() floods.
 KFREE_TABLE_METRICS = ("total_time_ns", "loops", "batches", "memory_footprint_mb", "kvfree_peak_mb")
@@ -36,6 +36,8 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
     if any(isinstance(wl, RtLatencyProbe) for wl in spec.workloads):
         extra["sched_latency_us"] = sched_latency_stats_us(run.probe_latencies_ns)
         completion_ns = max(completion_ns, run.sim_time_ns)  # the run ends when the probes have their samples
+    if run.callback_digest is not None:
+        extra["call_rcu_latency_us"] = callback_latency_stats_us(run.callback_digest)
     extra["safety"] = {k: v for k, v in run.safety.items() if k != "messages"}
     extra["sched"] = sched_stats(run.sched["busy_ns"], run.sched["rqlen_ns"], run.sim_time_ns, counters)
     tables = {}
