@@ -159,8 +159,8 @@ cdef i64 exp_gp_start_or_done(Engine self, int e, int c) except -2:
         return task_return(self, e, self.now + self.acc)
     self.exp_seq += 1  # rcu_exp_gp_seq_start()
     self.exp_gp_start = self.now + self.acc
-    if self.trace_on:
-        trace(self, self.exp_gp_start, TR_EXP_START, c, e, self.exp_seq, 0, 0)
+    if self.trace_on:  # exp_funnel_lock() traces the snapshot s it started the GP for
+        trace(self, self.exp_gp_start, TR_EXP_START, c, e, ep.req_s, 0, 0)
     self.exp_gp_qs = self.exp_gp_start
     self.exp_gp_ipis = 0
     self.exp_work_queued = 1

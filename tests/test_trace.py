@@ -153,6 +153,18 @@ def test_ftrace_text_has_kernel_layout(sync_traced, storm_traced):
     assert gp.split()[-2] == str(((-300 << 2) + 1) & (2**64 - 1))
 
 
+def test_expedited_start_and_end_carry_the_same_snapshot(storm_traced):
+    """exp_funnel_lock() and rcu_exp_wait_wake() both trace the snapshot s the GP was
+    started for: one start line and one end line per value, in that order."""
+    v = storm_traced.variants["rt_mutex"]
+    exp = [ln.split()[-2:] for ln in trace.ftrace_lines(v) if "rcu_exp_grace_period" in ln]
+    starts = [int(s) for s, what in exp if what == "start"]
+    ends = [int(s) for s, what in exp if what == "end"]
+    assert starts and starts == ends
+    assert all(s % 4 == 0 for s in starts)  # a snapshot is a completed-GP value
+    assert [what for _s, what in exp] == ["start", "end"] * len(starts)
+
+
 def test_cli_writes_traces(tmp_path):
     out = tmp_path / "res"
     argv = ["run", str(SYNC), "--out", str(out), "--no-progress", "--trace", str(tmp_path / "t.json"),
