@@ -321,6 +321,7 @@ cdef class Engine:
         e = kvfree_init(self, inp.kvfree, e)
         self.n_ents = e
         records_init(self, inp.tasks.expected_requests, inp.records.mode, inp.records.sample_below)
+        self.timed = inp.run_end.timed
         checker_init(self)
         # The first events, in this order: the random stream is drawn in event order.
         tasks_start(self)
@@ -419,8 +420,9 @@ cdef class Engine:
         """
         cdef event_t ev
         cdef i64 n = 0
+        self.until_ns = until_ns
         while True:
-            if self.tasks_left == 0:
+            if self.tasks_left == 0 and not self.timed:
                 return EXIT_DONE
             if self.evq.n == 0:
                 return EXIT_STALLED
@@ -505,12 +507,12 @@ cdef class Engine:
         return out
 
     def callback_digest(self):
-        """call_rcu() to invocation of the call_rcu_load workloads' callbacks: ``count``,
-        ``sum_ns``, ``min_ns``, ``max_ns`` and ``fine`` (the log-linear histogram of ns);
+        """call_rcu() to invocation of the call_rcu_load workloads' callbacks: ``queued``
+        (call_rcu() calls), ``count`` (invoked), ``sum_ns``, ``min_ns``, ``max_ns`` and ``fine`` (the log-linear histogram of ns);
         None without such a workload."""
         if self.cbl_fine == NULL:
             return None
-        return {"count": self.cbl_count, "sum_ns": self.cbl_sum_ns, "min_ns": self.cbl_min_ns,
+        return {"queued": self.cbl_queued, "count": self.cbl_count, "sum_ns": self.cbl_sum_ns, "min_ns": self.cbl_min_ns,
                 "max_ns": self.cbl_max_ns, "fine": np.asarray(<i64[:FINE_SLOTS]> self.cbl_fine).copy()}
 
     def grace_periods(self):

@@ -90,7 +90,7 @@ cdef i64 invoke_one(Engine self, int cb, int r, i64 t, int runner_cpu, int runne
         trace(self, t, TR_CB_INVOKE, r, runner, self.cpus[r].gp_seq, kind, cb)
     t += self.cb_cost[kind]
     if kind == CB_KFREE or kind == CB_GENERIC:
-        record_callback(self, t - self.cbs[cb].t_queued)
+        record_callback(self, t, t - self.cbs[cb].t_queued)
     if kind == CB_WAKEME:
         wake(self, self.cbs[cb].arg, runner_cpu, t)
     elif kind == CB_RCU_WORK:

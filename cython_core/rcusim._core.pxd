@@ -239,6 +239,9 @@ cdef class Engine:
     cdef int[::1] bg_lazy        # its call_rcu() callbacks are lazy
     cdef i64 *cbl_fine           # call_rcu() to invocation of its callbacks: log-linear histogram (latency.pxd)
     cdef i64 cbl_count, cbl_sum_ns, cbl_min_ns, cbl_max_ns
+    cdef i64 cbl_queued          # call_rcu() calls of the call_rcu_load workloads
+    cdef int timed               # the run ends at its time limit (run.duration_s), not when tasks finish
+    cdef i64 until_ns            # the time limit of the current run() call
     cdef int[::1] bg_sec_first   # its rows of the section table: [first, first + count)
     cdef int[::1] bg_sec_count
     cdef i64[::1] bg_sec_ns      # section table: length of each non-preemptible section class

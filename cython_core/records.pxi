@@ -102,8 +102,11 @@ cdef i64 satisfying_gp(Engine self, int prim, i64 snap) noexcept:
     return found
 
 
-cdef void record_callback(Engine self, i64 lat) noexcept:
-    """A call_rcu_load callback is invoked `lat` ns after its call_rcu()."""
+cdef void record_callback(Engine self, i64 t, i64 lat) noexcept:
+    """A call_rcu_load callback ends at t, `lat` ns after its call_rcu(); one that a
+    batch computed past the run's end is left pending."""
+    if t > self.until_ns:
+        return
     self.cbl_count += 1
     self.cbl_sum_ns += lat
     if self.cbl_min_ns < 0 or lat < self.cbl_min_ns:

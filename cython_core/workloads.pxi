@@ -285,6 +285,7 @@ cdef i64 bg_done(Engine self, int e) except -2:
     self.acc = 0
     for k in range(n):
         call_rcu(self, c, self.bg_cb_kind[w], -1, self.bg_lazy[w])
+    self.cbl_queued += n
     self.cpus[c].debt += self.acc + n * self.call_rcu_ns
     u = self.rng.next_double(self.rng.state)
     for k in range(self.bg_sec_first[w], self.bg_sec_first[w] + self.bg_sec_count[w]):

@@ -181,7 +181,18 @@ def cmd_run(args) -> int:
                 raise ScenarioError(f"{option}: cannot write {str(file)!r}: {exc.strerror or exc}") from None
             print(f"{option[2:]} written to {file}")
     print(f"\nresults written to {path}/")
+    _report_backlog(result)
     return _report_incomplete(result, scenario)
+
+
+def _report_backlog(result) -> None:
+    """One line per variant that ended with more call_rcu() callbacks waiting than invoked."""
+    for name, v in result.variants.items():
+        cb = v.extra_metrics.get("call_rcu_latency_us")
+        if cb and cb["pending"] > cb["invoked"]:
+            print(f"rcusim: variant {name}: {cb['pending']:,} of the {cb['queued']:,} call_rcu() callbacks "
+                  f"queued were still waiting at the end, {cb['invoked']:,} invoked: invocation did not "
+                  "keep up with the callback load", file=sys.stderr)
 
 
 def _report_incomplete(result, scenario) -> int:

@@ -272,6 +272,12 @@ class Records:
 
 
 @_section
+class RunEnd:
+    """_core.pyx run(): what ends the run."""
+    timed: int                 # run.duration_s: its time limit; else the finite workloads finishing
+
+
+@_section
 class EngineInput:
     sched: Sched
     tree: Tree
@@ -287,6 +293,7 @@ class EngineInput:
     rt_latency: RtLatency
     noise: NoiseInput
     records: Records
+    run_end: RunEnd
 
 
 def _sched(spec, fault: int) -> Sched:
@@ -598,5 +605,6 @@ def engine_input(spec, fault: int = 0, kfree_chunk: int = 0) -> tuple[EngineInpu
     inp = EngineInput(sched=_sched(spec, fault), tree=_tree(spec, geom), gp=_gp(spec), core=_core_section(spec),
                       nocb=_nocb(spec), sr_normal=_sr_normal(spec), exp=_exp(spec), classic=_classic(spec),
                       tasks=_tasks(spec), readers=_readers(spec), kvfree=_kvfree(spec, kfree_chunk),
-                      rt_latency=_rt_latency(spec), noise=_noise(spec), records=_records(spec))
+                      rt_latency=_rt_latency(spec), noise=_noise(spec), records=_records(spec),
+                      run_end=RunEnd(timed=int(spec.run.duration_s is not None)))
     return inp, geom

@@ -144,7 +144,7 @@ def run_engine(name: str, spec, seed: int, progress: Callable[[int], None] | Non
     build = time.perf_counter() - t0
     if trace_limit:
         engine.trace_enable(trace_limit)
-    until_ns = round(spec.run.max_sim_time_s * 1e9)
+    until_ns = round((spec.run.duration_s or spec.run.max_sim_time_s) * 1e9)
     t0 = time.perf_counter()
     done_before = 0
     while True:

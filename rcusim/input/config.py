@@ -781,6 +781,9 @@ class Run(_Model):
 
     max_sim_time_s: Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)] = 3600.0
     """The simulation stops at this simulated time if the workloads are not done."""
+    duration_s: Optional[Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)]] = None
+    """For workloads that never finish alone (call_rcu_load, readers, noise): the simulated
+    time the run lasts; the run is complete when it has lasted it."""
     records: Literal["all", "sample", "none"] = "all"
     """Which per-request rows the result keeps: ``all``; ``sample``, a fraction of them
     (``sample_fraction``) chosen by a hash of each request's completion number; or
@@ -1179,6 +1182,7 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
                                     f"(also workloads[{names[work.name]}])",
                                     path=("workloads", i, "name"), allowed="unique names")
             names[work.name] = i
+    _check_run_end(variant.workloads, variant.run)
     _check_readers(variant.workloads, nr, kernel)
     _check_kfree(variant.workloads, kernel)
     kernel = kernel.model_copy(update={"CONFIG_NR_CPUS": nr_config})
@@ -1259,13 +1263,23 @@ def _check_unpinned(workloads, params: RcuParams, topology: dict | None) -> None
                                 allowed="true, or hardware.topology")
 
 
+def _check_run_end(workloads, run: Run) -> None:
+    """Finite workloads end a run; without them run.duration_s does."""
+    finite = any(isinstance(w, FINITE_WORKLOADS) for w in workloads)
+    if not finite and run.duration_s is None:
+        raise ScenarioError("only workloads that never finish: nothing would end the run",
+                            path=("workloads",),
+                            allowed="set run.duration_s, or add a sync_loop, kfree_rcu_flood or "
+                                    "rt_latency_probe workload")
+    if finite and run.duration_s is not None:
+        raise ScenarioError("the workloads end this run when they finish", path=("run", "duration_s"),
+                            allowed="drop run.duration_s (run.max_sim_time_s bounds a run), or keep only "
+                                    "call_rcu_load, readers and noise workloads")
+
+
 def _check_readers(workloads, nr: int, kernel: Kernel) -> None:
     """Readers need callers to run against, fit in a second, one task per CPU."""
     owner: dict[int, int] = {}
-    if not any(isinstance(w, FINITE_WORKLOADS) for w in workloads):
-        raise ScenarioError("only workloads that never finish: nothing would end the run",
-                            path=("workloads",),
-                            allowed="add a sync_loop, kfree_rcu_flood or rt_latency_probe workload")
     for i, work in enumerate(workloads):
         if not isinstance(work, Readers):
             continue

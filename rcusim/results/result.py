@@ -332,12 +332,13 @@ def callback_latency_stats_us(digest: dict) -> dict:
     Returns
     -------
     dict
-        ``{"invoked", "mean", "min", "p50", "p90", "p99", "max"}``: the count and
-        floats in µs (percentiles from the histogram, within
+        ``{"queued", "invoked", "pending", "mean", "min", "p50", "p90", "p99", "max"}``:
+        call_rcu() calls, callbacks invoked and still queued at the end, then floats in
+        µs (percentiles from the histogram, within
         rcusim.results.digest.FINE_RELATIVE_ERROR), None when no callback was invoked.
     """
     n = int(digest["count"])
-    out = {"invoked": n}
+    out = {"queued": int(digest["queued"]), "invoked": n, "pending": int(digest["queued"]) - n}
     if n == 0:
         return out | dict.fromkeys(("mean", "min", "p50", "p90", "p99", "max"))
     p50, p90, p99 = fine_percentiles(digest["fine"], [50, 90, 99]) / 1e3
@@ -734,8 +735,9 @@ class Result:
                 rows.append((f"vCPU halts: {key}",
                              lambda v, m, key=key: m.get("sched", {}).get("kvm_halts", {}).get(key)))
         if any("call_rcu_latency_us" in v.extra_metrics for v in self.variants.values()):
-            rows.append(("call_rcu() callbacks invoked",
-                         lambda v, m: m.get("call_rcu_latency_us", {}).get("invoked")))
+            for key in ("queued", "invoked", "pending"):
+                rows.append((f"call_rcu() callbacks {key}",
+                             lambda v, m, key=key: m.get("call_rcu_latency_us", {}).get(key)))
             for key in ("mean", "p50", "p99", "max"):
                 rows.append((f"call_rcu() to invocation {key} (µs)",
                              lambda v, m, key=key: m.get("call_rcu_latency_us", {}).get(key)))

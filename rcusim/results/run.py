@@ -32,7 +32,11 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
     run = run_engine(name, spec, seed, progress, check, kfree_chunk, trace_limit)
     req, gps, counters, kv = run.requests, run.gps, run.counters, run.kvfree
     completion_ns = run.completion_ns
-    extra = {"finished": run.reason == ExitReason.DONE, **time_breakdown(run.digest, gps)}
+    timed = spec.run.duration_s is not None  # the run ends when it has lasted run.duration_s
+    extra = {"finished": run.reason == (ExitReason.TIME_LIMIT if timed else ExitReason.DONE),
+             **time_breakdown(run.digest, gps)}
+    if timed:
+        completion_ns = run.sim_time_ns
     if any(isinstance(wl, RtLatencyProbe) for wl in spec.workloads):
         extra["sched_latency_us"] = sched_latency_stats_us(run.probe_latencies_ns)
         completion_ns = max(completion_ns, run.sim_time_ns)  # the run ends when the probes have their samples
