@@ -288,6 +288,26 @@ def save_latency_histogram(result, path: str | os.PathLike, *, log2: bool | None
     fig.savefig(path, format="png", dpi=100)
 
 
+#: Bucket width of cyclictest's histogram (``cyclictest -h``): one microsecond.
+CYCLICTEST_BUCKET_US = 1.0
+
+
+def save_sched_latency_histogram(result, path: str | os.PathLike) -> None:
+    """Write the scheduling latencies of the rt_latency_probe of *result* (its ``sched_latency``
+    tables) as cyclictest's histogram is plotted: 1 µs buckets, samples on a log axis, one line
+    per variant, as a PNG file."""
+    frames = {n: v.tables["sched_latency"] for n, v in result.variants.items() if "sched_latency" in v.tables}
+    fig, ax = agg_figure(figsize=(9, 5))
+    LatencyHistogramDisplay([f["latency_ns"].to_numpy() / 1e3 for f in frames.values()], list(frames),
+                            log2=False, bucket_width_us=CYCLICTEST_BUCKET_US).plot(ax=ax)
+    ax.set_yscale("log")
+    ax.set_ylabel("samples")
+    ax.set_title(f"{result.scenario_name}: real-time probe's scheduling latency (seed {result.seed})")
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, format="png", dpi=100)
+
+
 # ---------------------------------------------------------------------------
 # Percentiles against a swept parameter (rcusim.commands.sweep tables).
 # ---------------------------------------------------------------------------

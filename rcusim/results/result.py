@@ -426,7 +426,8 @@ class VariantResult:
     tables: dict = field(default_factory=dict)
     """Mechanism-specific tables by name (``membarrier``: one row per run;
     ``kvfree_memory``: bytes allocated by kvfree_rcu() floods and not yet freed,
-    ``t_ns`` and ``bytes``),
+    ``t_ns`` and ``bytes``; ``sched_latency``: an rt_latency_probe's scheduling
+    latency, wake-up to running, one ``latency_ns`` row per sample),
     each written to ``<name>.parquet`` with the other variants' rows."""
 
     records: str = "all"
