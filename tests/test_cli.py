@@ -424,3 +424,41 @@ def test_version(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "rcusim", "--version"], cwd=tmp_path, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0 and re.match(r"rcusim \d+\.\d+", proc.stdout), proc.stdout
+
+
+def table_columns(text: str) -> dict[str, dict[str, str]]:
+    """Per column header of a printed table, its cells by metric, over all blocks."""
+    columns, header = {}, None
+    for line in text.splitlines():
+        if line.startswith("metric "):
+            header = line.split()[1:]
+        elif not line.strip():
+            header = None
+        elif header and not line.startswith("-"):
+            cells = re.split(r"\s{2,}", line.strip())
+            for name, cell in zip(header, cells[1:], strict=True):
+                columns.setdefault(name, {})[cells[0]] = cell
+    return columns
+
+
+def test_wide_table_and_report_fit_a_terminal(tmp_path, capsys):
+    out = tmp_path / "r"
+    assert main(["run", str(ROOT / "scenarios" / "gp_floor_64cpu.yaml"), "--set", "workloads.0.loops=3",
+                 "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    report = (out / "report.txt").read_text(encoding="utf-8")
+    for text in (printed, report):
+        assert max(len(line) for line in text.splitlines()) <= 100
+    variants = json.loads((out / "summary.json").read_text(encoding="utf-8"))["variants"]
+    assert len(variants) == 8
+    columns = table_columns(printed)
+    first = next(iter(variants))
+    for name, v in variants.items():
+        assert columns[name]["latency mean (µs)"] == f"{v['metrics']['latency_us']['mean']:.3f}"
+        assert columns[name]["events"] == str(v["events"])
+        assert f"==> variant {name}" in report
+        assert f"wakeups.ipi {v['metrics']['sched']['wakeups']['ipi']}" in report
+        if name != first:
+            ratio = v["metrics"]["grace_periods"] / variants[first]["metrics"]["grace_periods"]
+            assert columns[f"{name}/{first}"]["grace periods"] == f"{ratio:.3f}"
+

@@ -118,6 +118,9 @@ def test_yaml_report_has_rcuscale_line(seed_run):
 def test_written_results_have_memory_series(seed_run, tmp_path):
     out = seed_run.write(tmp_path / "r", figures=save_result_figures)
     assert (out / "kvfree_memory.png").stat().st_size > 0
+    # No synchronize_rcu*() call and no real-time probe: no latency figures.
+    assert {p.name for p in out.iterdir()} == {"summary.json", "latencies.parquet", "gps.parquet",
+                                               "kvfree_memory.parquet", "kvfree_memory.png", "report.txt"}
     import pandas as pd
 
     memory = pd.read_parquet(out / "kvfree_memory.parquet")

@@ -205,6 +205,7 @@ def test_table_has_ratio_column(result_fixture):
     text = result_fixture.table()
     lines = text.splitlines()
     assert lines[0].split() == ["metric", "default", "wake_from_gp", "wake_from_gp/default"]
+    assert [line for line in lines if line.startswith("metric")] == lines[:1]  # narrow: one block
     by_label = {line.split("  ")[0].strip(): line.split() for line in lines[2:]}
     # Equal request counts: ratio 1; grace periods 250 / 100 = 2.5.
     assert by_label["latency count"][-1] == "1.000"

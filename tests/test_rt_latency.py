@@ -9,9 +9,11 @@ small hand-made loads.
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import rcusim
+from rcusim.plots import save_result_figures
 from rcusim.errors import ScenarioError
 
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "rt_latency_up.yaml"
@@ -36,6 +38,18 @@ def test_summary_reports_sched_latency(seed_run):
         assert set(stats) == {"max", "p99", "mean", "samples"}
         assert stats["samples"] == 3072
         assert stats["mean"] <= stats["p99"] <= stats["max"]
+
+
+def test_written_results_keep_the_probe_latencies(seed_run, tmp_path):
+    out = seed_run.write(tmp_path / "r", figures=save_result_figures)
+    # No synchronize_rcu*() call: no request-latency figure, but cyclictest's histogram of the probe.
+    assert {p.name for p in out.iterdir()} == {"summary.json", "latencies.parquet", "gps.parquet", "report.txt",
+                                               "sched_latency.parquet", "sched_latency.png"}
+    table = pd.read_parquet(out / "sched_latency.parquet")
+    assert list(table.columns) == ["variant", "latency_ns"]
+    assert table.groupby("variant", observed=True).size().to_dict() == dict.fromkeys(seed_run.variants, 3072)
+    for name, rows in table.groupby("variant", observed=True):
+        assert rows["latency_ns"].max() / 1e3 == lat(seed_run, name)["max"]
 
 
 def test_unbounded_batch_gives_the_worst_latency(seed_run):

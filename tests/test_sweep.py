@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -122,6 +123,47 @@ def test_cli_sweep_writes_table_summary_and_plot(tmp_path, capsys):
     table = pd.read_parquet(out / "sweep.parquet")
     assert len(table) == 4
     assert (out / "percentiles.png").stat().st_size > 0
+
+
+def test_sweep_figure_series_differ_in_colour_and_style_and_the_legend_hides_nothing():
+    from rcusim.plots.axes import agg_figure
+    from rcusim.plots.latency import PercentileDisplay
+
+    rows = [{"variant": v, "hardware.nr_cpus": n, "kernel.HZ": hz, "seed": seed,
+             "latency_us.p50": n + hz + seed, "latency_us.p99": 2 * (n + hz) + seed}
+            for v in ("a", "b") for n in (4, 8) for hz in (250, 1000) for seed in (0, 1)]
+    fig, ax = agg_figure()
+    d = PercentileDisplay.from_sweep(pd.DataFrame(rows), "hardware.nr_cpus",
+                                     params=["hardware.nr_cpus", "kernel.HZ"]).plot(ax=ax)
+    lines = [container.lines[0] for container in d.lines_]
+    assert len(lines) == 8  # 2 variants x 2 HZ x (p50, p99)
+    colours = [line.get_color() for line in lines]
+    styles = [line.get_linestyle() for line in lines]
+    assert len(set(zip(colours, styles))) == len(set(colours)) == len(lines)
+    # matplotlib reports every dash pattern beyond the four named styles as "--".
+    assert len(set(styles[:4])) == 4
+    fig.canvas.draw()
+    legend = ax.get_legend().get_window_extent()
+    assert legend.x0 >= ax.get_window_extent().x1
+
+
+def test_bundled_sweep_labels_match_the_swept_fanout():
+    sweep = sw.load_sweep(ROOT / "scenarios" / "sweeps" / "expedited_fanout.yaml")
+    for point in sweep.points():
+        leaf = point["kernel.CONFIG_RCU_FANOUT_LEAF"]
+        scenario = sw.load_scenario(sweep.scenario, overrides=point)
+        for name, spec in scenario.variants.items():
+            if sweep.variants is None or name in sweep.variants:
+                assert spec.params.fanout_leaf == leaf
+                assert set(re.findall(r"leaf(\d+)", name)) <= {str(leaf)}, f"{name} runs with leaf {leaf}"
+                assert spec.kernel.exp_mutex in name
+
+
+def test_a_sweep_names_its_own_variants(tmp_path):
+    sweep = sw.load_sweep(write_sweep(tmp_path, sweep={"hardware.nr_cpus": [4]}, seeds=1,
+                                      variants={"wake": {"kernel.bootargs": "rcutree.rcu_normal_wake_from_gp=1"}}))
+    table, failures = sw.run_sweep(sweep, workers=1, progress=False)
+    assert failures == [] and list(table["variant"]) == ["wake"]
 
 
 def run_cli(*args):

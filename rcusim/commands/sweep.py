@@ -10,7 +10,8 @@ keys as ``--set``::
       hardware.nr_cpus: [64, 256, 1024, 4096]
       kernel.CONFIG_RCU_FANOUT_LEAF: [16, 64]
     seeds: 5                                   # seeds 0..4 (or a list of seeds)
-    variants: [leaf16_mutex]                   # optional: a subset of the scenario's variants
+    variants: {rt_mutex: {kernel.exp_mutex: rt_mutex}}   # optional: the sweep's own variants,
+                                               # or a list: a subset of the scenario's
     plot: hardware.nr_cpus                     # x axis of percentiles.png (default: the first key)
 
 Every (point, seed) runs all variants and yields one row per variant in one
@@ -69,7 +70,7 @@ class Sweep:
     seeds: tuple
     """Seeds each point runs with."""
     variants: tuple | None = None
-    """Variants to run (None: all of the scenario's)."""
+    """Variants to run (None: all of the scenario's, or the sweep's own in :attr:`scenario`)."""
     plot_x: str | None = None
     """Swept key on the x axis of the percentile plot."""
     source: Path | None = field(default=None, compare=False)
@@ -134,12 +135,16 @@ def load_sweep(path) -> Sweep:
         raise ScenarioError(f"{show_value(seeds)} is not valid", key="sweep.seeds", where=where,
                             allowed="a count from 1 to 10000, or a list of seeds >= 0")
     variants = doc.get("variants")
+    if isinstance(variants, dict):
+        # The sweep's own variants, named for what they fix, in place of the scenario's.
+        scenario["variants"] = variants
+        variants = None
     if variants is not None:
         if isinstance(variants, str):
             variants = [variants]
         if not isinstance(variants, list) or not all(v in base.variants for v in variants):
             raise ScenarioError(f"{show_value(variants)} names unknown variants", key="sweep.variants", where=where,
-                                allowed="a list of: " + ", ".join(base.variants))
+                                allowed=f"a list of: {', '.join(base.variants)}; or a mapping of names to overrides")
         variants = tuple(variants)
     plot_x = doc.get("plot", next(iter(params)))
     if plot_x not in params:

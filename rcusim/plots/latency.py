@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 
-from rcusim.plots.axes import agg_figure, new_axes
+from rcusim.plots.axes import agg_figure, legend_beside, new_axes, series_styles
 from rcusim.results.digest import FINE_SLOTS, fine_order_statistics, fine_slot_middle
 from rcusim.results.histogram import linear_histogram, log2_histogram
 from rcusim.results.stats import mean_ci
@@ -50,9 +50,6 @@ def _digest_fine(variant) -> np.ndarray:
     """The log-linear histogram of every request of a variant, all primitives together."""
     return sum((d["fine"] for d in variant.digest.values()), np.zeros(FINE_SLOTS, dtype=np.int64))
 
-
-#: Line styles of overlaid variants, so that one drawn over another stays visible.
-LINE_STYLES = ("-", "--", ":", "-.")
 
 #: Latencies spanning at least this ratio (two decades) get log2 buckets by default.
 LOG2_SPAN = 100.0
@@ -180,9 +177,8 @@ class LatencyHistogramDisplay:
         ax = new_axes(ax)
         steps = self._log2_steps() if self.log2 else self._linear_steps()
         lines = []
-        for i, ((counts, edges), label) in enumerate(zip(steps, self.labels)):
-            lines.append(ax.stairs(counts, edges, label=label, linewidth=2.0 if i == 0 else 1.5,
-                                   linestyle=LINE_STYLES[i % len(LINE_STYLES)]))
+        for i, ((counts, edges), label, style) in enumerate(zip(steps, self.labels, series_styles())):
+            lines.append(ax.stairs(counts, edges, label=label, linewidth=2.0 if i == 0 else 1.5, **style))
         if self.log2:
             ax.set_xscale("log")
         ax.set_xlabel("latency (µs)")
@@ -201,7 +197,7 @@ def _order_statistic_steps(result, ax, y_of) -> None:
     """One step line per variant through up to CDF_POINTS order statistics of its latencies
     (min and max included: exact where drawn, and a 10-million-call run draws as fast as a
     small one), at heights y_of(rank, n), on a log latency axis."""
-    for i, (label, variant) in enumerate(result.variants.items()):
+    for (label, variant), style in zip(result.variants.items(), series_styles()):
         n = variant.request_count if variant.records != "all" else len(variant.requests)
         if n == 0:
             continue
@@ -211,7 +207,7 @@ def _order_statistic_steps(result, ax, y_of) -> None:
             x_ns = np.sort(variant.requests["latency_ns"].to_numpy())[rank]
         else:
             x_ns = fine_order_statistics(_digest_fine(variant), rank)
-        ax.step(x_ns / 1e3, y_of(rank, n), where="post", label=label, linestyle=LINE_STYLES[i % len(LINE_STYLES)])
+        ax.step(x_ns / 1e3, y_of(rank, n), where="post", label=label, **style)
     ax.set_xscale("log")
     ax.set_xlabel("latency (µs)")
 
@@ -292,6 +288,26 @@ def save_latency_histogram(result, path: str | os.PathLike, *, log2: bool | None
     fig.savefig(path, format="png", dpi=100)
 
 
+#: Bucket width of cyclictest's histogram (``cyclictest -h``): one microsecond.
+CYCLICTEST_BUCKET_US = 1.0
+
+
+def save_sched_latency_histogram(result, path: str | os.PathLike) -> None:
+    """Write the scheduling latencies of the rt_latency_probe of *result* (its ``sched_latency``
+    tables) as cyclictest's histogram is plotted: 1 µs buckets, samples on a log axis, one line
+    per variant, as a PNG file."""
+    frames = {n: v.tables["sched_latency"] for n, v in result.variants.items() if "sched_latency" in v.tables}
+    fig, ax = agg_figure(figsize=(9, 5))
+    LatencyHistogramDisplay([f["latency_ns"].to_numpy() / 1e3 for f in frames.values()], list(frames),
+                            log2=False, bucket_width_us=CYCLICTEST_BUCKET_US).plot(ax=ax)
+    ax.set_yscale("log")
+    ax.set_ylabel("samples")
+    ax.set_title(f"{result.scenario_name}: real-time probe's scheduling latency (seed {result.seed})")
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, format="png", dpi=100)
+
+
 # ---------------------------------------------------------------------------
 # Percentiles against a swept parameter (rcusim.commands.sweep tables).
 # ---------------------------------------------------------------------------
@@ -334,6 +350,7 @@ class PercentileDisplay:
     def plot(self, ax=None, *, log_x: bool | None = None, log_y: bool = True):
         ax = new_axes(ax)
         lines = []
+        styles = series_styles()
         groups = self.table.groupby(self.by, sort=False, observed=True) if self.by else [((), self.table)]
         for key, frame in groups:
             key = key if isinstance(key, tuple) else (key,)
@@ -346,7 +363,7 @@ class PercentileDisplay:
                     continue
                 xs, mean, half = (np.array(v, dtype=float) for v in zip(*rows))
                 label = f"{label_base} {stat}".strip()
-                lines.append(ax.errorbar(xs, mean, yerr=half, marker="o", capsize=3, label=label))
+                lines.append(ax.errorbar(xs, mean, yerr=half, marker="o", capsize=3, label=label, **next(styles)))
         numeric = np.issubdtype(self.table[self.x].dtype, np.number)
         if log_x is None:
             xs = self.table[self.x].to_numpy()
@@ -359,14 +376,14 @@ class PercentileDisplay:
         ax.set_ylabel("latency (µs), mean over seeds ± 95 % CI")
         ax.grid(True, which="both", alpha=0.3)
         if lines:
-            ax.legend(fontsize="small")
+            legend_beside(ax, fontsize="small")
         self.lines_, self.ax_, self.figure_ = lines, ax, ax.figure
         return self
 
 
 def save_percentiles(table, x: str, path, *, params=(), title: str = "") -> None:
     """Write a :class:`PercentileDisplay` of a sweep table as a PNG file."""
-    fig, ax = agg_figure(figsize=(9, 5.5))
+    fig, ax = agg_figure(figsize=(12, 5.5))
     PercentileDisplay.from_sweep(table, x, params=params).plot(ax=ax)
     if title:
         ax.set_title(title)

@@ -69,6 +69,12 @@ _S_DECIMALS = 9
 _RATIO_DECIMALS = 3
 _WALL_DECIMALS = 6
 
+#: Widest line of :meth:`Result.table` and of :meth:`Result.report_text`: a terminal's.
+LINE_WIDTH = 100
+
+#: Width of the labels of :meth:`Result.report_text`'s metric lines.
+_LABEL_WIDTH = 26
+
 
 def source_revision() -> str | None:
     """The git revision of rcusim's source tree ("<sha>" or "<sha>-dirty"), or None
@@ -421,7 +427,8 @@ class VariantResult:
     tables: dict = field(default_factory=dict)
     """Mechanism-specific tables by name (``membarrier``: one row per run;
     ``kvfree_memory``: bytes allocated by kvfree_rcu() floods and not yet freed,
-    ``t_ns`` and ``bytes``),
+    ``t_ns`` and ``bytes``; ``sched_latency``: an rt_latency_probe's scheduling
+    latency, wake-up to running, one ``latency_ns`` row per sample),
     each written to ``<name>.parquet`` with the other variants' rows."""
 
     records: str = "all"
@@ -582,6 +589,28 @@ def _numeric_leaves(metrics: dict, prefix: str = "") -> dict:
     return out
 
 
+def _items(metric: dict, prefix: str = "") -> list[str]:
+    """A nested metric as "key value" items, nested keys dotted (``utilisation.max 0.0017``)."""
+    items = []
+    for key, value in metric.items():
+        if isinstance(value, dict):
+            items += _items(value, f"{prefix}{key}.")
+        else:
+            items.append(f"{prefix}{key} {value}")
+    return items
+
+
+def _metric_lines(label: str, items: list[str]) -> list[str]:
+    """`label`, then `items` two spaces apart in lines of at most LINE_WIDTH characters,
+    each further line's items under the first line's."""
+    lines = [[]]
+    for item in items:
+        if lines[-1] and len("  ".join(lines[-1] + [item])) > LINE_WIDTH - _LABEL_WIDTH:
+            lines.append([])
+        lines[-1].append(item)
+    return [f"{label if i == 0 else '':<{_LABEL_WIDTH}}" + "  ".join(line) for i, line in enumerate(lines)]
+
+
 def _fmt(value) -> str:
     if value is None:
         return "-"
@@ -679,7 +708,10 @@ class Result:
 
         One column per variant and, with two or more variants, one ratio
         column per further variant (``other/first``: its value divided by
-        the first variant's).
+        the first variant's). A table wider than :data:`LINE_WIDTH` is cut
+        into blocks of variants, one under the other, each with the metric
+        names, the first variant and as many further variants with their
+        ratios as fit.
 
         Returns
         -------
@@ -762,13 +794,28 @@ class Result:
             body.append(cells)
         widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
 
-        def line(cells):
-            first = cells[0].ljust(widths[0])
-            rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:])]
-            return "  ".join([first] + rest)
+        def columns(others):
+            """The metric, the first variant, the variants `others` (their indices) and their ratios."""
+            return [0, 1] + [1 + i for i in others] + [len(names) + i for i in others]
 
-        out = [line(header), "  ".join("-" * w for w in widths)]
-        out += [line(r) for r in body]
+        def width(others):
+            return sum(widths[c] + 2 for c in columns(others)) - 2
+
+        blocks = [[]]
+        for i in range(1, len(names)):
+            if blocks[-1] and width(blocks[-1] + [i]) > LINE_WIDTH:
+                blocks.append([])
+            blocks[-1].append(i)
+
+        def line(cells, cols):
+            return "  ".join([cells[0].ljust(widths[0])] + [cells[c].rjust(widths[c]) for c in cols[1:]])
+
+        out = []
+        for others in blocks:
+            cols = columns(others)
+            out += [""] if out else []
+            out += [line(header, cols), "  ".join("-" * widths[c] for c in cols)]
+            out += [line(r, cols) for r in body]
         return "\n".join(out)
 
     def report_text(self) -> str:
@@ -791,8 +838,8 @@ class Result:
             m = v.metrics
             out += ["", f"==> variant {name}"]
             if not v.rcu:
-                out += [""] + [f"{key + ':':<26}{value}" for key, value in _numeric_leaves(m).items()]
-                out.append(f"{'events:':<26}{int(v.events)}")
+                out += [""] + [f"{key + ':':<{_LABEL_WIDTH}}{value}" for key, value in _numeric_leaves(m).items()]
+                out.append(f"{'events:':<{_LABEL_WIDTH}}{int(v.events)}")
                 continue
             if not v.digest:
                 out += ["", "no completed requests"]
@@ -811,26 +858,26 @@ class Result:
                 "",
                 f"completion time:          {_fmt(m['completion_time_s'])} s",
                 f"requests:                 {lat['count']}",
-                "latency (µs):             "
-                + "  ".join(f"{k} {_fmt(lat[k])}" for k in ["min", "mean", "p50", "p90", "p99", "max"])
-                + ("" if v.records == "all" else
-                   f"  (records: {v.records}; percentiles within {FINE_RELATIVE_ERROR:.2%})"),
+                *_metric_lines("latency (µs):",
+                               [f"{k} {_fmt(lat[k])}" for k in ["min", "mean", "p50", "p90", "p99", "max"]]
+                               + ([] if v.records == "all" else
+                                  [f"(records: {v.records}; percentiles within {FINE_RELATIVE_ERROR:.2%})"])),
                 f"grace periods:            {m['grace_periods']} normal, {m['expedited_grace_periods']} expedited",
                 f"batching (requests/GP):   {_fmt(m['batching'])}",
             ]
             gp = m.get("normal_gp")
             if gp is not None:
                 out += [
-                    "normal GP length (µs):    " + "  ".join(f"{k} {_fmt(x)}" for k, x in gp["length_us"].items()),
+                    *_metric_lines("normal GP length (µs):", [f"{k} {_fmt(x)}" for k, x in gp["length_us"].items()]),
                     f"FQS scans per GP:         mean {_fmt(gp['fqs_scans']['mean'])}  p99 {_fmt(gp['fqs_scans']['p99'])}",
-                    "last QS reported by:      " + "  ".join(f"{k.replace('_', ' ')} {x}"
-                                                             for k, x in gp["last_qs"].items()),
+                    *_metric_lines("last QS reported by:",
+                                   [f"{k.replace('_', ' ')} {x}" for k, x in gp["last_qs"].items()]),
                 ]
             out += [
                 f"events:                   {int(v.events)}",
             ]
             for key in v.extra_metrics:
-                out.append(f"{key + ':':<26}{m[key]}")
+                out += _metric_lines(key + ":", _items(m[key]) if isinstance(m[key], dict) else [str(m[key])])
             if m.get("total_time_ns") is not None:
                 out += ["", rcuscale_line(m)]
         return "\n".join(out) + "\n"

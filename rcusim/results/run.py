@@ -37,14 +37,15 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
              **time_breakdown(run.digest, gps)}
     if timed:
         completion_ns = run.sim_time_ns
+    tables = {}
     if any(isinstance(wl, RtLatencyProbe) for wl in spec.workloads):
         extra["sched_latency_us"] = sched_latency_stats_us(run.probe_latencies_ns)
+        tables["sched_latency"] = pd.DataFrame({"latency_ns": np.asarray(run.probe_latencies_ns, dtype=np.int64)})
         completion_ns = max(completion_ns, run.sim_time_ns)  # the run ends when the probes have their samples
     if run.callback_digest is not None:
         extra["call_rcu_latency_us"] = callback_latency_stats_us(run.callback_digest)
     extra["safety"] = {k: v for k, v in run.safety.items() if k != "messages"}
     extra["sched"] = sched_stats(run.sched["busy_ns"], run.sched["rqlen_ns"], run.sim_time_ns, counters)
-    tables = {}
     if kv is not None:
         extra.update(kfree_metrics(kv, kfree_flood(spec).kfree_loops))
         extra["kvfree_peak_mb"] = round(kv["peak_bytes"] / 2**20, 3)
