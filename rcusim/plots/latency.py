@@ -203,8 +203,8 @@ def _order_statistic_steps(result, ax, y_of) -> None:
             continue
         rank = np.unique(np.linspace(0, n - 1, min(n, CDF_POINTS)).round().astype(np.int64))
         if variant.records == "all":
-            # Integers sort several times faster than floats; only the drawn points become µs.
-            x_ns = np.sort(variant.requests["latency_ns"].to_numpy())[rank]
+            # Selection of the drawn ranks only (exact, no full sort); only they become µs.
+            x_ns = np.partition(variant.requests["latency_ns"].to_numpy(), rank)[rank]
         else:
             x_ns = fine_order_statistics(_digest_fine(variant), rank)
         ax.step(x_ns / 1e3, y_of(rank, n), where="post", label=label, **style)
