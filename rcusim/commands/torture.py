@@ -27,6 +27,7 @@ from rcusim.engine.engine_input import RCU_CPU_STALL_TIMEOUT_S
 from rcusim.engine.faults import FAULTS
 from rcusim.engine.simulate import EVENT_CHUNK, ExitReason, build_engine
 from rcusim.errors import ScenarioError
+from rcusim.input.releases import SWITCHES, parse_release
 from rcusim.input.profiles import profile_topology
 from rcusim.input.scenario import load_scenario
 
@@ -35,6 +36,7 @@ __all__ = ["draw_scenario", "torture_one", "torture", "add_parser", "cmd_torture
 #: Releases drawn (Tree RCU; classic RCU is modelled on one CPU only, drawn there).
 RELEASES = ("3.10", "4.9", "4.14", "4.19", "5.4", "5.10", "5.15", "6.1", "6.2", "6.3", "6.6",
             "6.9", "6.12", "6.17", "7.0")
+LAZY_SINCE = next(s.since for s in SWITCHES if s.name == "rcu_lazy")
 CLASSIC_RELEASES = ("2.6.10", "2.6.20", "2.6.25")
 PROFILES = ("x86-64-server-2023", "amd-threadripper-3970x", "xeon-e5405-8cpu")
 CPU_COUNTS = (1, 2, 3, 4, 7, 8, 16, 33, 64, 128, 256, 1024, 4096, 8192)
@@ -84,7 +86,10 @@ def draw_scenario(rng: random.Random, index: int) -> dict:
         bootargs.append("rcu_nocbs=all" if rng.random() < 0.7 else f"rcu_nocbs=0-{max(nr // 2 - 1, 0)}")
         if nr > 2 and rng.random() < 0.3:
             bootargs.append(f"nohz_full={nr // 2}-{nr - 1}")
-        kernel["CONFIG_RCU_LAZY"] = False
+        # Lazy RCU where the release has it, drawn from the index's own stream so that
+        # no other draw depends on it.
+        kernel["CONFIG_RCU_LAZY"] = (parse_release(kernel["release"]) >= LAZY_SINCE
+                                     and random.Random(f"lazy {index}").random() < 0.5)
     if not classic and rng.random() < 0.3:
         bootargs.append("rcutree.rcu_normal_wake_from_gp=1")
     kernel["bootargs"] = " ".join(bootargs)
