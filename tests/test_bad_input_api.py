@@ -166,6 +166,14 @@ def test_base_value_failing_in_one_variant_names_the_variant(tmp_path):
     assert message.endswith(f"({path} line 10)")
 
 
+def test_nohz_full_without_offloading_names_no_hz_full(tmp_path):
+    message, path = load_text(tmp_path, scenario_text(bootargs="nohz_full=1-7"))
+    assert message.startswith("kernel.bootargs: nohz_full needs CONFIG_NO_HZ_FULL=y, which selects "
+                              "CONFIG_RCU_NOCB_CPU"), message
+    assert "; allowed: set kernel.CONFIG_RCU_NOCB_CPU: true" in message and "or drop nohz_full" in message
+    assert message.endswith(f"({path} line {LINE['bootargs']})")
+
+
 # ---------------------------------------------------------------- hostile or broken files
 
 def test_malformed_yaml(tmp_path):

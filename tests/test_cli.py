@@ -170,6 +170,14 @@ def _noise_text(stream):
     return bundled_text().replace("\nvariants:", f"  - kind: noise\n    irq: {stream}\n\nvariants:", 1)
 
 
+def _case_nohz_full_without_offloading(tmp_path):
+    text = bundled_text().replace("CONFIG_RCU_NOCB_CPU: true", "CONFIG_RCU_NOCB_CPU: false", 1).replace(
+        'bootargs: "rcu_nocbs=all"', 'bootargs: "nohz_full=1-63"', 1)
+    return ["run", str(write(tmp_path, text))], ["kernel.bootargs", "nohz_full needs CONFIG_NO_HZ_FULL=y",
+                                                 "allowed: set kernel.CONFIG_RCU_NOCB_CPU: true",
+                                                 f"line {line_of(text, 'nohz_full=')}"]
+
+
 def _case_records_not_an_option(tmp_path):
     return ["run", str(BUNDLED), "--set", "run.records=few"], ["run.records", "'few'", "all", "sample", "none"]
 
@@ -276,6 +284,7 @@ BAD_CASES = {
     "idle states out of order": _case_idle_states_out_of_order,
     "governor not modelled": _case_governor_not_modelled,
     "topology not adding up": _case_topology_not_adding_up,
+    "nohz_full without offloading": _case_nohz_full_without_offloading,
 }
 
 

@@ -931,7 +931,7 @@ class VariantSpec(_Model):
 # Resolution
 # --------------------------------------------------------------------------
 
-_NOCB_PARAMS = ("rcu_nocbs", "nohz_full", "rcu_nocb_poll", "rcutree.rcu_nocb_gp_stride")
+_NOCB_PARAMS = ("rcu_nocbs", "rcu_nocb_poll", "rcutree.rcu_nocb_gp_stride")
 _BOOTARGS_PATH = ("kernel", "bootargs")
 _CLASSIC_PARAMS = ("rcupdate.rcumaxbatch", "rcupdate.rcuplugticks", "rcupdate.bhlimit")
 
@@ -983,6 +983,16 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
                                     token=_token_for(kernel.bootargs, name))
 
     needs(_NOCB_PARAMS, "CONFIG_RCU_NOCB_CPU")
+    if "nohz_full" in args and not kernel.CONFIG_RCU_NOCB_CPU:
+        # nohz_full= takes effect only in a CONFIG_NO_HZ_FULL build (housekeeping_setup() in
+        # kernel/sched/isolation.c, earlier kernel/time/tick-sched.c), and NO_HZ_FULL selects
+        # RCU_NOCB_CPU (kernel/time/Kconfig).
+        raise ScenarioError("nohz_full needs CONFIG_NO_HZ_FULL=y, which selects CONFIG_RCU_NOCB_CPU "
+                            "(without NO_HZ_FULL the kernel ignores nohz_full)",
+                            path=_BOOTARGS_PATH,
+                            allowed="set kernel.CONFIG_RCU_NOCB_CPU: true (with nohz_full, rcusim's "
+                                    "CONFIG_NO_HZ_FULL=y build), or drop nohz_full",
+                            token=_token_for(kernel.bootargs, "nohz_full"))
     for name in _CLASSIC_PARAMS:
         # The 2004 patches were for classic RCU; Tree RCU (v2.6.29) has no such knob.
         if name in args and switches.tree_rcu:
