@@ -178,6 +178,12 @@ def _case_nohz_full_without_offloading(tmp_path):
                                                  f"line {line_of(text, 'nohz_full=')}"]
 
 
+def _case_rcuscale_parameter_in_a_scenario(tmp_path):
+    return (["run", str(BUNDLED), *TINY, "--set", "kernel.bootargs=rcuscale.gp_async=1"],
+            ["kernel.bootargs", "rcuscale.gp_async is a parameter of the rcuscale module",
+             "allowed: 'python -m rcusim rcuscale --bootargs ...'"])
+
+
 def _case_records_not_an_option(tmp_path):
     return ["run", str(BUNDLED), "--set", "run.records=few"], ["run.records", "'few'", "all", "sample", "none"]
 
@@ -285,6 +291,7 @@ BAD_CASES = {
     "governor not modelled": _case_governor_not_modelled,
     "topology not adding up": _case_topology_not_adding_up,
     "nohz_full without offloading": _case_nohz_full_without_offloading,
+    "rcuscale parameter in a scenario": _case_rcuscale_parameter_in_a_scenario,
 }
 
 
