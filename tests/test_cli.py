@@ -393,6 +393,9 @@ def test_summary_records_the_resolved_configuration_and_the_command(tmp_path):
     assert resolved["params"]["hz"] == 250 and resolved["params"]["jiffies_till_first_fqs"] == 1
     assert resolved["params"]["rcu_normal_wake_from_gp"] == 1
     assert resolved["hardware"]["costs"]["ctxsw_ns"] > 0 and resolved["hardware"]["cost_sources"]
+    # rcu_init_geometry() for 64 CPUs, leaf 16, fanout 64: a root over 4 leaves of 16 CPUs.
+    assert resolved["rcu_node_tree"] == {"rcu_num_lvls": 2, "num_rcu_lvl": [1, 4], "levelspread": [4, 16],
+                                         "rcu_num_nodes": 5}
     assert s["provenance"]["scenario"]["kernel"]["HZ"] == 250  # the --set applied
     assert "--set kernel.HZ=250" in s["invocation"]["command"]
 
@@ -414,6 +417,24 @@ def test_show_config_prints_the_resolved_configuration(capsys):
     v = shown["variants"]["default"]
     assert v["params"]["hz"] == 250 and v["params"]["jiffies_till_first_fqs"] == 1
     assert v["workloads"][0]["tasks"] == 10000 and v["memory_estimate_mib"] > 0
+
+
+def test_show_config_gives_the_rcu_node_tree(capsys):
+    assert main(["show-config", str(ROOT / "scenarios" / "expedited_storm_4096.yaml"),
+                 "--variant", "leaf16_mutex", "--variant", "leaf64_mutex"]) == 0
+    shown = yaml.safe_load(capsys.readouterr().out)["variants"]
+    # 4096 CPUs, fanout 64: leaves of 16 CPUs need 256 leaves under 4 interior nodes;
+    # leaves of 64 CPUs, 64 leaves under the root.
+    assert shown["leaf16_mutex"]["rcu_node_tree"] == {"rcu_num_lvls": 3, "num_rcu_lvl": [1, 4, 256],
+                                                      "levelspread": [4, 64, 16], "rcu_num_nodes": 261}
+    assert shown["leaf64_mutex"]["rcu_node_tree"] == {"rcu_num_lvls": 2, "num_rcu_lvl": [1, 64],
+                                                      "levelspread": [64, 64], "rcu_num_nodes": 65}
+
+
+def test_show_config_gives_no_rcu_node_tree_for_classic_rcu(capsys):
+    assert main(["show-config", str(ROOT / "scenarios" / "rt_latency_up.yaml")]) == 0
+    for name, v in yaml.safe_load(capsys.readouterr().out)["variants"].items():
+        assert "rcu_node_tree" in v and v["rcu_node_tree"] is None, name
 
 
 @pytest.mark.parametrize("args, fragment", [
