@@ -8,9 +8,12 @@ results directory.
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -461,3 +464,65 @@ def test_version(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "rcusim", "--version"], cwd=tmp_path, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0 and re.match(r"rcusim \d+\.\d+", proc.stdout), proc.stdout
+
+
+# ------------------------------------------------------------------ SIGTERM during a run
+
+def _catches_sigterm(pid: int) -> bool:
+    """Whether the process has a handler for SIGTERM (rcusim's main() installs one)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+    return bool(caught & 1 << (signal.SIGTERM - 1))
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
+def test_sigterm_during_a_run_leaves_nothing_and_exits_143(tmp_path):
+    # Both variants of 10,000 callers x 300 loops: several seconds of engine and writing.
+    proc = subprocess.Popen([sys.executable, "-m", "rcusim", "run", str(BUNDLED), "--set", "workloads.0.loops=300",
+                             "--out", str(tmp_path / "out"), "--no-progress"], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # Until main() handles SIGTERM, the signal's default action would end the process.
+    while proc.poll() is None and not _catches_sigterm(proc.pid):
+        time.sleep(0.05)
+    time.sleep(1.5)  # into the run
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert err == "rcusim: terminated\n"
+    # No results directory, partial or whole, and no temporary directory.
+    assert list(tmp_path.iterdir()) == []
+
+
+def _replace_results(tmp_path, monkeypatch, target: str, when=lambda *args: True):
+    """Run with --force over an earlier result, `target` (a dotted name) sending this process
+    SIGTERM when called with arguments for which `when` holds; (status, the earlier summary.json)."""
+    out = tmp_path / "out"
+    assert main(["run", str(BUNDLED), "--out", str(out), "--no-progress", *TINY, "--variant", "default"]) == 0
+    before = (out / "summary.json").read_bytes()
+    module, _, name = target.rpartition(".")
+    real = getattr(__import__(module, fromlist=[name]), name)
+
+    def terminating(*args, **kwargs):
+        if when(*args):
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(target, terminating)
+    return main(["run", str(BUNDLED), "--out", str(out), "--no-progress", *TINY, "--seed", "1", "--force"]), before
+
+
+def test_sigterm_while_writing_keeps_the_old_results_and_leaves_no_temporary_directory(tmp_path, monkeypatch):
+    status, before = _replace_results(tmp_path, monkeypatch, "rcusim.commands.cli.save_result_figures")
+    assert status == 143
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    assert (tmp_path / "out" / "summary.json").read_bytes() == before
+
+
+def test_sigterm_while_removing_the_old_results_leaves_no_temporary_directory(tmp_path, monkeypatch):
+    status, _ = _replace_results(tmp_path, monkeypatch, "shutil.rmtree",
+                                 when=lambda path, *rest: ".old-" in str(path) and Path(path).exists())
+    assert status == 143
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["seed"] == 1 and list(summary["variants"]) == ["default", "wake_from_gp"]
