@@ -166,6 +166,22 @@ def test_base_value_failing_in_one_variant_names_the_variant(tmp_path):
     assert message.endswith(f"({path} line 10)")
 
 
+def test_nohz_full_without_offloading_names_no_hz_full(tmp_path):
+    message, path = load_text(tmp_path, scenario_text(bootargs="nohz_full=1-7"))
+    assert message.startswith("kernel.bootargs: nohz_full needs CONFIG_NO_HZ_FULL=y, which selects "
+                              "CONFIG_RCU_NOCB_CPU"), message
+    assert "; allowed: set kernel.CONFIG_RCU_NOCB_CPU: true" in message and "or drop nohz_full" in message
+    assert message.endswith(f"({path} line {LINE['bootargs']})")
+
+
+def test_rcuscale_parameter_in_a_scenario_is_refused(tmp_path):
+    # Only `python -m rcusim rcuscale` reads them; a scenario would ignore them.
+    message, path = load_text(tmp_path, scenario_text(bootargs="rcutree.blimit=16 rcuscale.gp_async=1"))
+    assert message.startswith("kernel.bootargs: rcuscale.gp_async is a parameter of the rcuscale module"), message
+    assert "; allowed: 'python -m rcusim rcuscale --bootargs ...'" in message and "kfree_rcu_flood" in message
+    assert message.endswith(f"({path} line {LINE['bootargs']})")
+
+
 # ---------------------------------------------------------------- hostile or broken files
 
 def test_malformed_yaml(tmp_path):

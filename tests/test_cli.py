@@ -8,9 +8,12 @@ results directory.
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -170,6 +173,20 @@ def _noise_text(stream):
     return bundled_text().replace("\nvariants:", f"  - kind: noise\n    irq: {stream}\n\nvariants:", 1)
 
 
+def _case_nohz_full_without_offloading(tmp_path):
+    text = bundled_text().replace("CONFIG_RCU_NOCB_CPU: true", "CONFIG_RCU_NOCB_CPU: false", 1).replace(
+        'bootargs: "rcu_nocbs=all"', 'bootargs: "nohz_full=1-63"', 1)
+    return ["run", str(write(tmp_path, text))], ["kernel.bootargs", "nohz_full needs CONFIG_NO_HZ_FULL=y",
+                                                 "allowed: set kernel.CONFIG_RCU_NOCB_CPU: true",
+                                                 f"line {line_of(text, 'nohz_full=')}"]
+
+
+def _case_rcuscale_parameter_in_a_scenario(tmp_path):
+    return (["run", str(BUNDLED), *TINY, "--set", "kernel.bootargs=rcuscale.gp_async=1"],
+            ["kernel.bootargs", "rcuscale.gp_async is a parameter of the rcuscale module",
+             "allowed: 'python -m rcusim rcuscale --bootargs ...'"])
+
+
 def _case_records_not_an_option(tmp_path):
     return ["run", str(BUNDLED), "--set", "run.records=few"], ["run.records", "'few'", "all", "sample", "none"]
 
@@ -276,6 +293,8 @@ BAD_CASES = {
     "idle states out of order": _case_idle_states_out_of_order,
     "governor not modelled": _case_governor_not_modelled,
     "topology not adding up": _case_topology_not_adding_up,
+    "nohz_full without offloading": _case_nohz_full_without_offloading,
+    "rcuscale parameter in a scenario": _case_rcuscale_parameter_in_a_scenario,
 }
 
 
@@ -377,6 +396,9 @@ def test_summary_records_the_resolved_configuration_and_the_command(tmp_path):
     assert resolved["params"]["hz"] == 250 and resolved["params"]["jiffies_till_first_fqs"] == 1
     assert resolved["params"]["rcu_normal_wake_from_gp"] == 1
     assert resolved["hardware"]["costs"]["ctxsw_ns"] > 0 and resolved["hardware"]["cost_sources"]
+    # rcu_init_geometry() for 64 CPUs, leaf 16, fanout 64: a root over 4 leaves of 16 CPUs.
+    assert resolved["rcu_node_tree"] == {"rcu_num_lvls": 2, "num_rcu_lvl": [1, 4], "levelspread": [4, 16],
+                                         "rcu_num_nodes": 5}
     assert s["provenance"]["scenario"]["kernel"]["HZ"] == 250  # the --set applied
     assert "--set kernel.HZ=250" in s["invocation"]["command"]
 
@@ -398,6 +420,24 @@ def test_show_config_prints_the_resolved_configuration(capsys):
     v = shown["variants"]["default"]
     assert v["params"]["hz"] == 250 and v["params"]["jiffies_till_first_fqs"] == 1
     assert v["workloads"][0]["tasks"] == 10000 and v["memory_estimate_mib"] > 0
+
+
+def test_show_config_gives_the_rcu_node_tree(capsys):
+    assert main(["show-config", str(ROOT / "scenarios" / "expedited_storm_4096.yaml"),
+                 "--variant", "leaf16_mutex", "--variant", "leaf64_mutex"]) == 0
+    shown = yaml.safe_load(capsys.readouterr().out)["variants"]
+    # 4096 CPUs, fanout 64: leaves of 16 CPUs need 256 leaves under 4 interior nodes;
+    # leaves of 64 CPUs, 64 leaves under the root.
+    assert shown["leaf16_mutex"]["rcu_node_tree"] == {"rcu_num_lvls": 3, "num_rcu_lvl": [1, 4, 256],
+                                                      "levelspread": [4, 64, 16], "rcu_num_nodes": 261}
+    assert shown["leaf64_mutex"]["rcu_node_tree"] == {"rcu_num_lvls": 2, "num_rcu_lvl": [1, 64],
+                                                      "levelspread": [64, 64], "rcu_num_nodes": 65}
+
+
+def test_show_config_gives_no_rcu_node_tree_for_classic_rcu(capsys):
+    assert main(["show-config", str(ROOT / "scenarios" / "rt_latency_up.yaml")]) == 0
+    for name, v in yaml.safe_load(capsys.readouterr().out)["variants"].items():
+        assert "rcu_node_tree" in v and v["rcu_node_tree"] is None, name
 
 
 @pytest.mark.parametrize("args, fragment", [
@@ -462,3 +502,63 @@ def test_wide_table_and_report_fit_a_terminal(tmp_path, capsys):
             ratio = v["metrics"]["grace_periods"] / variants[first]["metrics"]["grace_periods"]
             assert columns[f"{name}/{first}"]["grace periods"] == f"{ratio:.3f}"
 
+# ------------------------------------------------------------------ SIGTERM during a run
+
+def _catches_sigterm(pid: int) -> bool:
+    """Whether the process has a handler for SIGTERM (rcusim's main() installs one)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+    return bool(caught & 1 << (signal.SIGTERM - 1))
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
+def test_sigterm_during_a_run_leaves_nothing_and_exits_143(tmp_path):
+    # Both variants of 10,000 callers x 300 loops: several seconds of engine and writing.
+    proc = subprocess.Popen([sys.executable, "-m", "rcusim", "run", str(BUNDLED), "--set", "workloads.0.loops=300",
+                             "--out", str(tmp_path / "out"), "--no-progress"], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # Until main() handles SIGTERM, the signal's default action would end the process.
+    while proc.poll() is None and not _catches_sigterm(proc.pid):
+        time.sleep(0.05)
+    time.sleep(1.5)  # into the run
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert err == "rcusim: terminated\n"
+    # No results directory, partial or whole, and no temporary directory.
+    assert list(tmp_path.iterdir()) == []
+
+
+def _replace_results(tmp_path, monkeypatch, target: str, when=lambda *args: True):
+    """Run with --force over an earlier result, `target` (a dotted name) sending this process
+    SIGTERM when called with arguments for which `when` holds; (status, the earlier summary.json)."""
+    out = tmp_path / "out"
+    assert main(["run", str(BUNDLED), "--out", str(out), "--no-progress", *TINY, "--variant", "default"]) == 0
+    before = (out / "summary.json").read_bytes()
+    module, _, name = target.rpartition(".")
+    real = getattr(__import__(module, fromlist=[name]), name)
+
+    def terminating(*args, **kwargs):
+        if when(*args):
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(target, terminating)
+    return main(["run", str(BUNDLED), "--out", str(out), "--no-progress", *TINY, "--seed", "1", "--force"]), before
+
+
+def test_sigterm_while_writing_keeps_the_old_results_and_leaves_no_temporary_directory(tmp_path, monkeypatch):
+    status, before = _replace_results(tmp_path, monkeypatch, "rcusim.commands.cli.save_result_figures")
+    assert status == 143
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    assert (tmp_path / "out" / "summary.json").read_bytes() == before
+
+
+def test_sigterm_while_removing_the_old_results_leaves_no_temporary_directory(tmp_path, monkeypatch):
+    status, _ = _replace_results(tmp_path, monkeypatch, "shutil.rmtree",
+                                 when=lambda path, *rest: ".old-" in str(path) and Path(path).exists())
+    assert status == 143
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["seed"] == 1 and list(summary["variants"]) == ["default", "wake_from_gp"]

@@ -3,6 +3,7 @@ kvm-recheck-rcuscale.sh's summary computed as its awk program computes it."""
 
 from __future__ import annotations
 
+import argparse
 import re
 
 import numpy as np
@@ -10,6 +11,8 @@ import pytest
 
 from rcusim.commands.cli import main
 from rcusim.engine.rcuscale import MIN_MEAS, recheck_lines
+from rcusim.input.kvmcmd import scenario_from_kvm
+from rcusim.input.scenario import load_scenario
 
 BOOT = "rcuscale.nwriters=4 rcuscale.nreaders=0 rcuscale.holdoff=1"
 
@@ -89,3 +92,12 @@ def test_kvm_preemption_and_tick_choices():
     for refused in ("CONFIG_HZ_PERIODIC=y", "CONFIG_PREEMPT_DYNAMIC=y"):
         with pytest.raises(Exception, match="not modelled"):
             kernel(refused)
+
+
+def test_no_hz_full_selects_callback_offloading():
+    # kernel/time/Kconfig: NO_HZ_FULL selects RCU_NOCB_CPU, so nohz_full= needs nothing more.
+    args = argparse.Namespace(torture="rcuscale", kconfig=["CONFIG_NR_CPUS=8 CONFIG_NO_HZ_FULL=y"],
+                              bootargs=[BOOT + " nohz_full=1-7"], ignored=[])
+    data, _ = scenario_from_kvm(args)
+    (spec,) = load_scenario(data).variants.values()
+    assert spec.params.nohz_full_cpus == spec.params.nocb_cpus == tuple(range(1, 8))

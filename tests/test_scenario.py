@@ -286,9 +286,13 @@ def test_2004_throttle_parameters():
     assert (p.rcumaxbatch, p.rcuplugticks) == (16, 0)
 
 
-def test_rcuscale_parameters_resolved_by_name():
-    p = params(bootargs="rcuscale.kfree_rcu_test=1 rcuscale.kfree_loops=10000")
-    assert p.rcuscale == {"kfree_rcu_test": 1, "kfree_loops": 10000}
+def test_rcuscale_parameters_are_refused_in_a_scenario():
+    # They are read by `python -m rcusim rcuscale` only: in a scenario they would be ignored.
+    with pytest.raises(ScenarioError) as info:
+        params(bootargs="rcutree.blimit=16 rcuscale.gp_async=1")
+    assert str(info.value).startswith("kernel.bootargs: rcuscale.gp_async is a parameter of the rcuscale module")
+    assert "allowed: 'python -m rcusim rcuscale --bootargs ...'" in str(info.value)
+    assert info.value.token == "rcuscale.gp_async=1"
 
 
 # ---------------------------------------------------------------- overrides and variants

@@ -34,7 +34,7 @@ from rcusim.input.schema import scenario_json_schema
 from rcusim.plots import save_result_figures
 from rcusim.results import trace
 from rcusim.results.result import installed_version, source_revision
-from rcusim.results.run import run_scenario
+from rcusim.results.run import resolved_config, run_scenario
 
 EXIT_USAGE = 2
 EXIT_INCOMPLETE = 3
@@ -220,7 +220,7 @@ def cmd_show_config(args) -> int:
     out = {"scenario": scenario.name, "seed": scenario.seed, "variants": {}}
     for n in names:
         spec = scenario.variants[n]
-        out["variants"][n] = {**spec.resolved(),
+        out["variants"][n] = {**resolved_config(spec),
                               "workloads": [w.model_dump(mode="json") for w in spec.workloads],
                               "memory_estimate_mib": round(estimate_memory_bytes(spec) / 2**20, 1)}
     print(yaml.safe_dump(out, sort_keys=False, width=100), end="")

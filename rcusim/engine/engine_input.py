@@ -26,8 +26,8 @@ from rcusim.kernel.sched_domains import sched_domains
 from rcusim.kernel.timer import lvl_depth
 from rcusim.kernel.topology import Geometry, nocb_groups, rcu_init_geometry
 
-__all__ = ["EngineInput", "engine_input", "Sched", "Tree", "Gp", "Core", "Nocb", "SrNormal", "Exp", "Classic",
-           "Tasks", "ReaderTasks", "Kvfree", "RtLatency", "NoiseInput", "Records", "GP_SEQ_INIT"]
+__all__ = ["EngineInput", "engine_input", "rcu_geometry", "Sched", "Tree", "Gp", "Core", "Nocb", "SrNormal", "Exp",
+           "Classic", "Tasks", "ReaderTasks", "Kvfree", "RtLatency", "NoiseInput", "Records", "GP_SEQ_INIT"]
 
 #: The kernel starts rcu_state.gp_seq close to wrap on purpose: (0 - 300) << 2.
 GP_SEQ_INIT = -300 << 2
@@ -598,10 +598,15 @@ def _records(spec) -> Records:
                    sample_below=min(round(run.sample_fraction * 2**64), 2**64 - 1))
 
 
+def rcu_geometry(spec) -> Geometry:
+    """The rcu_node tree one variant's kernel builds at boot (rcu_init_geometry())."""
+    p = spec.params
+    return rcu_init_geometry(spec.hardware.nr_cpus, p.fanout, p.fanout_leaf, p.fanout_exact)
+
+
 def engine_input(spec, fault: int = 0, kfree_chunk: int = 0) -> tuple[EngineInput, Geometry]:
     """The engine's input for one variant, and the rcu_node geometry it was built from."""
-    p = spec.params
-    geom = rcu_init_geometry(spec.hardware.nr_cpus, p.fanout, p.fanout_leaf, p.fanout_exact)
+    geom = rcu_geometry(spec)
     inp = EngineInput(sched=_sched(spec, fault), tree=_tree(spec, geom), gp=_gp(spec), core=_core_section(spec),
                       nocb=_nocb(spec), sr_normal=_sr_normal(spec), exp=_exp(spec), classic=_classic(spec),
                       tasks=_tasks(spec), readers=_readers(spec), kvfree=_kvfree(spec, kfree_chunk),

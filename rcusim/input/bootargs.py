@@ -140,8 +140,8 @@ _PARAMS = [
     Param("torture.disable_onoff_at_boot", "bool", "Accepted for compatibility; no effect in rcusim."),
 ]
 
-# rcuscale module parameters (kernel/rcu/rcuscale.c), stored under their names;
-# the rcuscale workload validates their meaning.
+# rcuscale module parameters (kernel/rcu/rcuscale.c): `python -m rcusim rcuscale` builds
+# its scenario from them (rcusim.input.kvmcmd); a scenario's kernel.bootargs refuses them.
 _RCUSCALE = {
     "kfree_rcu_test": "int", "kfree_nthreads": "int", "kfree_alloc_num": "int",
     "kfree_loops": "int", "kfree_mult": "int", "kfree_rcu_test_double": "bool",
@@ -150,7 +150,7 @@ _RCUSCALE = {
     "shutdown": "bool", "minruntime": "int", "writer_holdoff": "int", "writer_holdoff_jiffies": "int",
     "verbose": "int",
 }
-_PARAMS += [Param(f"rcuscale.{n}", k, f"rcuscale module parameter {n}.")
+_PARAMS += [Param(f"rcuscale.{n}", k, f"rcuscale module parameter {n} (python -m rcusim rcuscale only).")
             for n, k in _RCUSCALE.items()]
 
 PARAMETERS: dict[str, Param] = {p.name: p for p in _PARAMS}

@@ -900,8 +900,6 @@ class RcuParams(_Model):
     """Per-page polled-GP reclaim of kvfree_rcu() batches (from v6.3)."""
     rcu_min_cached_objs: int
     """rcutree.rcu_min_cached_objs: bulk pages kvfree_rcu() keeps cached per CPU (default 5)."""
-    rcuscale: dict[str, Union[bool, int]]
-    """rcuscale.* parameters given on the command line, by name without the prefix."""
 
 
 class VariantSpec(_Model):
@@ -934,7 +932,7 @@ class VariantSpec(_Model):
 # Resolution
 # --------------------------------------------------------------------------
 
-_NOCB_PARAMS = ("rcu_nocbs", "nohz_full", "rcu_nocb_poll", "rcutree.rcu_nocb_gp_stride")
+_NOCB_PARAMS = ("rcu_nocbs", "rcu_nocb_poll", "rcutree.rcu_nocb_gp_stride")
 _BOOTARGS_PATH = ("kernel", "bootargs")
 _CLASSIC_PARAMS = ("rcupdate.rcumaxbatch", "rcupdate.rcuplugticks", "rcupdate.bhlimit")
 
@@ -986,6 +984,16 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
                                     token=_token_for(kernel.bootargs, name))
 
     needs(_NOCB_PARAMS, "CONFIG_RCU_NOCB_CPU")
+    if "nohz_full" in args and not kernel.CONFIG_RCU_NOCB_CPU:
+        # nohz_full= takes effect only in a CONFIG_NO_HZ_FULL build (housekeeping_setup() in
+        # kernel/sched/isolation.c, earlier kernel/time/tick-sched.c), and NO_HZ_FULL selects
+        # RCU_NOCB_CPU (kernel/time/Kconfig).
+        raise ScenarioError("nohz_full needs CONFIG_NO_HZ_FULL=y, which selects CONFIG_RCU_NOCB_CPU "
+                            "(without NO_HZ_FULL the kernel ignores nohz_full)",
+                            path=_BOOTARGS_PATH,
+                            allowed="set kernel.CONFIG_RCU_NOCB_CPU: true (with nohz_full, rcusim's "
+                                    "CONFIG_NO_HZ_FULL=y build), or drop nohz_full",
+                            token=_token_for(kernel.bootargs, "nohz_full"))
     for name in _CLASSIC_PARAMS:
         # The 2004 patches were for classic RCU; Tree RCU (v2.6.29) has no such knob.
         if name in args and switches.tree_rcu:
@@ -996,6 +1004,15 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
         raise ScenarioError("rcupdate.rcumaxbatch (throttle-rcu) and rcupdate.bhlimit (rcu-low-lat) "
                             "come from two different patches", path=_BOOTARGS_PATH,
                             allowed="one of them", token=_token_for(kernel.bootargs, "rcupdate.bhlimit"))
+    for name in args:
+        # The rcuscale module's tests are what `python -m rcusim rcuscale` builds a
+        # scenario from; that command keeps its rcuscale.* parameters off kernel.bootargs.
+        if name.startswith("rcuscale."):
+            raise ScenarioError(f"{name} is a parameter of the rcuscale module, whose tests a scenario "
+                                "does not run (it would be ignored)", path=_BOOTARGS_PATH,
+                                allowed="'python -m rcusim rcuscale --bootargs ...' for rcuscale's tests, "
+                                        "or the keys of a kfree_rcu_flood or sync_loop workload",
+                                token=_token_for(kernel.bootargs, name))
     needs(("rcutree.enable_rcu_lazy",), "CONFIG_RCU_LAZY")
     if "rcutree.enable_rcu_lazy" in args and not switches.rcu_lazy_boot_param:
         raise ScenarioError(f"rcutree.enable_rcu_lazy does not exist in release {kernel.release}",
@@ -1121,8 +1138,6 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
         kfree_drain_jiffies=5 * hz if switches.kfree_drain_5hz else hz // 50,
         kvfree_polled=switches.kvfree_polled,
         rcu_min_cached_objs=args.get("rcutree.rcu_min_cached_objs", 5),
-        rcuscale={name.split(".", 1)[1]: value for name, value in args.items()
-                  if name.startswith("rcuscale.")},
     )
 
 

@@ -37,8 +37,8 @@ _HZ_VALUES = (100, 250, 300, 1000)
 #: NONE and VOLUNTARY are the same to rcusim: a task switches only when it blocks or
 #: at cond_resched().
 _PREEMPT_MODELS = {"CONFIG_PREEMPT_NONE": False, "CONFIG_PREEMPT_VOLUNTARY": False, "CONFIG_PREEMPT": True}
-#: The timer-tick choice: NO_HZ_IDLE is what rcusim models; NO_HZ_FULL takes its CPUs from
-#: nohz_full= (and offloads them); HZ_PERIODIC, a tick that never stops, is not modelled.
+#: The timer-tick choice: NO_HZ_IDLE is what rcusim models; NO_HZ_FULL selects RCU_NOCB_CPU and
+#: takes its CPUs from nohz_full= (and offloads them); HZ_PERIODIC, a tick that never stops, is not modelled.
 _TICK_MODELS = ("CONFIG_NO_HZ_IDLE", "CONFIG_NO_HZ_FULL")
 _KCONFIG_BOOL = {name for name, f in Kernel.model_fields.items()
                  if name.startswith("CONFIG_") and f.annotation in (bool,)}
@@ -150,6 +150,8 @@ def scenario_from_kvm(args, profile: str = "x86-64-server-2023", release: str = 
     kernel: dict = {"release": release}
     for item in args.kconfig:
         _kconfig(kernel, item)
+    if "CONFIG_NO_HZ_FULL=y" in " ".join(args.kconfig).split():
+        kernel["CONFIG_RCU_NOCB_CPU"] = True  # NO_HZ_FULL selects RCU_NOCB_CPU (kernel/time/Kconfig)
     bootargs = " ".join(args.bootargs)
     try:
         values = parse_bootargs(bootargs)

@@ -111,6 +111,12 @@ class Geometry:
         """Number of leaf nodes."""
         return self.num_rcu_lvl[-1]
 
+    def shape(self) -> dict:
+        """``rcu_num_lvls``, ``num_rcu_lvl[]`` (nodes per level, root first), the
+        children per node of each level and ``rcu_num_nodes``, JSON-ready."""
+        return {"rcu_num_lvls": self.levels, "num_rcu_lvl": list(self.num_rcu_lvl),
+                "levelspread": list(self.levelspread), "rcu_num_nodes": self.num_nodes}
+
     @property
     def level_first(self) -> tuple:
         """Index of the first node of each level (``rcu_state.level[]``)."""

@@ -20,12 +20,15 @@ variants of one scenario and turns them into
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import json
 import math
 import os
 import shutil
+import signal
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -90,6 +93,25 @@ def source_revision() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return sha + ("-dirty" if dirty else "")
+
+
+@contextlib.contextmanager
+def _interruptions_deferred():
+    """SIGINT and SIGTERM that arrive during the block take effect after it, as they would
+    have (signal handlers belong to the main thread: elsewhere nothing is deferred)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: pending.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for sig in pending:
+            signal.raise_signal(sig)
 
 
 def installed_version() -> str:
@@ -928,8 +950,9 @@ class Result:
         file system), which is then renamed to *outdir*. An existing *outdir*
         is renamed aside first and removed once the new one is in place. So
         *outdir* is at any moment either absent, the old complete result or
-        the new complete result, never a mixture; on any error the temporary
-        directory is removed and the error re-raised.
+        the new complete result, never a mixture; Ctrl-C or SIGTERM during the
+        renaming and the old copy's removal takes effect once they are done; on
+        any error the temporary directory is removed and the error re-raised.
 
         Parameters
         ----------
@@ -973,19 +996,20 @@ class Result:
             if figures is not None:
                 figures(self, tmp)
             (tmp / "report.txt").write_text(self.report_text(), encoding="utf-8")
-            if outdir.exists():
-                os.replace(outdir, old)
-                try:
+            # Ctrl-C and SIGTERM wait until the new result is in place and the old one
+            # removed: an interruption must not leave either behind half done.
+            with _interruptions_deferred():
+                if outdir.exists():
+                    os.replace(outdir, old)
+                    try:
+                        os.replace(tmp, outdir)
+                    except BaseException:
+                        os.replace(old, outdir)
+                        raise
+                    shutil.rmtree(old)
+                else:
                     os.replace(tmp, outdir)
-                except BaseException:
-                    os.replace(old, outdir)
-                    raise
-            else:
-                os.replace(tmp, outdir)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        # The new result is in place; what remains is only the old copy.
-        if old.exists():
-            shutil.rmtree(old)
         return outdir

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from rcusim.engine.engine_input import rcu_geometry
 from rcusim.engine.membarrier import run_membarrier_loop
 from rcusim.engine.rcuscale import kfree_metrics, memory_frame
 from rcusim.engine.simulate import ExitReason, check_memory, kfree_flood, run_engine, sync_loops
@@ -20,6 +21,13 @@ from rcusim.results.result import (Result, VariantResult, callback_latency_stats
 
 #: rcuscale's figures, shown in the side-by-side table of kfree_rcu() floods.
 KFREE_TABLE_METRICS = ("total_time_ns", "loops", "batches", "memory_footprint_mb", "kvfree_peak_mb")
+
+
+def resolved_config(spec) -> dict:
+    """One variant's resolved configuration, JSON-ready: :meth:`VariantSpec.resolved` and
+    the rcu_node tree its kernel builds (``rcu_node_tree``; None for classic RCU, which has none)."""
+    tree = rcu_geometry(spec).shape() if spec.params.switches.tree_rcu else None
+    return {**spec.resolved(), "rcu_node_tree": tree}
 
 
 def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | None = None,
@@ -194,5 +202,5 @@ def run_scenario(scenario: Scenario, variants: Sequence[str] | None = None, prog
         rcusim_version=installed_version(),
         variants=results,
         provenance={"scenario": scenario.asdict(),
-                    "variants": {name: scenario.variants[name].resolved() for name in names}},
+                    "variants": {name: resolved_config(scenario.variants[name]) for name in names}},
     )
