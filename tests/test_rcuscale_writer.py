@@ -62,14 +62,36 @@ def test_gp_exp_measures_expedited_grace_periods(capsys):
     assert np.median(expedited) < np.median(normal) / 4
 
 
+def test_readers_keep_the_cpus_busy(capsys):
+    """rcu_scale_reader() kthreads, one per CPU by default, at nice 19: no CPU idles, so an
+    expedited GP finds every CPU running and its writers never wait for an idle exit."""
+    from types import SimpleNamespace
+
+    from rcusim.input.kvmcmd import scenario_from_kvm
+
+    args = SimpleNamespace(torture="rcuscale", kconfig=["CONFIG_NR_CPUS=8"], bootargs=["rcuscale.nwriters=4"],
+                           ignored=[])
+    data, _ = scenario_from_kvm(args)
+    readers = [w for w in data["workloads"] if w["kind"] == "call_rcu_load"]
+    assert [(w["cpus"], w["tasks_per_cpu"], w["nice"], w["call_rcu_per_op"]) for w in readers] == [("all", 1, 19, 0)]
+    args.bootargs = ["rcuscale.nwriters=4 rcuscale.nreaders=11"]
+    data, _ = scenario_from_kvm(args)
+    assert [(w["cpus"], w["tasks_per_cpu"]) for w in data["workloads"] if w["kind"] == "call_rcu_load"] == \
+        [("all", 1), ("0-2", 1)]
+    idle = durations_us(rcuscale(capsys, "rcuscale.nwriters=4 rcuscale.nreaders=0 rcuscale.holdoff=1 rcuscale.gp_exp=1"))
+    busy = durations_us(rcuscale(capsys, "rcuscale.nwriters=4 rcuscale.holdoff=1 rcuscale.gp_exp=1"))
+    assert np.median(busy) < np.median(idle)
+
+
 @pytest.mark.parametrize("boot, fragment", [
-    ("rcuscale.nwriters=4", "reader kthreads"),
+    ("rcuscale.nwriters=4", "CONFIG_PREEMPTION=n"),
     (BOOT + " rcuscale.gp_async=1", "gp_async"),
     (BOOT + " rcuscale.minruntime=5", "minruntime"),
     ("rcuscale.nwriters=0 rcuscale.nreaders=0", "no writers"),
 ])
 def test_what_is_not_modelled_is_refused(boot, fragment, capsys):
-    assert main(["rcuscale", "--kconfig", "CONFIG_NR_CPUS=8", "--bootargs", boot]) == 2
+    kconfig = ["--kconfig", "CONFIG_PREEMPT_NONE=y CONFIG_PREEMPT=n"] if fragment == "CONFIG_PREEMPTION=n" else []
+    assert main(["rcuscale", "--kconfig", "CONFIG_NR_CPUS=8", *kconfig, "--bootargs", boot]) == 2
     err = capsys.readouterr().err
     assert fragment in err and err.count("\n") == 1
 

@@ -159,9 +159,9 @@ def scenario_from_kvm(args, profile: str = "x86-64-server-2023", release: str = 
         raise exc.with_context(key="--bootargs") from None
     nr_cpus = kernel.get("CONFIG_NR_CPUS", 64)
     if values.get("rcuscale.kfree_rcu_test", 0) != 1:
-        workload = _writer_test(values, nr_cpus)
+        workloads = _writer_test(values, nr_cpus, kernel.get("CONFIG_PREEMPTION", True))
     else:
-        workload = _kfree_test(values, notes)
+        workloads = [_kfree_test(values, notes)]
     kernel["bootargs"] = " ".join(t for t in bootargs.split() if not t.startswith("rcuscale."))
     if "CONFIG_NR_CPUS" not in kernel:
         notes.append("no CONFIG_NR_CPUS given: 64 CPUs")
@@ -170,15 +170,16 @@ def scenario_from_kvm(args, profile: str = "x86-64-server-2023", release: str = 
         "seed": seed,
         "hardware": {"profile": profile, "nr_cpus": nr_cpus},
         "kernel": kernel,
-        "workloads": [workload],
+        "workloads": workloads,
     }
     return scenario, notes
 
 
-def _writer_test(values: dict, nr_cpus: int) -> dict:
+def _writer_test(values: dict, nr_cpus: int, preemption: bool) -> list[dict]:
     """rcu_scale_writer() kthreads as a sync_loop workload: SCHED_FIFO (sched_set_fifo_low()),
     writer i on CPU i % nr_cpu_ids, after `holdoff` seconds, MIN_MEAS measured grace
-    periods each (the writer is done at its MIN_MEAS-th measurement plus one)."""
+    periods each (the writer is done at its MIN_MEAS-th measurement plus one); and
+    rcu_scale_reader() kthreads as call_rcu_load workloads without callbacks."""
     def param(name, default):
         return values.get(f"rcuscale.{name}", default)
 
@@ -188,17 +189,41 @@ def _writer_test(values: dict, nr_cpus: int) -> dict:
         if param(name, 0):
             raise ScenarioError(f"rcuscale.{name}: {what} in the writer test are not modelled",
                                 key="--bootargs", allowed=f"rcuscale.{name}=0")
-    if compute_real(param("nreaders", -1), nr_cpus) > 0:
-        raise ScenarioError("the writer test's reader kthreads (nice-19 CPU hogs) are not modelled",
-                            key="--bootargs", allowed="rcuscale.nreaders=0")
     nwriters = compute_real(param("nwriters", -1), nr_cpus)
     if nwriters == 0:
         raise ScenarioError("no writers: the read-only test is not modelled", key="--bootargs",
                             allowed="rcuscale.nwriters >= 1 or -1")
-    return {"kind": "sync_loop", "name": "rcu_scale_writer", "tasks": nwriters, "loops": MIN_MEAS + 1,
-            "rt": True, "primitive": "synchronize_rcu_expedited" if param("gp_exp", False) else "synchronize_rcu",
-            "work_after": "none", "think_us": float(param("writer_holdoff", 0)),
-            "start_us": float(param("holdoff", 10)) * 1e6}
+    writers = {"kind": "sync_loop", "name": "rcu_scale_writer", "tasks": nwriters, "loops": MIN_MEAS + 1,
+               "rt": True, "primitive": "synchronize_rcu_expedited" if param("gp_exp", False) else "synchronize_rcu",
+               "work_after": "none", "think_us": float(param("writer_holdoff", 0)),
+               "start_us": float(param("holdoff", 10)) * 1e6}
+    return [writers] + _readers(compute_real(param("nreaders", -1), nr_cpus), nr_cpus, preemption)
+
+
+#: rcu_scale_reader()'s loop as call_rcu_load work: how long one modelled operation of
+#: it lasts (the loop has no operations; the length only sets how often the engine looks).
+READER_OP_US = 1000.0
+
+
+def _readers(nreaders: int, nr_cpus: int, preemption: bool) -> list[dict]:
+    """rcu_scale_reader() kthreads: reader i on CPU i % nr_cpu_ids at nice 19 (MAX_NICE),
+    each looping on an empty rcu_read_lock()/rcu_read_unlock() pair with interrupts off.
+    A tick never lands inside the section, so with preemptible RCU it reports a quiescent
+    state: in rcusim they are kernel-mode CPU hogs that queue no callback."""
+    if nreaders == 0:
+        return []
+    if not preemption:
+        raise ScenarioError("the writer test's readers on a CONFIG_PREEMPTION=n kernel pass quiescent states "
+                            "only when cond_resched() finds rcu_urgent_qs set, which is not modelled",
+                            key="--bootargs", allowed="rcuscale.nreaders=0, or a preemptible kernel")
+    per_cpu, extra = divmod(nreaders, nr_cpus)
+    reader = {"kind": "call_rcu_load", "work_us": READER_OP_US, "call_rcu_per_op": 0, "nice": 19}
+    out = []
+    if per_cpu:
+        out.append(dict(reader, name="rcu_scale_reader", cpus="all", tasks_per_cpu=per_cpu))
+    if extra:
+        out.append(dict(reader, name="rcu_scale_reader_extra", cpus=f"0-{extra - 1}", tasks_per_cpu=1))
+    return out
 
 
 def _kfree_test(values: dict, notes: list) -> dict:
