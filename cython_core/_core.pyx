@@ -135,6 +135,7 @@ include "nocb.pxi"
 include "exp.pxi"
 include "tree_plugin.pxi"
 include "kvfree.pxi"
+include "vmalloc.pxi"
 include "classic.pxi"
 include "workloads.pxi"
 include "noise.pxi"
@@ -201,6 +202,7 @@ cdef class Engine:
         self.wl_think_ns = NULL
         self.wl_after_ns = NULL
         self.wl_prim = NULL
+        self.wl_vmalloc = NULL
         self.req_task = NULL
         self.req_cpu = NULL
         self.req_prim = NULL
@@ -274,6 +276,7 @@ cdef class Engine:
         free(self.wl_think_ns)
         free(self.wl_after_ns)
         free(self.wl_prim)
+        free(self.wl_vmalloc)
         free(self.mtx_owner)
         free(self.mtx_head)
         free(self.mtx_tail)
@@ -305,6 +308,7 @@ cdef class Engine:
         rcu_boot_init_percpu_data(self)
         cpuidle_init(self, inp.sched)
         kvm_init(self, inp.sched)
+        vmalloc_init(self, inp.vmalloc)
         topology_init(self, inp.sched)
         placement_init(self, inp.sched)
         # Entities: workload tasks first, then kthreads, reader tasks, kfree
@@ -596,6 +600,9 @@ cdef class Engine:
             "noise_irq_ns": self.n_noise_irq_ns,
             "noise_kthread_bursts": self.n_noise_bursts,
         }
+        if self.tasks_vmalloc:  # lib/test_vmalloc.c's vmalloc()/vfree() (vmalloc.pxi)
+            out["vmap_lock_wait_ns"] = self.n_vmap_wait_ns
+            out["vmap_purges"] = self.n_vmap_purges
         if self.halt_poll:  # a KVM guest: how its vCPUs' halts ended (kvm.pxi)
             out["halts_polled"] = self.n_halt_polled
             out["halts_blocked"] = self.n_halt_blocked

@@ -59,6 +59,16 @@ cdef class Engine:
     cdef menu_t *menu
     cdef i64 gp_timer_expires    # when the FQS wait's timer fires (ns), for the GP CPU's governor
 
+    # --- vmalloc()/vfree() of lib/test_vmalloc.c's kvfree_rcu test (vmalloc.pxi) --
+    cdef i64 vm_alloc_ns, vm_insert_ns, vm_setup_ns, vm_pages_ns   # vmalloc(PAGE_SIZE)'s steps
+    cdef i64 vm_unlink_ns, vm_purge_add_ns, vm_unmap_ns            # vfree()'s steps
+    cdef i64 vm_merge_ns         # one lazy area merged back at a purge
+    cdef i64 vm_area_pages       # pages a one-page area adds to vmap_lazy_nr (with its guard page)
+    cdef i64 vm_lazy_max_pages   # lazy_max_pages()
+    cdef i64 vm_lazy_nr          # vmap_lazy_nr
+    cdef i64 vm_lock_free[3]     # when each global vmap lock is free again
+    cdef int vm_lock_cpu[3]      # the CPU that held it last (-1: none yet)
+
     # --- a KVM guest: HLT and the host's halt polling (kvm.pxi) ----------------
     cdef int halt_poll           # the CPUs are vCPUs whose HLT exits to kvm_vcpu_halt()
     cdef i64 halt_poll_max_ns    # kvm.halt_poll_ns
@@ -210,6 +220,8 @@ cdef class Engine:
     cdef i64 *wl_think_ns
     cdef i64 *wl_after_ns
     cdef int *wl_prim
+    cdef int *wl_vmalloc          # the workload vmalloc()s before each call and vfree()s after (vmalloc.pxi)
+    cdef int tasks_vmalloc        # some workload does
     cdef i64 sync_entry_ns
 
     # --- reader tasks (tree_plugin.pxi) ---------------------------------------
@@ -338,6 +350,7 @@ cdef class Engine:
     cdef readonly dict counters_init
     cdef i64 n_ctxsw, n_cbs_invoked, n_wakeups, n_idle_exits, n_idle_exit_ns, n_softirq
     cdef i64 n_halt_polled, n_halt_blocked
+    cdef i64 n_vmap_wait_ns, n_vmap_purges
     cdef i64 n_wake_local, n_wake_remote, n_wake_polling, n_wake_ipi
     cdef i64 n_fqs, n_bypass_enq, n_bypass_flush, n_lock_wait_ns, n_ticks
     cdef i64 n_ipis, n_preempt, n_rcuog_wake, n_gp_wake

@@ -31,12 +31,16 @@ cdef int tasks_init(Engine self, t) except -1:
     self.wl_think_ns = <i64 *> malloc((self.n_wl + 1) * sizeof(i64))
     self.wl_after_ns = <i64 *> malloc((self.n_wl + 1) * sizeof(i64))
     self.wl_prim = <int *> malloc((self.n_wl + 1) * sizeof(int))
-    if self.task_wl == NULL or self.wl_think_ns == NULL or self.wl_after_ns == NULL or self.wl_prim == NULL:
+    self.wl_vmalloc = <int *> malloc((self.n_wl + 1) * sizeof(int))
+    if (self.task_wl == NULL or self.wl_think_ns == NULL or self.wl_after_ns == NULL or self.wl_prim == NULL
+            or self.wl_vmalloc == NULL):
         raise MemoryError()
     for k in range(self.n_wl):
         self.wl_think_ns[k] = t.think_ns[k]
         self.wl_after_ns[k] = t.after_ns[k]
         self.wl_prim[k] = t.primitive[k]
+        self.wl_vmalloc[k] = t.vmalloc[k]
+        self.tasks_vmalloc |= t.vmalloc[k]
     return self.n_tasks
 
 
@@ -128,8 +132,11 @@ cdef i64 task_run(Engine self, int e, i64 t0) except -2:
 cdef i64 task_return(Engine self, int e, i64 t0) except -2:
     """synchronize_rcu*() returns at t0: record it, then the work after it."""
     cdef ent_t *ep = &self.ents[e]
-    cdef i64 dur = self.wl_after_ns[self.task_wl[e]]
+    cdef int w = self.task_wl[e]
+    cdef i64 dur = self.wl_after_ns[w]
     record_request(self, e, t0)
+    if self.wl_vmalloc[w]:
+        dur += vfree_page(self, ep.cpu, t0 + dur)
     if ep.loops_left == 0:
         ep.phase = TASK_EXITED
         if t0 + dur > self.completion_ns:
@@ -147,7 +154,10 @@ cdef i64 task_next(Engine self, int e, i64 t0, i64 dur) except -2:
     # Think time runs in user mode: the tick sees a quiescent state there.
     cp.user_from = t0 + dur
     cp.user_to = t0 + dur + self.wl_think_ns[w]
-    dur += self.wl_think_ns[w] + self.sync_entry_ns
+    dur += self.wl_think_ns[w]
+    if self.wl_vmalloc[w]:
+        dur += vmalloc_page(self, ep.cpu, t0 + dur)
+    dur += self.sync_entry_ns
     if self.wl_prim[w] == PRIM_SYNCHRONIZE_RCU and not self.wake_from_gp:
         dur += self.call_rcu_ns
     return dur

@@ -18,7 +18,7 @@ import numpy as np
 from rcusim import _core
 from rcusim.engine.rcuscale import KFREE_OBJ_BYTES, MEMORY_SAMPLE_NS, compute_real, kmalloc_size, kvfree_bulk_max_entr
 from rcusim.input.config import CallRcuLoad, KfreeRcuFlood, Noise, Readers, RtLatencyProbe, SyncLoop
-from rcusim.input.profiles import Z_P99
+from rcusim.input.profiles import VMALLOC_COSTS, Z_P99
 from rcusim.input.cpulist import parse_cpulist
 from rcusim.kernel.cpus import cpu_topology
 from rcusim.kernel.fair import POLICY_CFS, POLICY_EEVDF, POLICY_RR, fair_tunables, weight_of
@@ -192,6 +192,7 @@ class Tasks:
     think_ns: list
     after_ns: list
     primitive: list            # _core.PRIMITIVES
+    vmalloc: list              # vmalloc.pxi: the workload vmalloc()s a page before each call, vfree()s it after
     sync_entry_ns: int
 
 
@@ -272,6 +273,21 @@ class Records:
 
 
 @_section
+class Vmalloc:
+    """vmalloc.pxi: one-page vmalloc()/vfree() of lib/test_vmalloc.c's kvfree_rcu test."""
+    alloc_ns: int              # __alloc_vmap_area() under free_vmap_area_lock
+    insert_ns: int             # insert_vmap_area() under vmap_area_lock
+    setup_ns: int              # setup_vmalloc_vm() under vmap_area_lock
+    pages_ns: int              # the page, its mapping, the va and vm structures (no global lock)
+    unlink_ns: int             # find_unlink_vmap_area() under vmap_area_lock
+    purge_add_ns: int          # merge into the purge tree under purge_vmap_area_lock
+    unmap_ns: int              # unmap and page free (no global lock)
+    merge_ns: int              # one lazy area merged back under free_vmap_area_lock at a purge
+    area_pages: int            # vmap_lazy_nr added by one vfree(): the page and its guard page
+    lazy_max_pages: int        # lazy_max_pages(): 32 MB of pages x fls(num_online_cpus())
+
+
+@_section
 class RunEnd:
     """_core.pyx run(): what ends the run."""
     timed: int                 # run.duration_s: its time limit; else the finite workloads finishing
@@ -294,6 +310,7 @@ class EngineInput:
     noise: NoiseInput
     records: Records
     run_end: RunEnd
+    vmalloc: Vmalloc
 
 
 def _sched(spec, fault: int) -> Sched:
@@ -456,7 +473,7 @@ def _column(parts: list, dtype) -> np.ndarray:
 
 def _tasks(spec) -> Tasks:
     nr_cpus, costs, p = spec.hardware.nr_cpus, spec.hardware.costs, spec.params
-    cpu, rt, weight, loops, start, wl_idx, think, after, prim = [], [], [], [], [], [], [], [], []
+    cpu, rt, weight, loops, start, wl_idx, think, after, prim, vmalloc = [], [], [], [], [], [], [], [], [], []
     aff, fork, n_masks = [], [], 0
     for i, wl in enumerate(w for w in spec.workloads if isinstance(w, SyncLoop)):
         primitive = wl.primitive
@@ -481,6 +498,7 @@ def _tasks(spec) -> Tasks:
         think.append(round(wl.think_us * 1000))
         after.append(costs.kfree_ns if wl.work_after == "kfree" else 0)
         prim.append(_core.PRIMITIVES[primitive])
+        vmalloc.append(int(wl.work_after == "vfree"))
     loops_column = _column(loops, np.int64)
     return Tasks(cpu=_column(cpu, np.int32), aff=_column(aff, np.int32),
                  fork_balance=_column(fork, np.int8),
@@ -488,7 +506,14 @@ def _tasks(spec) -> Tasks:
                  loops=loops_column,
                  start_ns=_column(start, np.int64), workload=_column(wl_idx, np.int32),
                  expected_requests=int(loops_column.sum()), think_ns=think, after_ns=after, primitive=prim,
-                 sync_entry_ns=costs.sync_entry_ns)
+                 vmalloc=vmalloc, sync_entry_ns=costs.sync_entry_ns)
+
+
+def _vmalloc(spec) -> Vmalloc:
+    vm = spec.hardware.vmalloc or dict.fromkeys(VMALLOC_COSTS, 0)
+    nr = spec.hardware.nr_cpus
+    # lazy_max_pages(): (32 MB >> PAGE_SHIFT) * fls(num_online_cpus()), 4 KiB pages.
+    return Vmalloc(**vm, area_pages=2, lazy_max_pages=(32 * 2**20 // 4096) * nr.bit_length())
 
 
 def _readers(spec) -> ReaderTasks:
@@ -611,5 +636,5 @@ def engine_input(spec, fault: int = 0, kfree_chunk: int = 0) -> tuple[EngineInpu
                       nocb=_nocb(spec), sr_normal=_sr_normal(spec), exp=_exp(spec), classic=_classic(spec),
                       tasks=_tasks(spec), readers=_readers(spec), kvfree=_kvfree(spec, kfree_chunk),
                       rt_latency=_rt_latency(spec), noise=_noise(spec), records=_records(spec),
-                      run_end=RunEnd(timed=int(spec.run.duration_s is not None)))
+                      run_end=RunEnd(timed=int(spec.run.duration_s is not None)), vmalloc=_vmalloc(spec))
     return inp, geom

@@ -33,7 +33,7 @@ from rcusim.input.cpulist import CPULIST_ALLOWED, parse_cpulist
 from rcusim.input.membarrier import MembarrierLoop
 from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, MAX_IDLE_STATES, PROFILES, Z_P99, load_profile,
                                    noise_presets, profile_halt_poll, profile_idle_states, profile_sources,
-                                   profile_topology)
+                                   profile_topology, profile_vmalloc)
 from rcusim.input.releases import PATCHES, RELEASE_ALLOWED, SWITCHES, ReleaseSwitches, parse_release, release_switches
 
 __all__ = [
@@ -291,6 +291,8 @@ class HardwareSpec(_Model):
     """Shape and cache-line costs by distance (rcusim.input.profiles.profile_topology), or None."""
     halt_poll: Optional[dict] = None
     """A KVM guest's host halt polling (rcusim.input.profiles.profile_halt_poll), or None."""
+    vmalloc: Optional[dict] = None
+    """vmalloc()/vfree() costs of one page (rcusim.input.profiles.profile_vmalloc), or None."""
     cost_sources: dict[str, str]
     """Where each cost comes from."""
 
@@ -502,8 +504,10 @@ class SyncLoop(_OnCpuList):
     default: forked on the first CPU of `cpus` and placed by fork balancing."""
     think_us: Annotated[float, Field(ge=0, le=MAX_TIME_US, allow_inf_nan=False)] = 0.0
     """Time a task runs between calls, in microseconds."""
-    work_after: Literal["none", "kfree"] = "kfree"
-    """What each loop does after the call; "kfree" costs kfree_ns."""
+    work_after: Literal["none", "kfree", "vfree"] = "kfree"
+    """What each loop does after the call; "kfree" costs kfree_ns; "vfree" vfree()s a page
+    vmalloc()ed before the call, as lib/test_vmalloc.c's kvfree_rcu test does (the profile's
+    vmalloc costs, the global vmap locks and the lazy purge)."""
     start_us: Annotated[float, Field(ge=0, le=MAX_TIME_US, allow_inf_nan=False)] = 0.0
     """When the tasks start, in microseconds of simulated time."""
 
@@ -923,8 +927,10 @@ class VariantSpec(_Model):
         gives as written): hardware with costs and their sources, kernel, every
         tunable and release switch, run limits. JSON-ready."""
         exclude = {"workloads": True}
-        if self.hardware.halt_poll is None:  # said only of a KVM guest
-            exclude["hardware"] = {"halt_poll"}
+        # Said only where the profile has them: a KVM guest, vmalloc() costs.
+        absent = {k for k in ("halt_poll", "vmalloc") if getattr(self.hardware, k) is None}
+        if absent:
+            exclude["hardware"] = absent
         return self.model_dump(mode="json", exclude=exclude)
 
 
@@ -1198,6 +1204,7 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
                                     path=("workloads", i, "name"), allowed="unique names")
             names[work.name] = i
     _check_run_end(variant.workloads, variant.run)
+    _check_vfree(variant.workloads, hw.profile)
     _check_readers(variant.workloads, nr, kernel)
     _check_kfree(variant.workloads, kernel)
     kernel = kernel.model_copy(update={"CONFIG_NR_CPUS": nr_config})
@@ -1207,7 +1214,8 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
     _check_classic_smp(params, nr)
     hardware = HardwareSpec(profile=hw.profile, nr_cpus=nr, costs=hw.resolved_costs(),
                             cost_sources=hw.cost_sources(), idle_states=hw.resolved_idle_states(),
-                            topology=hw.resolved_topology(), halt_poll=hw.resolved_halt_poll())
+                            topology=hw.resolved_topology(), halt_poll=hw.resolved_halt_poll(),
+                            vmalloc=profile_vmalloc(hw.profile))
     return VariantSpec(name=name, hardware=hardware, kernel=kernel, params=params,
                        workloads=list(variant.workloads), run=variant.run)
 
@@ -1276,6 +1284,16 @@ def _check_unpinned(workloads, params: RcuParams, topology: dict | None) -> None
             raise ScenarioError("unpinned tasks are placed over the scheduling domains, and this hardware "
                                 "profile gives no topology", path=("workloads", i, "pinned"),
                                 allowed="true, or hardware.topology")
+
+
+def _check_vfree(workloads, profile: str) -> None:
+    """vmalloc() and vfree() need the profile's costs of them."""
+    for i, work in enumerate(workloads):
+        if isinstance(work, SyncLoop) and work.work_after == "vfree" and profile_vmalloc(profile) is None:
+            raise ScenarioError(f"profile {profile!r} has no vmalloc()/vfree() costs",
+                                path=("workloads", i, "work_after"),
+                                allowed="none or kfree, or a profile with vmalloc costs: "
+                                        + ", ".join(p for p in PROFILES if profile_vmalloc(p)))
 
 
 def _check_run_end(workloads, run: Run) -> None:

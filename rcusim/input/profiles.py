@@ -34,6 +34,7 @@ import yaml
 __all__ = ["COST_NAMES", "IDLE_WAKE_COSTS", "MAX_IDLE_STATES", "PROFILES", "Z_P99", "load_profile",
            "profile_sources", "profile_description", "profile_idle_states", "profile_idle_states_source",
            "profile_topology", "profile_topology_sources", "profile_halt_poll", "profile_halt_poll_sources",
+           "profile_vmalloc", "profile_vmalloc_sources",
            "noise_presets", "noise_preset_sources"]
 
 #: z-score of the 99th percentile of a standard normal, to fit a lognormal to (median, p99).
@@ -104,6 +105,8 @@ def _read(name: str) -> dict:
         _check_idle_states(name, data["idle_states"])
     if "topology" in data:
         _check_topology(name, data["topology"])
+    if "vmalloc" in data:
+        _check_vmalloc(name, data["vmalloc"])
     if "halt_poll" in data:
         if "idle_states" in data:
             raise ValueError(f"hardware profile {name!r}: a KVM guest's idle is HLT, "
@@ -192,6 +195,36 @@ def profile_halt_poll_sources(name: str) -> dict[str, str]:
     out = {"parameters": " ".join(str(hp["source"]).split())}
     for k in _HALT_POLL_COSTS:
         out[k] = " ".join(str(hp[k]["source"]).split())
+    return out
+
+
+VMALLOC_COSTS = ("alloc_ns", "insert_ns", "setup_ns", "pages_ns", "unlink_ns", "purge_add_ns", "unmap_ns",
+                 "merge_ns")
+"""The steps of a one-page vmalloc() and vfree() (mm/vmalloc.c), in ns: under free_vmap_area_lock
+(alloc), vmap_area_lock (insert, setup, unlink) and purge_vmap_area_lock (purge_add), outside
+them (pages, unmap), and one lazy area merged back at a purge (merge)."""
+
+
+def _check_vmalloc(name: str, vm) -> None:
+    ok = (isinstance(vm, dict) and set(vm) == {"source", *VMALLOC_COSTS} and str(vm["source"]).strip()
+          and all(_sourced_ns(vm[k]) for k in VMALLOC_COSTS))
+    if not ok:
+        raise ValueError(f"hardware profile {name!r}: vmalloc must be {{source, "
+                         f"{', '.join(VMALLOC_COSTS)}: {{value: <int ns>, source}}}}")
+
+
+def profile_vmalloc(name: str) -> dict | None:
+    """A profile's one-page vmalloc()/vfree() costs by step (:data:`VMALLOC_COSTS`, ns), or None."""
+    vm = _read(name).get("vmalloc")
+    return None if vm is None else {k: vm[k]["value"] for k in VMALLOC_COSTS}
+
+
+def profile_vmalloc_sources(name: str) -> dict[str, str]:
+    """Where a profile's vmalloc()/vfree() costs come from (empty without them)."""
+    vm = _read(name).get("vmalloc") or {}
+    out = {"total": " ".join(str(vm["source"]).split())} if vm else {}
+    for k in VMALLOC_COSTS if vm else ():
+        out[k] = " ".join(str(vm[k]["source"]).split())
     return out
 
 

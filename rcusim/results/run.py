@@ -52,6 +52,9 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
         completion_ns = max(completion_ns, run.sim_time_ns)  # the run ends when the probes have their samples
     if run.callback_digest is not None:
         extra["call_rcu_latency_us"] = callback_latency_stats_us(run.callback_digest)
+    if "vmap_purges" in counters:  # lib/test_vmalloc.c's vmalloc()/vfree() (work_after: vfree)
+        extra["vmap"] = {"lock_wait_ms": round(counters["vmap_lock_wait_ns"] / 1e6, 3),
+                         "purges": int(counters["vmap_purges"])}
     extra["safety"] = {k: v for k, v in run.safety.items() if k != "messages"}
     extra["sched"] = sched_stats(run.sched["busy_ns"], run.sched["rqlen_ns"], run.sim_time_ns, counters)
     if kv is not None:
@@ -78,7 +81,7 @@ def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | No
         extra_metrics=extra,
         tables=tables,
         trace=run.trace,
-        table_metrics=KFREE_TABLE_METRICS if kv is not None else (),
+        table_metrics=(KFREE_TABLE_METRICS if kv is not None else ()) + (("vmap",) if "vmap" in extra else ()),
     )
 
 

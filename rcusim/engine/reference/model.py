@@ -235,6 +235,9 @@ def _check_scope(inp: EngineInput) -> None:
                                   "(placement and load balancing) are out of its scope")
     if np.any(inp.noise.irq_gap_ns) or np.any(inp.noise.kthread_gap_ns):
         raise NotImplementedError("the reference model has no OS noise; the noise workload is out of its scope")
+    if any(inp.tasks.vmalloc):
+        raise NotImplementedError("the reference model has no vmalloc()/vfree() (work_after: vfree); "
+                                  "compare with work_after: kfree or none")
     if inp.sched.halt_poll:
         raise NotImplementedError("the reference model has no KVM guest: HLT idle with the host's halt "
                                   "polling is out of its scope; compare on a profile that is not a guest")
