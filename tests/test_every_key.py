@@ -83,6 +83,8 @@ CONDITIONS = {
     "kernel.CONFIG_RCU_LAZY_DEFAULT_OFF": (LAZY, "depends on CONFIG_RCU_LAZY"),
     "kernel.CONFIG_RCU_NOCB_CPU_CB_BOOST": ({**NOCB, "kernel.CONFIG_RCU_BOOST": True},
                                            "depends on CONFIG_RCU_NOCB_CPU and CONFIG_RCU_BOOST"),
+    "kernel.CONFIG_RCU*BOOST": ({"workloads.readers.preemptible": False},
+                                "boosting preempted readers is not modelled: refused beside preemptible readers"),
     "kernel.CONFIG_PREEMPTION": ({"kernel.CONFIG_PREEMPT_RCU": False}, "CONFIG_PREEMPT_RCU depends on it"),
     "kernel.patches": ({"kernel.release": "6.6"}, "a release from before the patch"),
     BOOTARGS + "rcu_nocb*": (NOCB, "NOCB parameters need CONFIG_RCU_NOCB_CPU"),

@@ -156,6 +156,16 @@ def test_parameters_of_mechanisms_not_modelled_are_refused(bootargs):
         params(CONFIG_RCU_NOCB_CPU=True, bootargs=bootargs)
 
 
+def test_boosting_preempted_readers_is_refused():
+    data = scenario_dict(4, CONFIG_RCU_BOOST=True)
+    data["workloads"].append({"kind": "readers", "length_us": 5.0, "rate_per_s": 1000.0})
+    with pytest.raises(ScenarioError, match="kernel.CONFIG_RCU_BOOST: CONFIG_RCU_BOOST boosts readers preempted "
+                                            ".*; allowed: false, or readers with preemptible: false"):
+        load_scenario(data)
+    data["workloads"][-1]["preemptible"] = False
+    assert load_scenario(data).variants["default"].params.kthread_prio == 1
+
+
 @pytest.mark.parametrize("boost, given, expected", [
     (False, None, 0), (True, None, 1), (False, "150", 99), (False, "-5", 0),
     (True, "0", 1), (False, "2", 2),

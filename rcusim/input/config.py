@@ -1299,7 +1299,8 @@ def _check_run_end(workloads, run: Run) -> None:
 
 
 def _check_readers(workloads, nr: int, kernel: Kernel) -> None:
-    """Readers need callers to run against, fit in a second, one task per CPU."""
+    """Readers need callers to run against, fit in a second, one task per CPU, and no
+    priority boosting."""
     owner: dict[int, int] = {}
     for i, work in enumerate(workloads):
         if not isinstance(work, Readers):
@@ -1312,6 +1313,11 @@ def _check_readers(workloads, nr: int, kernel: Kernel) -> None:
             raise ScenarioError("preemptible readers need CONFIG_PREEMPT_RCU=y",
                                 path=("workloads", i, "preemptible"),
                                 allowed="false, or set kernel.CONFIG_PREEMPT_RCU: true")
+        # Preemptible by default: CONFIG_RCU_BOOST depends on CONFIG_PREEMPT_RCU.
+        if kernel.CONFIG_RCU_BOOST and work.preemptible is not False:
+            raise ScenarioError("CONFIG_RCU_BOOST boosts readers preempted in their sections, which "
+                                "rcusim does not model", path=("kernel", "CONFIG_RCU_BOOST"),
+                                allowed="false, or readers with preemptible: false")
         for c in parse_cpulist(work.cpus, nr):
             if c in owner:
                 raise ScenarioError(f"CPU {c} already has a reader task (workloads[{owner[c]}])",
