@@ -117,7 +117,7 @@ VALID_TWEAKS = [
     ("kernel.CONFIG_PREEMPTION", [True, False]),
     ("kernel.CONFIG_RCU_LAZY", [True, False]),
     ("kernel.CONFIG_RCU_BOOST", [True, False]),
-    ("kernel.bootargs", ["", "rcu_nocbs=0-N:1/2", "rcu_nocb_poll rcu_nocbs=all",
+    ("kernel.bootargs", ["", "rcu_nocbs=0-N:1/2", "rcu_nocbs=all",
                          "rcutree.use_softirq=0", "rcutree.blimit=1", "nohz_full=1-N",
                          "rcutree.rcu_normal_wake_from_gp=1", "rcutree.kthread_prio=50",
                          "rcupdate.rcu_normal=1", "rcutree.jiffies_till_first_fqs=0"]),

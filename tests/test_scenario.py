@@ -145,10 +145,25 @@ def test_batch_parameters_are_clamped_as_rcu_do_batch_reads_them():
     assert (p.rcu_resched_ns, p.rcu_divisor) == (1_000_000, 7)
     p = params(bootargs="rcutree.rcu_resched_ns=5000000000 rcutree.rcu_divisor=100")
     assert (p.rcu_resched_ns, p.rcu_divisor) == (1_000_000_000, 62)
-    p = params(bootargs="rcutree.qhimark=500 rcutree.qovld=-1 rcutree.blimit=16")
-    assert (p.qhimark, p.qovld, p.blimit) == (500, 1000, 16)
-    # qovld keeps its own default (2 * DEFAULT_RCU_QHIMARK) when only qhimark changes.
-    assert params(bootargs="rcutree.qhimark=500").qovld == 20000
+    p = params(bootargs="rcutree.qhimark=500 rcutree.blimit=16")
+    assert (p.qhimark, p.qovld, p.blimit) == (500, 20000, 16)
+
+
+@pytest.mark.parametrize("bootargs", ["rcutree.qovld=-1", "rcu_nocb_poll"])
+def test_parameters_of_mechanisms_not_modelled_are_refused(bootargs):
+    with pytest.raises(ScenarioError, match=f"kernel.bootargs: {bootargs.partition('=')[0]}: rcusim does not "
+                                            "model .*; allowed: drop"):
+        params(CONFIG_RCU_NOCB_CPU=True, bootargs=bootargs)
+
+
+def test_boosting_preempted_readers_is_refused():
+    data = scenario_dict(4, CONFIG_RCU_BOOST=True)
+    data["workloads"].append({"kind": "readers", "length_us": 5.0, "rate_per_s": 1000.0})
+    with pytest.raises(ScenarioError, match="kernel.CONFIG_RCU_BOOST: CONFIG_RCU_BOOST boosts readers preempted "
+                                            ".*; allowed: false, or readers with preemptible: false"):
+        load_scenario(data)
+    data["workloads"][-1]["preemptible"] = False
+    assert load_scenario(data).variants["default"].params.kthread_prio == 1
 
 
 @pytest.mark.parametrize("boost, given, expected", [

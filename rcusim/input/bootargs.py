@@ -87,7 +87,7 @@ _PARAMS = [
     Param("rcutree.qhimark", "long", "Queue length above which blimit is ignored (default 10000).", lo=0),
     Param("rcutree.qlowmark", "long", "Queue length at which blimit is restored (default 100).", lo=0),
     Param("rcutree.qovld", "long",
-          "Per-CPU queue length counting as overload (default 20000; negative means 2*qhimark)."),
+          "Per-CPU queue length counting as overload; refused: callback overload is not modelled."),
     Param("rcutree.rcu_divisor", "int",
           "bl = max(blimit, ready >> rcu_divisor) (default 7; the kernel uses 7 for negative "
           "values and caps it at 62)."),
@@ -119,7 +119,8 @@ _PARAMS = [
     # --- NOCB and nohz_full (kernel/rcu/tree_nocb.h, kernel/sched/isolation.c) -----
     Param("rcu_nocbs", "optional_cpulist",
           "Offload callbacks of these CPUs; bare: NOCB machinery on with no CPU offloaded."),
-    Param("rcu_nocb_poll", "flag", "rcuog/rcuop kthreads poll every jiffy instead of being woken."),
+    Param("rcu_nocb_poll", "flag",
+          "rcuog/rcuop kthreads poll every jiffy instead of being woken; refused: polling is not modelled."),
     Param("nohz_full", "cpulist", "Adaptive-tick CPUs (CONFIG_NO_HZ_FULL); they are always offloaded."),
     # --- rcupdate (kernel/rcu/update.c) ------------------------------------------
     Param("rcupdate.rcu_expedited", "int", "Non-zero: synchronize_rcu() uses expedited GPs."),

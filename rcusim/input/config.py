@@ -853,7 +853,7 @@ class RcuParams(_Model):
     qlowmark: int
     """rcutree.qlowmark."""
     qovld: int
-    """Overload threshold per CPU (qovld_calc: rcutree.qovld, or 2*qhimark if negative)."""
+    """Overload threshold per CPU: the kernel's default (rcutree.qovld is refused: overload is not modelled)."""
     rcu_divisor: int
     """rcutree.rcu_divisor, as rcu_do_batch() uses it (negative -> 7, at most 62)."""
     rcu_resched_ns: int
@@ -877,7 +877,7 @@ class RcuParams(_Model):
     nocb_gp_stride: int
     """CPUs per rcuog group (rcu_nocb_gp_stride resolved)."""
     nocb_poll: bool
-    """rcu_nocb_poll: NOCB kthreads poll every jiffy."""
+    """rcu_nocb_poll: NOCB kthreads poll every jiffy; always false (rcu_nocb_poll is refused: not modelled)."""
     nocb_cb_boost: bool
     """CONFIG_RCU_NOCB_CPU_CB_BOOST: rcuop kthreads are SCHED_FIFO."""
     exp_kthread_rt: bool
@@ -938,7 +938,13 @@ class VariantSpec(_Model):
 # Resolution
 # --------------------------------------------------------------------------
 
-_NOCB_PARAMS = ("rcu_nocbs", "rcu_nocb_poll", "rcutree.rcu_nocb_gp_stride")
+_NOCB_PARAMS = ("rcu_nocbs", "rcutree.rcu_nocb_gp_stride")
+# Parameters of the kernel whose mechanism rcusim does not model: refused, not ignored.
+_NOT_MODELLED = {
+    "rcutree.qovld": "callback overload (a CPU above qovld callbacks shortens the FQS waits "
+                     "and asks for quiescent states sooner)",
+    "rcu_nocb_poll": "rcuog and rcuop kthreads that poll every jiffy instead of being woken",
+}
 _BOOTARGS_PATH = ("kernel", "bootargs")
 _CLASSIC_PARAMS = ("rcupdate.rcumaxbatch", "rcupdate.rcuplugticks", "rcupdate.bhlimit")
 
@@ -989,6 +995,10 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
                                     allowed=f"set kernel.{option}: true, or drop {name}",
                                     token=_token_for(kernel.bootargs, name))
 
+    for name, what in _NOT_MODELLED.items():
+        if name in args:
+            raise ScenarioError(f"{name}: rcusim does not model {what}", path=_BOOTARGS_PATH,
+                                allowed=f"drop {name}", token=_token_for(kernel.bootargs, name))
     needs(_NOCB_PARAMS, "CONFIG_RCU_NOCB_CPU")
     if "nohz_full" in args and not kernel.CONFIG_RCU_NOCB_CPU:
         # nohz_full= takes effect only in a CONFIG_NO_HZ_FULL build (housekeeping_setup() in
@@ -1047,10 +1057,6 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
     if sched_qs == 2**64 - 1:
         sched_qs = max(first + 2 * nxt, hz // 10 + nr // 256)
 
-    qhimark = args.get("rcutree.qhimark", 10000)
-    qovld = args.get("rcutree.qovld", 2 * 10000)  # DEFAULT_RCU_QOVLD_MULT * DEFAULT_RCU_QHIMARK
-    if qovld < 0:
-        qovld = 2 * qhimark  # rcu_init(): qovld_calc
     divisor = args.get("rcutree.rcu_divisor", 7)
     divisor = 7 if divisor < 0 else min(divisor, 62)  # as rcu_do_batch() reads it
     resched_ns = min(max(args.get("rcutree.rcu_resched_ns", 3_000_000), 1_000_000), 1_000_000_000)
@@ -1111,9 +1117,9 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
         preemption=kernel.CONFIG_PREEMPTION,
         rcu_boost=kernel.CONFIG_RCU_BOOST,
         blimit=args.get("rcutree.blimit", 10),
-        qhimark=qhimark,
+        qhimark=args.get("rcutree.qhimark", 10000),
         qlowmark=args.get("rcutree.qlowmark", 100),
-        qovld=qovld,
+        qovld=2 * 10000,  # DEFAULT_RCU_QOVLD_MULT * DEFAULT_RCU_QHIMARK
         rcu_divisor=divisor,
         rcu_resched_ns=resched_ns,
         jiffies_till_first_fqs=first,
@@ -1125,7 +1131,7 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
         nocb_cpus=nocb_cpus,
         nohz_full_cpus=tuple(nohz_full),
         nocb_gp_stride=stride,
-        nocb_poll=args.get("rcu_nocb_poll", False),
+        nocb_poll=False,
         nocb_cb_boost=kernel.CONFIG_RCU_NOCB_CPU_CB_BOOST,
         # rcu_start_exp_gp_kworker(): SCHED_FIFO only with CONFIG_RCU_EXP_KTHREAD,
         # whose Kconfig default is !PREEMPT_RT && NR_CPUS <= 32.
@@ -1311,7 +1317,8 @@ def _check_run_end(workloads, run: Run) -> None:
 
 
 def _check_readers(workloads, nr: int, kernel: Kernel) -> None:
-    """Readers need callers to run against, fit in a second, one task per CPU."""
+    """Readers need callers to run against, fit in a second, one task per CPU, and no
+    priority boosting."""
     owner: dict[int, int] = {}
     for i, work in enumerate(workloads):
         if not isinstance(work, Readers):
@@ -1324,6 +1331,11 @@ def _check_readers(workloads, nr: int, kernel: Kernel) -> None:
             raise ScenarioError("preemptible readers need CONFIG_PREEMPT_RCU=y",
                                 path=("workloads", i, "preemptible"),
                                 allowed="false, or set kernel.CONFIG_PREEMPT_RCU: true")
+        # Preemptible by default: CONFIG_RCU_BOOST depends on CONFIG_PREEMPT_RCU.
+        if kernel.CONFIG_RCU_BOOST and work.preemptible is not False:
+            raise ScenarioError("CONFIG_RCU_BOOST boosts readers preempted in their sections, which "
+                                "rcusim does not model", path=("kernel", "CONFIG_RCU_BOOST"),
+                                allowed="false, or readers with preemptible: false")
         for c in parse_cpulist(work.cpus, nr):
             if c in owner:
                 raise ScenarioError(f"CPU {c} already has a reader task (workloads[{owner[c]}])",
