@@ -13,11 +13,12 @@ import sys
 from tqdm import tqdm
 
 #: The line of a stage by what its progress is counted in: nothing (its name only),
-#: requests, or simulated seconds.
+#: requests, or simulated seconds. The latter count against a limit that a run may end
+#: well before (run.max_sim_time_s), so they show no time remaining.
 BAR_FORMATS = {
     None: "{desc}",
     "req": "{l_bar}{bar}| {n_fmt}/{total_fmt} requests [{elapsed}<{remaining}]",
-    "s": "{l_bar}{bar}| {n:.3f}/{total:g} s simulated [{elapsed}<{remaining}]",
+    "s": "{l_bar}{bar}| {n:.3f}/{total:g} s simulated [{elapsed}]",
 }
 
 
