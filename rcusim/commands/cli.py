@@ -32,6 +32,7 @@ from rcusim.input.kvmcmd import add_kvm_arguments, scenario_from_kvm
 from rcusim.input.scenario import load_scenario
 from rcusim.input.schema import scenario_json_schema
 from rcusim.plots import save_result_figures
+from rcusim.progress import Stages
 from rcusim.results import trace
 from rcusim.results.result import installed_version, source_revision
 from rcusim.results.run import resolved_config, run_scenario
@@ -66,7 +67,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--variant", dest="variants", action="append", metavar="NAME",
                      help="run only this variant (repeatable)")
     run.add_argument("--check", action="store_true", help="verify the engine's invariants while running")
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--progress", action=argparse.BooleanOptionalAction,
+                     help="show on stderr each variant's stage (build, engine, results), the engine's progress "
+                          "and the writing of the results (default: when stderr is a terminal)")
     run.add_argument("--trace", metavar="FILE", help="write a Chrome trace-event JSON file (Perfetto); small runs only")
     run.add_argument("--ftrace", metavar="FILE", help="write the rcu tracepoints as ftrace text; small runs only")
     buckets = run.add_mutually_exclusive_group()
@@ -164,14 +167,16 @@ def cmd_run(args) -> int:
                 trace.check_output_path(path, option)
         trace.check_trace_size(scenario, args.variants)
         trace_limit = trace.MAX_TRACE_RECORDS
-    result = run_scenario(scenario, variants=args.variants, progress=False if args.no_progress else None,
+    result = run_scenario(scenario, variants=args.variants, progress=args.progress,
                           check=args.check, trace_limit=trace_limit)
     result.invocation["command"] = "python -m rcusim " + shlex.join(args.argv)
     print(result.table())
     for name, v in result.variants.items():
         if v.metrics.get("total_time_ns") is not None:  # a kfree_rcu() flood, as rcuscale prints it
             print(f"{name}: {rcuscale_line(v.metrics)}")
-    path = _write_result(result, out, log2=False if args.linear else True if args.log2 else None)
+    with Stages(args.progress) as stages:
+        stages.stage(f"write {out}")
+        path = _write_result(result, out, log2=False if args.linear else True if args.log2 else None)
     for file, option, write in ((args.trace, "--trace", "write_chrome_trace"),
                                 (args.ftrace, "--ftrace", "write_ftrace")):
         if file:

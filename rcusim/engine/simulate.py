@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -18,6 +17,7 @@ from rcusim.engine.faults import fault_code
 from rcusim.errors import ScenarioError
 from rcusim.input.config import KfreeRcuFlood, SyncLoop
 from rcusim.input.scenario import Scenario
+from rcusim.progress import Stages
 
 #: Events per engine call between progress updates.
 EVENT_CHUNK = 2_000_000
@@ -132,31 +132,36 @@ def trace_too_large(variant: str, limit: int) -> ScenarioError:
                          key="--trace", allowed="a smaller run (fewer CPUs, tasks, loops or readers)")
 
 
-def run_engine(name: str, spec, seed: int, progress: Callable[[int], None] | None = None,
+def run_engine(name: str, spec, seed: int, progress: Stages | None = None,
                check: bool = False, kfree_chunk: int = 0, trace_limit: int | None = None) -> EngineRun:
     """Simulate one variant to completion (or its time limit) and read its records back.
 
+    `progress` is told the stages (build, engine, results) and the engine's progress:
+    requests finished, or simulated seconds for a variant without requests.
     With `trace_limit`, the engine records up to that many trace events
     (see rcusim.results.trace); a run that would record more is refused.
     """
+    progress = progress or Stages(enabled=False)
+    progress.stage(f"{name}: build")
     t0 = time.perf_counter()
     engine, info = build_engine(spec, seed, kfree_chunk=kfree_chunk)
     build = time.perf_counter() - t0
     if trace_limit:
         engine.trace_enable(trace_limit)
     until_ns = round((spec.run.duration_s or spec.run.max_sim_time_s) * 1e9)
+    requests = info["expected_requests"]
+    if requests:
+        progress.stage(f"{name}: engine", requests, "req")
+    else:
+        progress.stage(f"{name}: engine", until_ns / 1e9, "s")
     t0 = time.perf_counter()
-    done_before = 0
     while True:
         reason = engine.run(until_ns, EVENT_CHUNK)
         if check:
             problems = engine.verify()
             if problems:
                 raise AssertionError(f"variant {name}: " + "; ".join(problems[:5]))
-        if progress is not None:
-            done = engine.requests_done
-            progress(done - done_before)
-            done_before = done
+        progress.advance(engine.requests_done if requests else engine.now / 1e9)
         if trace_limit and engine.trace_overflow:
             raise trace_too_large(name, trace_limit)
         if reason != ExitReason.MAX_EVENTS:
@@ -164,6 +169,7 @@ def run_engine(name: str, spec, seed: int, progress: Callable[[int], None] | Non
     wall = time.perf_counter() - t0
     if reason == ExitReason.STALLED:
         raise RuntimeError(f"variant {name}: the simulation stalled with tasks still waiting")
+    progress.stage(f"{name}: results")
     trace = None
     if trace_limit:
         trace = {"records": engine.trace_records(), "entities": engine.entity_kinds(),

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import sys
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from rcusim.engine.engine_input import rcu_geometry
 from rcusim.engine.membarrier import run_membarrier_loop
 from rcusim.engine.rcuscale import kfree_metrics, memory_frame
-from rcusim.engine.simulate import ExitReason, check_memory, kfree_flood, run_engine, sync_loops
+from rcusim.engine.simulate import ExitReason, check_memory, kfree_flood, run_engine
 from rcusim.errors import ScenarioError
 from rcusim.input.config import MembarrierLoop, RtLatencyProbe
 from rcusim.input.scenario import Scenario, load_scenario
+from rcusim.progress import Stages
 from rcusim.results.result import (Result, VariantResult, callback_latency_stats_us, installed_version, make_gps_frame,
                                    make_requests_frame, sched_latency_stats_us, sched_stats)
 
@@ -30,7 +29,7 @@ def resolved_config(spec) -> dict:
     return {**spec.resolved(), "rcu_node_tree": tree}
 
 
-def run_variant(name: str, spec, seed: int, progress: Callable[[int], None] | None = None,
+def run_variant(name: str, spec, seed: int, progress: Stages | None = None,
                 check: bool = False, kfree_chunk: int = 0, trace_limit: int | None = None) -> VariantResult:
     """Simulate one variant to completion (or its time limit) and collect its results.
 
@@ -169,7 +168,8 @@ def run(source, overrides: Sequence[str] | Mapping | None = None, seed: int | No
     variants : list of str, optional
         Run only these variants.
     progress : bool, optional
-        Show a progress bar on stderr (default: when stderr is a terminal).
+        Show on stderr each variant's stage (build, engine, results) and the engine's
+        progress (default: when stderr is a terminal).
     check : bool
         Verify the engine's invariants after every chunk of events.
     """
@@ -185,20 +185,15 @@ def run_scenario(scenario: Scenario, variants: Sequence[str] | None = None, prog
             raise ScenarioError(f"--variant: '{n}' is not a variant of the scenario",
                                 allowed=", ".join(scenario.variants))
     check_memory(scenario)
-    if progress is None:
-        progress = sys.stderr.isatty()
     results = {}
-    for name in names:
-        spec = scenario.variants[name]
-        if any(isinstance(wl, MembarrierLoop) for wl in spec.workloads):
-            results[name] = run_membarrier_variant(name, spec, scenario.seed)
-            continue
-        total = sum(wl.tasks * wl.loops for wl in sync_loops(spec))
-        if progress:
-            with tqdm(total=total, desc=name, unit="req", file=sys.stderr, delay=1.0, leave=False) as bar:
-                results[name] = run_variant(name, spec, scenario.seed, bar.update, check, trace_limit=trace_limit)
-        else:
-            results[name] = run_variant(name, spec, scenario.seed, None, check, trace_limit=trace_limit)
+    with Stages(progress) as stages:
+        for name in names:
+            spec = scenario.variants[name]
+            if any(isinstance(wl, MembarrierLoop) for wl in spec.workloads):
+                stages.stage(f"{name}: engine")
+                results[name] = run_membarrier_variant(name, spec, scenario.seed)
+            else:
+                results[name] = run_variant(name, spec, scenario.seed, stages, check, trace_limit=trace_limit)
     return Result(
         scenario_name=scenario.name,
         seed=scenario.seed,
