@@ -55,7 +55,7 @@ def test_bundled_scenario_structure(bundled):
         assert spec.kernel.release == "6.6"
         (work,) = spec.workloads
         assert (work.kind, work.tasks, work.loops, work.work_after, work.cpus) == (
-            "sync_loop", 10000, 1000, "kfree", "all")
+            "sync_loop", 10000, 1000, "vfree", "all")
 
 
 def test_bundled_scenario_resolves_like_the_kernel(bundled):
