@@ -90,7 +90,13 @@ TRACE_KINDS = {
     "gp_fqs_end": TR_GP_FQS_END, "gp_end": TR_GP_END, "qs": TR_QS, "ipi_send": TR_IPI_SEND,
     "ipi_handler": TR_IPI_HANDLER, "cb_batch_start": TR_CB_BATCH_START, "cb_invoke": TR_CB_INVOKE,
     "cb_batch_end": TR_CB_BATCH_END, "task_wait": TR_TASK_WAIT, "task_return": TR_TASK_RETURN,
-    "exp_start": TR_EXP_START, "exp_end": TR_EXP_END,
+    "exp_start": TR_EXP_START, "exp_end": TR_EXP_END, "callback": TR_CALLBACK, "qs_report": TR_QS_REPORT,
+    "nocb_wake": TR_NOCB_WAKE,
+}
+NOCB_WAKE_REASONS = {
+    NOCB_TPS_WAKE_EMPTY: "WakeEmpty", NOCB_TPS_WAKE_LAZY: "WakeLazy", NOCB_TPS_WAKE_OVF: "WakeOvf",
+    NOCB_TPS_WAKE_NOT: "WakeNot", NOCB_TPS_FIRST_BQ: "FirstBQ", NOCB_TPS_FIRST_BQ_WAKE: "FirstBQwake",
+    NOCB_TPS_FIRST_BQ_NO_WAKE: "FirstBQnoWake",
 }
 # The engine's codes, for Python to use by name (never as copied numbers).
 ENTITY_KINDS = {
@@ -405,16 +411,36 @@ cdef class Engine:
         return out
 
     def entity_kinds(self):
-        """(ENT_* kind, CPU, kind-specific index) of every entity, for naming trace tracks."""
+        """(ENT_* kind, CPU, kind-specific index, SCHED_FIFO or not, load weight) of every
+        entity, for naming trace tracks and printing its priority."""
         cdef int e
         kind = np.empty(self.n_ents, dtype=np.int32)
         cpu = np.empty(self.n_ents, dtype=np.int32)
         idx = np.empty(self.n_ents, dtype=np.int32)
+        rt = np.empty(self.n_ents, dtype=bool)
+        weight = np.empty(self.n_ents, dtype=np.int32)
         for e in range(self.n_ents):
             kind[e] = self.ents[e].kind
             cpu[e] = self.ents[e].cpu
             idx[e] = self.ents[e].idx
-        return {"kind": kind, "cpu": cpu, "idx": idx}
+            rt[e] = self.ents[e].rq == RQ_RT
+            weight[e] = self.ents[e].weight
+        return {"kind": kind, "cpu": cpu, "idx": idx, "rt": rt, "weight": weight}
+
+    def rcu_nodes(self):
+        """Level (0 = root), grplo and grphi of every rcu_node, for the trace writers."""
+        cdef int n, p
+        level = np.zeros(self.num_nodes, dtype=np.int32)
+        grplo = np.empty(self.num_nodes, dtype=np.int32)
+        grphi = np.empty(self.num_nodes, dtype=np.int32)
+        for n in range(self.num_nodes):
+            p = self.nodes[n].parent
+            while p >= 0:
+                level[n] += 1
+                p = self.nodes[p].parent
+            grplo[n] = self.nodes[n].grplo
+            grphi[n] = self.nodes[n].grphi
+        return {"level": level, "grplo": grplo, "grphi": grphi}
 
     def run(self, i64 until_ns, i64 max_events):
         """Process events until the workloads finish, ``until_ns`` or ``max_events``.

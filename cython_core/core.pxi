@@ -52,6 +52,10 @@ cdef void call_rcu(Engine self, int c, int kind, int arg, bint lazy=False) excep
     cdef cpu_t *cp = &self.cpus[c]
     cdef int cb = cb_alloc(self, kind, arg)
     cdef int n
+    if self.trace_on:
+        # rcutree_enqueue(): qlen counts the callback and, offloaded, the bypass list.
+        trace(self, self.now + self.acc, TR_CALLBACK, c, cp.curr, cp.gp_seq, kind, cb,
+              n_cbs(self, cp) + cp.byp_len + 1)
     if cp.offloaded:
         call_rcu_nocb(self, c, cb, lazy)
         return

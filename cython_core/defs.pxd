@@ -456,6 +456,21 @@ cdef enum:
     TR_TASK_RETURN = 13  # task ent returns from it; arg = primitive
     TR_EXP_START = 14    # rcu_exp_gp_seq_start(); gp_seq = expedited_sequence after it
     TR_EXP_END = 15      # rcu_exp_gp_seq_end(); gp_seq = the ended expedited GP; arg = IPIs sent
+    TR_CALLBACK = 16     # call_rcu() on cpu by ent; arg = CB_* kind, arg2 = callback id, arg3 = qlen after it
+    TR_QS_REPORT = 17    # rcu_report_qs_rnp() clears mask in rcu_node ent for cpu's report; gp_seq = the
+                         # node's, arg = mask, arg2 = qsmask left, arg3 = gp_tasks (readers blocking the GP)
+    TR_NOCB_WAKE = 18    # rcu_nocb_wake for offloaded cpu; arg = NOCB_TPS_* reason
+
+
+# rcu_nocb_wake reasons (the kernel's TPS() strings, named in _core.pyx NOCB_WAKE_REASONS)
+cdef enum:
+    NOCB_TPS_WAKE_EMPTY = 0      # "WakeEmpty": first callback on an empty list, rcuog woken
+    NOCB_TPS_WAKE_LAZY = 1       # "WakeLazy": only lazy callbacks, deferred wake-up
+    NOCB_TPS_WAKE_OVF = 2        # "WakeOvf": the list grew past qhimark, rcuog woken
+    NOCB_TPS_WAKE_NOT = 3        # "WakeNot": no wake-up needed
+    NOCB_TPS_FIRST_BQ = 4        # "FirstBQ": first callback on an empty bypass list
+    NOCB_TPS_FIRST_BQ_WAKE = 5   # "FirstBQwake": ... and rcuog must be woken
+    NOCB_TPS_FIRST_BQ_NO_WAKE = 6  # "FirstBQnoWake": ... and rcuog need not be
 
 
 cdef struct trace_rec_t:
@@ -463,7 +478,7 @@ cdef struct trace_rec_t:
     int32_t cpu          # the CPU the event concerns, -1 if none
     int32_t ent          # the entity, -1 if none
     int32_t kind         # TR_*
-    int32_t pad          # keeps the record 8-byte aligned
+    int32_t arg3         # third payload, by kind
     i64 gp_seq           # gp_seq (or expedited_sequence) at the event, by kind
     i64 arg              # payload, by kind
     i64 arg2             # second payload, by kind

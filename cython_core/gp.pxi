@@ -181,7 +181,7 @@ cdef void rcu_gp_fqs(Engine self) except *:
         if mask:
             if self.trace_on:
                 nrep += trace_qs_mask(self, n, mask, self.nodes[n].gp_seq, 1)
-            rcu_report_qs_rnp(self, mask, n, self.nodes[n].gp_seq, fqs_qs_src(self, n, mask))
+            rcu_report_qs_rnp(self, mask, n, self.nodes[n].gp_seq, fqs_qs_src(self, n, mask), self.gp_cpu)
     if self.trace_on:
         trace(self, self.now, TR_GP_FQS_END, self.gp_cpu, self.gp_ent, self.gp_seq, nrep, 0)
 

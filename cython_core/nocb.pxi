@@ -122,11 +122,16 @@ cdef void call_rcu_nocb(Engine self, int c, int cb, bint lazy) except *:
         cp.lazy_len += 1
     if ncbs == 0:
         cp.byp_first = j
+        trace_rcu_nocb_wake(self, c, NOCB_TPS_FIRST_BQ)
     self.n_bypass_enq += 1
     # The first callback, or the first non-lazy one behind lazy ones, wakes
     # rcuog if nothing else is pending.
-    if (ncbs == 0 or (bypass_is_lazy and not lazy)) and pend_cbs(self, cp) == 0:
-        __call_rcu_nocb_wake(self, c, True)
+    if ncbs == 0 or (bypass_is_lazy and not lazy):
+        if pend_cbs(self, cp) == 0:
+            trace_rcu_nocb_wake(self, c, NOCB_TPS_FIRST_BQ_WAKE)
+            __call_rcu_nocb_wake(self, c, True)
+        else:
+            trace_rcu_nocb_wake(self, c, NOCB_TPS_FIRST_BQ_NO_WAKE)
 
 
 cdef void __call_rcu_nocb_wake(Engine self, int c, bint was_alldone) except *:
@@ -138,11 +143,16 @@ cdef void __call_rcu_nocb_wake(Engine self, int c, bint was_alldone) except *:
         cp.qlen_last_fqs_check = n
         if cp.lazy_len > 0 and cp.byp_len == cp.lazy_len:
             wake_nocb_gp_defer(self, cp.group, NOCB_WAKE_LAZY)
+            trace_rcu_nocb_wake(self, c, NOCB_TPS_WAKE_LAZY)
         else:
             wake_nocb_gp(self, cp.group)
+            trace_rcu_nocb_wake(self, c, NOCB_TPS_WAKE_EMPTY)
     elif n > cp.qlen_last_fqs_check + self.qhimark:
         cp.qlen_last_fqs_check = n
         wake_nocb_gp(self, cp.group)
+        trace_rcu_nocb_wake(self, c, NOCB_TPS_WAKE_OVF)
+    else:
+        trace_rcu_nocb_wake(self, c, NOCB_TPS_WAKE_NOT)
 
 
 cdef void wake_nocb_gp_defer(Engine self, int g, int waketype) noexcept:

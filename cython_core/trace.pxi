@@ -5,7 +5,8 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
-cdef void trace(Engine self, i64 t, int kind, int cpu, int ent, i64 gp_seq, i64 arg, i64 arg2) noexcept:
+cdef void trace(Engine self, i64 t, int kind, int cpu, int ent, i64 gp_seq, i64 arg, i64 arg2,
+                int arg3=0) noexcept:
     cdef trace_rec_t *rec
     cdef i64 cap
     if self.trace_n == self.trace_cap:
@@ -22,7 +23,7 @@ cdef void trace(Engine self, i64 t, int kind, int cpu, int ent, i64 gp_seq, i64 
     rec.cpu = cpu
     rec.ent = ent
     rec.kind = kind
-    rec.pad = 0
+    rec.arg3 = arg3
     rec.gp_seq = gp_seq
     rec.arg = arg
     rec.arg2 = arg2
@@ -39,3 +40,9 @@ cdef i64 trace_qs_mask(Engine self, int n, u64 mask, i64 seq, int how) noexcept:
         trace(self, self.now + self.acc, TR_QS, self.nodes[n].grplo + bit, -1, seq, how, 0)
         count += 1
     return count
+
+
+cdef inline void trace_rcu_nocb_wake(Engine self, int c, int reason) noexcept:
+    """TR_NOCB_WAKE for offloaded CPU c, reason NOCB_TPS_*."""
+    if self.trace_on:
+        trace(self, self.now + self.acc, TR_NOCB_WAKE, c, self.cpus[c].curr, 0, reason, 0)

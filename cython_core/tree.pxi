@@ -83,15 +83,19 @@ cdef inline bint root_qs_done(Engine self) noexcept:
     return self.nodes[0].qsmask == 0 and self.nodes[0].gp_blockers == 0
 
 
-cdef void rcu_report_qs_rnp(Engine self, u64 mask, int n, i64 gps, int src) except *:
+cdef void rcu_report_qs_rnp(Engine self, u64 mask, int n, i64 gps, int src, int c) except *:
     """rcu_report_qs_rnp(): clear mask in n and climb while nodes empty; `src`
-    (LAST_QS_*) says whose report this is, recorded if it ends the GP's wait."""
+    (LAST_QS_*) says whose report this is, recorded if it ends the GP's wait;
+    `c` is the CPU the report runs on."""
     cdef rnp_t *np
     while True:
         np = &self.nodes[n]
         if (np.qsmask & mask) == 0 or np.gp_seq != gps:
             return
         np.qsmask &= ~mask
+        if self.trace_on:
+            trace(self, self.now + self.acc, TR_QS_REPORT, c, n, np.gp_seq, <i64> mask, <i64> np.qsmask,
+                  np.gp_blockers > 0)
         # Preempted readers that block this GP hold the leaf (rcu_preempt_blocked_readers_cgp).
         if np.qsmask != 0 or np.gp_blockers > 0:
             return
@@ -167,7 +171,7 @@ cdef void rcu_report_qs_rdp(Engine self, int c) except *:
         needwake = rcu_accelerate_cbs(self, c)
     if self.trace_on:
         trace(self, self.now + self.acc, TR_QS, c, cp.curr, np.gp_seq, 0, 0)
-    rcu_report_qs_rnp(self, cp.grpmask, cp.leaf, np.gp_seq, last_qs_src(self, c))
+    rcu_report_qs_rnp(self, cp.grpmask, cp.leaf, np.gp_seq, last_qs_src(self, c), c)
     if needwake:
         rcu_gp_kthread_wake(self)
 

@@ -129,7 +129,7 @@ cdef void rcu_read_unlock(Engine self, int e) except *:
             ep.rd_blocks_gp = 0
             self.nodes[n].gp_blockers -= 1
             if self.nodes[n].gp_blockers == 0 and self.nodes[n].qsmask == 0 and gp_in_progress(self):
-                rcu_report_unblock_qs_rnp(self, n)
+                rcu_report_unblock_qs_rnp(self, n, c)
         if ep.rd_blocks_exp:
             ep.rd_blocks_exp = 0
             self.nodes[n].exp_blockers -= 1
@@ -183,8 +183,8 @@ cdef void mark_blocked_readers(Engine self, int exp) noexcept:
                 self.ents[e].rd_blocks_gp = 1
 
 
-cdef void rcu_report_unblock_qs_rnp(Engine self, int n) except *:
-    """The last reader blocking the GP at leaf n left: report the leaf upwards."""
+cdef void rcu_report_unblock_qs_rnp(Engine self, int n, int c) except *:
+    """The last reader blocking the GP at leaf n left, on CPU c: report the leaf upwards."""
     cdef rnp_t *np = &self.nodes[n]
     if np.parent < 0:
         self.gp_qs_t = self.now + self.acc
@@ -193,4 +193,4 @@ cdef void rcu_report_unblock_qs_rnp(Engine self, int n) except *:
         rcu_gp_kthread_wake(self)
         return
     rnp_lock(self, np.parent)
-    rcu_report_qs_rnp(self, np.grpmask, np.parent, np.gp_seq, LAST_QS_READER)
+    rcu_report_qs_rnp(self, np.grpmask, np.parent, np.gp_seq, LAST_QS_READER, c)

@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -33,9 +34,43 @@ SOFTIRQ_SMALL = {"name": "softirq_small", "hardware": {"profile": "x86-64-server
 STORM_SMALL = ["hardware.nr_cpus=4", "workloads.0.tasks=16", "workloads.0.loops=3"]
 LIMIT = trace.MAX_TRACE_RECORDS
 # The kernel's trace file layout: "comm-pid [cpu] flags secs.usecs: event: payload".
-FTRACE_LINE = re.compile(r"^ *\S+-\d+ +\[\d{3}\] [.dNhs1-9]{5} +\d+\.\d{6}: (rcu_\w+): (.*)$")
-RCU_EVENTS = {"rcu_grace_period", "rcu_fqs", "rcu_batch_start", "rcu_invoke_callback", "rcu_batch_end",
-              "rcu_exp_grace_period"}
+FTRACE_LINE = re.compile(r"^ *\S+-\d+ +\[\d{3}\] [.dNhs1-9]{5} +(?P<stamp>\d+\.\d{6}): "
+                         r"(?P<event>\w+): (?P<payload>.*)$")
+_COMM, _GP_SEQ, _RHP = r"[^ ]{1,15}", r"-?\d+", r"[0-9a-f]{16}"
+# Each event's TP_printk() (include/trace/events/rcu.h and sched.h), field by field.
+PAYLOADS = {
+    "rcu_grace_period": rf"(?P<rcu>rcu_\w+) {_GP_SEQ} (start|fqsstart|fqsend|cpuqs|end)",
+    "rcu_fqs": rf"(?P<rcu>rcu_\w+) {_GP_SEQ} \d+ dti",
+    "rcu_callback": rf"(?P<rcu>rcu_\w+) rhp=(?P<rhp>{_RHP}) func=(?P<func>\w+) (?P<qlen>\d+)",
+    "rcu_quiescent_state_report": (rf"(?P<rcu>rcu_\w+) (?P<gp_seq>{_GP_SEQ}) (?P<mask>[0-9a-f]+)>(?P<qsmask>[0-9a-f]+) "
+                                   r"(?P<level>\d+) (?P<grplo>\d+) (?P<grphi>\d+) (?P<gp_tasks>[01])"),
+    "rcu_nocb_wake": r"(?P<rcu>rcu_\w+) \d+ (WakeEmpty|WakeLazy|WakeOvf|WakeNot|FirstBQ|FirstBQwake|FirstBQnoWake)",
+    "rcu_batch_start": r"(?P<rcu>rcu_\w+) CBs=\d+ bl=\d+",
+    "rcu_invoke_callback": rf"(?P<rcu>rcu_\w+) rhp=(?P<rhp>{_RHP}) func=(?P<func>\w+)",
+    "rcu_batch_end": r"(?P<rcu>rcu_\w+) CBs-invoked=\d+ idle=[C.][S.][I.][R.]",
+    "rcu_exp_grace_period": rf"(?P<rcu>rcu_\w+) {_GP_SEQ} (start|end)",
+    "sched_switch": (rf"prev_comm={_COMM} prev_pid=(?P<prev_pid>\d+) prev_prio=\d+ prev_state=(R\+?|S|D) ==> "
+                     rf"next_comm={_COMM} next_pid=(?P<next_pid>\d+) next_prio=\d+"),
+    "sched_wakeup": rf"comm={_COMM} pid=\d+ prio=\d+ target_cpu=\d{{3}}",
+}
+PAYLOAD_RE = {event: re.compile(f"^{fmt}$") for event, fmt in PAYLOADS.items()}
+
+
+def ftrace_events(v):
+    """(event, payload match) of every body line of the variant's ftrace text, each
+    checked against the kernel's layout and its event's TP_printk() format."""
+    lines = list(trace.ftrace_lines(v))
+    assert lines[0] == "# tracer: nop"
+    out = []
+    for ln in lines:
+        if ln.startswith("#"):
+            continue
+        line = FTRACE_LINE.match(ln)
+        assert line, ln
+        payload = PAYLOAD_RE[line["event"]].match(line["payload"])
+        assert payload, ln
+        out.append((line["event"], payload))
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -129,15 +164,9 @@ def test_chrome_trace_is_valid_json_with_tracks(sync_traced, storm_traced, tmp_p
 def test_ftrace_text_has_kernel_layout(sync_traced, storm_traced):
     for result in (sync_traced, storm_traced):
         for v in result.variants.values():
-            lines = list(trace.ftrace_lines(v))
-            assert lines[0] == "# tracer: nop"
-            body = [ln for ln in lines if not ln.startswith("#")]
-            events = [FTRACE_LINE.match(ln) for ln in body]
-            assert all(events), [ln for ln, m in zip(body, events) if not m][:3]
-            names = [m[1] for m in events]
-            assert set(names) <= RCU_EVENTS
+            names = [event for event, _m in ftrace_events(v)]
             assert names.count("rcu_invoke_callback") == v.counters["callbacks_invoked"]
-            stamps = [float(ln.split(":")[0].split()[-1]) for ln in body]
+            stamps = [float(FTRACE_LINE.match(ln)["stamp"]) for ln in trace.ftrace_lines(v) if ln[0] != "#"]
             assert stamps == sorted(stamps)
     v = sync_traced.variants["default"]
     body = [ln for ln in trace.ftrace_lines(v) if not ln.startswith("#")]
@@ -200,3 +229,65 @@ def test_trace_into_missing_directory(tmp_path):
     assert main(["run", str(SYNC), "--trace", str(tmp_path / "no" / "t.json"), "--out", str(tmp_path / "r")]
                 + [a for kv in SYNC_SMALL for a in ("--set", kv)]) == 2
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("fixture", ["sync_traced", "softirq_traced", "storm_traced"])
+def test_sched_events_match_engine_counters(fixture, request):
+    """One sched_switch per switch into idle or to an entity (the engine's context
+    switches: next_pid != 0), one sched_wakeup per wake-up."""
+    for v in request.getfixturevalue(fixture).variants.values():
+        events = ftrace_events(v)
+        switches = [m for event, m in events if event == "sched_switch"]
+        assert sum(m["next_pid"] != "0" for m in switches) == v.counters["context_switches"] > 0
+        assert all(m["prev_pid"] != m["next_pid"] for m in switches)
+        assert sum(event == "sched_wakeup" for event, _m in events) == v.counters["wakeups"] > 0
+
+
+@pytest.mark.parametrize("fixture", ["sync_traced", "softirq_traced"])
+def test_rcu_callback_lines_match_invocations(fixture, request):
+    """Every callback invoked was queued by an rcu_callback line with its rhp and func;
+    callbacks queued = callbacks invoked + those still queued at the end."""
+    for v in request.getfixturevalue(fixture).variants.values():
+        queued, invoked = Counter(), Counter()
+        for event, m in ftrace_events(v):
+            if event == "rcu_callback":
+                queued[m["rhp"], m["func"]] += 1
+            elif event == "rcu_invoke_callback":
+                invoked[m["rhp"], m["func"]] += 1
+        # An rcu_head is queued again only once its callback was invoked.
+        assert all(queued[cb] - invoked[cb] in (0, 1) for cb in queued | invoked)
+        assert invoked.total() == v.counters["callbacks_invoked"]
+        assert queued.total() == invoked.total() + sum(queued[cb] - invoked[cb] for cb in queued)
+    # Each synchronize_rcu() of the default variants queues one wakeme_after_rcu().
+    v = request.getfixturevalue(fixture).variants["default"]
+    wakeme = sum(event == "rcu_callback" and m["func"] == "wakeme_after_rcu" for event, m in ftrace_events(v))
+    assert wakeme == len(v.requests) > 0
+
+
+def test_rcu_nocb_wake_on_offloaded_cpus(sync_traced, softirq_traced):
+    v = sync_traced.variants["default"]
+    events = ftrace_events(v)
+    wakes = [m for event, m in events if event == "rcu_nocb_wake"]
+    # call_rcu() on an offloaded CPU ends in __call_rcu_nocb_wake() or the bypass.
+    assert len(wakes) >= sum(event == "rcu_callback" for event, _m in events) > 0
+    assert "WakeEmpty" in {m[0].split()[-1] for m in wakes}
+    for v in softirq_traced.variants.values():
+        assert not any(event == "rcu_nocb_wake" for event, _m in ftrace_events(v))
+
+
+@pytest.mark.parametrize("fixture", ["sync_traced", "softirq_traced"])
+def test_every_gp_reports_to_the_root(fixture, request):
+    """rcu_report_qs_rnp(): each normal GP has a report that leaves the root's qsmask
+    empty, and no report names a CPU outside its node."""
+    for v in request.getfixturevalue(fixture).variants.values():
+        gps = {int(m.group(0).split()[1]) for event, m in ftrace_events(v)
+               if event == "rcu_grace_period" and m.group(0).endswith(" start")}
+        done = set()
+        for event, m in ftrace_events(v):
+            if event != "rcu_quiescent_state_report":
+                continue
+            lo, hi, mask = int(m["grplo"]), int(m["grphi"]), int(m["mask"], 16)
+            assert mask and mask.bit_length() <= hi - lo + 1
+            if m["level"] == "0" and m["qsmask"] == "0":
+                done.add(int(m["gp_seq"]))
+        assert gps and done == gps

@@ -172,7 +172,7 @@ def run_engine(name: str, spec, seed: int, progress: Stages | None = None,
     progress.stage(f"{name}: results")
     trace = None
     if trace_limit:
-        trace = {"records": engine.trace_records(), "entities": engine.entity_kinds(),
+        trace = {"records": engine.trace_records(), "entities": engine.entity_kinds(), "nodes": engine.rcu_nodes(),
                  "rcu_name": "rcu_preempt" if spec.params.preempt_rcu else "rcu_sched",
                  "use_softirq": bool(spec.params.use_softirq), "nr_cpus": spec.hardware.nr_cpus,
                  "signed_gp_seq": bool(spec.params.switches.trace_signed_gp_seq)}

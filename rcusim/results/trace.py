@@ -12,9 +12,11 @@ writes them as
   workload task (its waits in ``synchronize_rcu*()``) and two for grace
   periods (normal, with their FQS scans, and expedited);
 * text in the kernel's ftrace layout for the rcu tracepoints
-  ``rcu_grace_period``, ``rcu_fqs``, ``rcu_batch_start``,
-  ``rcu_invoke_callback``, ``rcu_batch_end`` and ``rcu_exp_grace_period``,
-  with the TP_printk() formats of include/trace/events/rcu.h, so that
+  ``rcu_grace_period``, ``rcu_fqs``, ``rcu_callback``,
+  ``rcu_quiescent_state_report``, ``rcu_nocb_wake``, ``rcu_batch_start``,
+  ``rcu_invoke_callback``, ``rcu_batch_end`` and ``rcu_exp_grace_period``
+  and the sched tracepoints ``sched_switch`` and ``sched_wakeup``, with the
+  TP_printk() formats of include/trace/events/rcu.h and sched.h, so that
   scripts written for ``/sys/kernel/tracing/trace`` read it.
 
 Traces grow with the run, so they are for small runs: a run is refused up
@@ -58,9 +60,19 @@ _ENTITY_NAMES = {
     ENT["bg"]: "dbench/{cpu}", ENT["krcud"]: "krcud/{idx}", ENT["noise"]: "kworker/{cpu}:3",
 }
 """Thread names by entity kind (the GP kthread is named by flavour, rcuc/N is ksoftirqd/N with use_softirq)."""
+NOCB_WAKE_REASONS = _core.NOCB_WAKE_REASONS
+"""rcu_nocb_wake's reason strings by the engine's code."""
 QS_NAMES = {0: "QS", 1: "QS (FQS: idle)", 2: "expedited QS"}
 """Chrome event names of a quiescent-state report by how it was found (TR_QS arg)."""
 _TASK_COMM_LEN = 16  # the kernel's comm[] holds 15 characters and a NUL
+_SCHED_PRIO_TO_WEIGHT = (
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
+    9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277,
+    1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
+    110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+)
+"""kernel/sched/core.c's load weights of nice -20 to 19."""
+_FIFO_PRIO = 98  # SCHED_FIFO at rcutree.kthread_prio's default of 1: prio = MAX_RT_PRIO - 1 - 1
 
 
 def check_trace_size(scenario, variants=None, limit: int = MAX_TRACE_RECORDS) -> None:
@@ -89,7 +101,7 @@ def trace_frame(variant_result):
     """The trace records of a traced variant as a DataFrame sorted by time.
 
     Columns: ``t_ns``, ``event`` (name, e.g. ``"qs"``), ``cpu``, ``ent``,
-    ``gp_seq``, ``arg``, ``arg2``; see ``trace_rec_t`` in cython_core/defs.pxd.
+    ``gp_seq``, ``arg``, ``arg2``, ``arg3``; see ``trace_rec_t`` in cython_core/defs.pxd.
     """
     import pandas as pd
 
@@ -97,7 +109,7 @@ def trace_frame(variant_result):
     names = np.array(sorted(TR, key=TR.get))
     return pd.DataFrame({"t_ns": rec["t"], "event": pd.Categorical(names[rec["kind"]], categories=list(names)),
                          "cpu": rec["cpu"], "ent": rec["ent"], "gp_seq": rec["gp_seq"],
-                         "arg": rec["arg"], "arg2": rec["arg2"]})
+                         "arg": rec["arg"], "arg2": rec["arg2"], "arg3": rec["arg3"]})
 
 
 def _trace_of(variant_result) -> dict:
@@ -121,6 +133,8 @@ class _Names:
         self.kind = ents["kind"]
         self.cpu = ents["cpu"]
         self.idx = ents["idx"]
+        self.rt = ents["rt"]
+        self.weight = ents["weight"]
         self.rcu_name = trace["rcu_name"]
         self.use_softirq = trace["use_softirq"]
 
@@ -138,6 +152,18 @@ class _Names:
 
     def comm(self, e: int) -> str:
         return self.name(e)[: _TASK_COMM_LEN - 1]
+
+    def task_comm(self, e: int, cpu: int) -> str:
+        """comm as sched events print it: the idle task is swapper/CPU."""
+        return f"swapper/{cpu}" if e < 0 else self.comm(e)
+
+    def prio(self, e: int) -> int:
+        """p->prio: 120 + nice for SCHED_OTHER (the idle task's 120), 98 for SCHED_FIFO kthreads."""
+        if e >= 0 and self.rt[e]:
+            return _FIFO_PRIO
+        weight = 1024 if e < 0 else int(self.weight[e])
+        nice = min(range(40), key=lambda i: abs(_SCHED_PRIO_TO_WEIGHT[i] - weight)) - 20
+        return 120 + nice
 
     @staticmethod
     def pid(e: int) -> int:
@@ -158,10 +184,12 @@ def chrome_trace(result) -> dict:
     """Chrome trace-event JSON (a dict) of every traced variant of `result`.
 
     Each variant gets four processes: ``CPUs`` (one thread per CPU: the
-    entity running, IPI handlers, quiescent states), ``kthreads`` (one thread
+    entity running, wake-ups, IPI handlers, quiescent states, ``call_rcu()``
+    and rcuog wake-ups), ``kthreads`` (one thread
     per kthread: its bursts and callback batches), ``tasks`` (one thread per
     workload task: its ``synchronize_rcu*()`` waits) and ``grace periods``
-    (normal GPs with their FQS scans; expedited GPs). Times are in µs.
+    (normal GPs with their FQS scans and rcu_node QS reports; expedited GPs).
+    Times are in µs.
     """
     events = []
     for k, (vname, v) in enumerate(result.variants.items()):
@@ -174,6 +202,7 @@ def chrome_trace(result) -> dict:
 def _chrome_variant(v, vname: str, pid0: int) -> list[dict]:
     trace = _trace_of(v)
     names = _Names(trace)
+    nodes = trace["nodes"]
     rec = _sorted_records(v)
     pid_cpu, pid_kt, pid_task, pid_gp = pid0 + 1, pid0 + 2, pid0 + 3, pid0 + 4
     out = [
@@ -214,7 +243,7 @@ def _chrome_variant(v, vname: str, pid0: int) -> list[dict]:
     end_t = int(rec["t"][-1]) if rec.size else 0
     for r in rec:
         t, kind, cpu, ent = int(r["t"]), int(r["kind"]), int(r["cpu"]), int(r["ent"])
-        gp_seq, arg, arg2 = int(r["gp_seq"]), int(r["arg"]), int(r["arg2"])
+        gp_seq, arg, arg2, arg3 = int(r["gp_seq"]), int(r["arg"]), int(r["arg2"]), int(r["arg3"])
         if kind == TR["switch"]:
             prev = running.pop(cpu, None)
             if prev is not None:
@@ -249,6 +278,19 @@ def _chrome_variant(v, vname: str, pid0: int) -> list[dict]:
         elif kind == TR["qs"]:
             thread(pid_cpu, cpu, f"CPU {cpu}")
             instant(pid_cpu, cpu, QS_NAMES.get(arg, "QS"), t, "qs", {"gp_seq": gp_seq})
+        elif kind == TR["qs_report"]:
+            instant(pid_gp, 0, "rcu_quiescent_state_report", t, "qs",
+                    {"gp_seq": gp_seq, "mask": f"{arg:x}", "qsmask": f"{arg2:x}", "level": int(nodes["level"][ent]),
+                     "grplo": int(nodes["grplo"][ent]), "grphi": int(nodes["grphi"][ent]), "gp_tasks": arg3})
+        elif kind == TR["callback"]:
+            thread(pid_cpu, cpu, f"CPU {cpu}")
+            instant(pid_cpu, cpu, "call_rcu", t, "cb", {"func": CB_FUNCS.get(arg, "rcu_cb"), "qlen": arg3})
+        elif kind == TR["nocb_wake"]:
+            thread(pid_cpu, cpu, f"CPU {cpu}")
+            instant(pid_cpu, cpu, f"rcu_nocb_wake {NOCB_WAKE_REASONS[arg]}", t, "cb")
+        elif kind == TR["wake"]:
+            thread(pid_cpu, cpu, f"CPU {cpu}")
+            instant(pid_cpu, cpu, f"sched_wakeup {names.name(ent)}", t, "sched", {"waker_cpu": arg})
         elif kind == TR["ipi_send"]:
             ipis.setdefault((cpu, arg), []).append(t)
         elif kind == TR["ipi_handler"]:
@@ -295,17 +337,40 @@ def ftrace_lines(variant_result, nr_cpus: int | None = None):
     names = _Names(trace)
     rcu = trace["rcu_name"]
     nr_cpus = trace["nr_cpus"] if nr_cpus is None else nr_cpus
+    nodes = trace["nodes"]
     rec = _sorted_records(variant_result)
+    prev_states = iter(_prev_states(names, rec))
     # %ld from v5.10 ("rcu/trace: Print negative GP numbers correctly"), %lu before.
     mask = -1 if trace.get("signed_gp_seq", True) else 0xFFFF_FFFF_FFFF_FFFF
     body = []
     curr: dict[int, int] = {}
     for r in rec:
         t, kind, cpu, ent = int(r["t"]), int(r["kind"]), int(r["cpu"]), int(r["ent"])
-        gp_seq, arg, arg2 = int(r["gp_seq"]) & mask, int(r["arg"]), int(r["arg2"])
+        gp_seq, arg, arg2, arg3 = int(r["gp_seq"]) & mask, int(r["arg"]), int(r["arg2"]), int(r["arg3"])
         line = None
         if kind == TR["switch"]:
+            prev = curr.get(cpu, -1)
+            state = next(prev_states)
             curr[cpu] = ent
+            if prev != ent or ent >= 0:
+                line = (prev, cpu, "d..2.", "sched_switch",
+                        f"prev_comm={names.task_comm(prev, cpu)} prev_pid={names.pid(prev)} "
+                        f"prev_prio={names.prio(prev)} prev_state={state} ==> "
+                        f"next_comm={names.task_comm(ent, cpu)} next_pid={names.pid(ent)} "
+                        f"next_prio={names.prio(ent)}")
+        elif kind == TR["wake"]:
+            waker_cpu = arg if arg >= 0 else cpu
+            line = (curr.get(waker_cpu, -1), waker_cpu, "d..2.", "sched_wakeup",
+                    f"comm={names.comm(ent)} pid={names.pid(ent)} prio={names.prio(ent)} target_cpu={cpu:03d}")
+        elif kind == TR["callback"]:
+            line = (ent, cpu, ".....", "rcu_callback",
+                    f"{rcu} rhp={_rhp(arg2)} func={CB_FUNCS.get(arg, 'rcu_cb')} {arg3}")
+        elif kind == TR["qs_report"]:
+            line = (curr.get(cpu, -1), cpu, "d..1.", "rcu_quiescent_state_report",
+                    f"{rcu} {gp_seq} {arg:x}>{arg2:x} {int(nodes['level'][ent])} {int(nodes['grplo'][ent])} "
+                    f"{int(nodes['grphi'][ent])} {arg3}")
+        elif kind == TR["nocb_wake"]:
+            line = (ent, cpu, "d..1.", "rcu_nocb_wake", f"{rcu} {cpu} {NOCB_WAKE_REASONS[arg]}")
         elif kind == TR["gp_start"]:
             line = (ent, cpu, ".....", "rcu_grace_period", f"{rcu} {gp_seq} start")
         elif kind == TR["gp_fqs_start"]:
@@ -330,8 +395,7 @@ def ftrace_lines(variant_result, nr_cpus: int | None = None):
             runner = ent if ent >= 0 else curr.get(cpu, -1)
             flags = "....." if ent >= 0 else "..s1."
             line = (runner, _runner_cpu(names, ent, cpu), flags, "rcu_invoke_callback",
-                    f"{rcu} rhp={arg2 * 64 + 0xFFFF888000000000 & 0xFFFF_FFFF_FFFF_FFFF:016x} "
-                    f"func={CB_FUNCS.get(arg, 'rcu_cb')}")
+                    f"{rcu} rhp={_rhp(arg2)} func={CB_FUNCS.get(arg, 'rcu_cb')}")
         elif kind == TR["cb_batch_end"]:
             runner = ent if ent >= 0 else curr.get(cpu, -1)
             flags = "d..1." if ent >= 0 else "d.s1."
@@ -362,6 +426,42 @@ def ftrace_lines(variant_result, nr_cpus: int | None = None):
     yield "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION"
     yield "#              | |         |   |||||     |         |"
     yield from body
+
+
+def _rhp(cb: int) -> str:
+    """The rcu_head address (%p) of the engine's callback `cb`: 64-byte objects in the direct map."""
+    return f"{cb * 64 + 0xFFFF888000000000 & 0xFFFF_FFFF_FFFF_FFFF:016x}"
+
+
+def _prev_states(names: _Names, rec: np.ndarray) -> list[str]:
+    """sched_switch's prev_state of each switch record, in order: ``R+`` for an entity
+    switched out while runnable (preempted: it runs again before any wake-up), ``D`` for
+    a task sleeping in synchronize_rcu*() (wait_for_completion()), ``S`` for other
+    sleepers, ``R`` for the idle task."""
+    prevs = []
+    curr: dict[int, int] = {}
+    for r in rec:
+        if r["kind"] == TR["switch"]:
+            prevs.append(curr.get(int(r["cpu"]), -1))
+            curr[int(r["cpu"])] = int(r["ent"])
+    states = []
+    woken_next: dict[int, bool] = {}  # entity -> its next event after this point is a wake-up
+    k = len(prevs)
+    for r in rec[::-1]:
+        ent = int(r["ent"])
+        if r["kind"] == TR["wake"]:
+            woken_next[ent] = True
+        elif r["kind"] == TR["switch"]:
+            k -= 1
+            prev = prevs[k]
+            if prev < 0:
+                states.append("R")
+            elif prev == ent or not woken_next.get(prev, True):
+                states.append("R+")
+            else:
+                states.append("D" if names.is_task(prev) else "S")
+            woken_next[ent] = False
+    return states[::-1]
 
 
 def _runner_cpu(names: _Names, ent: int, cpu: int) -> int:
