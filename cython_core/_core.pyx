@@ -500,6 +500,8 @@ cdef class Engine:
                 ev_noise_irq_end(self, ev.target)
             elif ev.kind == EV_NOISE_KTHREAD:
                 ev_noise_kthread(self, ev.target)
+            elif ev.kind == EV_TASK_TIMEOUT:
+                ev_task_timeout(self, ev.target)
             elif ev.kind == EV_NOHZ_ILB:
                 ev_nohz_ilb(self, ev.target)
             else:

@@ -214,8 +214,9 @@ cdef void cpuidle_select(Engine self, int c) noexcept:
 
     The sleep length (tick_nohz_get_sleep_length()) is the next tick when
     rcu_needs_cpu() keeps it, else the CPU's next timer: the FQS wait's timer
-    on the GP kthread's CPU (a global timer counts for the governor even where
-    the timer-migration hierarchy expires it elsewhere).
+    on the GP kthread's CPU, a sleeping sync_loop task's timer on its CPU (a
+    global timer counts for the governor even where the timer-migration
+    hierarchy expires it elsewhere).
     """
     cdef cpu_t *cp = &self.cpus[c]
     cdef menu_t *m = &self.menu[c]
@@ -225,6 +226,8 @@ cdef void cpuidle_select(Engine self, int c) noexcept:
         next_ns = next_tick
     elif c == self.gp_cpu and self.gp_state == RCU_GP_WAIT_FQS and self.gp_timer_expires > self.now:
         next_ns = self.gp_timer_expires - self.now
+    if cp.timeout_next > self.now and next_ns > cp.timeout_next - self.now:
+        next_ns = cp.timeout_next - self.now
     m.state = menu_select(self, c, ns_to_menu_us(next_ns),
                           ns_to_menu_us(next_tick if cp.tick_on else next_ns))
     m.enter_ns = self.now

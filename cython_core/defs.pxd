@@ -30,6 +30,7 @@ cdef enum:
     EV_NOISE_IRQ_END = 13 # the noise interrupt that woke idle CPU target returns to idle
     EV_NOISE_KTHREAD = 14 # work for the noise kthread of CPU target arrives
     EV_NOHZ_ILB = 15     # kick_ilb(): the nohz idle-balance IPI reaches CPU target
+    EV_TASK_TIMEOUT = 16 # process_timeout(): the schedule_timeout() timer of sync_loop task target expires
 
 # Deliberate model faults (Engine.fault), each breaking one rule the kernel relies
 # on, for tests that the safety checker catches them: numbered as the catalogue
@@ -133,6 +134,7 @@ cdef enum:
     TASK_MUTEX_WAIT = 4  # sleeping on rcu_state.exp_mutex
     TASK_EXP_OWNER = 5   # holds exp_mutex; sleeps on the root's exp_wq until its GP ends
     TASK_EXP_DRIVE = 6   # holds the GP mutex and drives the expedited GP itself (before v4.9)
+    TASK_SLEEPING = 7    # thinking, then sleeping in schedule_timeout_idle() before the next call
 
 # Reader phases (ent_t.phase for ENT_READER).
 cdef enum:
@@ -259,6 +261,7 @@ cdef struct cpu_t:
     int32_t cl_snap      # classic RCU: RCU_last_qsctr(cpu) is valid (snapshot taken)
     int32_t softirq_pending # RCU softirq work was left for ksoftirqd: the next irq exit runs it
     i64 probe_next       # next timer interrupt of an rt_latency_probe on this CPU (ns)
+    i64 timeout_next     # next schedule_timeout() timer of a sync_loop task sleeping on this CPU (ns)
     i64 probe_runnable_at # a probe woken on this CPU is runnable from here until it runs (ns)
     # OS noise (noise.pxi)
     int32_t in_irq       # an interrupt taken from idle is running: not in an extended QS

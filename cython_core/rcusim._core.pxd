@@ -222,6 +222,9 @@ cdef class Engine:
     cdef int *wl_prim
     cdef int *wl_vmalloc          # the workload vmalloc()s before each call and vfree()s after (vmalloc.pxi)
     cdef int tasks_vmalloc        # some workload does
+    cdef i64[::1] wl_sleep_jiffies_max # schedule_timeout_idle() of 1 to this many jiffies before each call
+    cdef i64[::1] wl_runtime_jiffies # a task ends only once this many jiffies after its start have passed
+    cdef i64[::1] task_end_ns     # from when each task may end (its minimum run time; 0: none)
     cdef i64 sync_entry_ns
 
     # --- reader tasks (tree_plugin.pxi) ---------------------------------------

@@ -41,6 +41,9 @@ cdef int tasks_init(Engine self, t) except -1:
         self.wl_prim[k] = t.primitive[k]
         self.wl_vmalloc[k] = t.vmalloc[k]
         self.tasks_vmalloc |= t.vmalloc[k]
+    self.wl_sleep_jiffies_max = np.ascontiguousarray(t.sleep_jiffies_max, dtype=np.int64)
+    self.wl_runtime_jiffies = np.ascontiguousarray(t.runtime_jiffies, dtype=np.int64)
+    self.task_end_ns = np.zeros(self.n_tasks, dtype=np.int64)
     return self.n_tasks
 
 
@@ -126,6 +129,11 @@ cdef i64 task_run(Engine self, int e, i64 t0) except -2:
         return self.rnp_lock_ns  # mutex_lock() retry / mutex_unlock(): one cache line
     if phase == TASK_EXP_DRIVE:
         return rcu_exp_sel_wait_wake_next(self, e, t0)
+    if phase == TASK_SLEEPING:
+        return task_enter(self, e, t0)  # woken by its timer
+    if phase == TASK_NEW and self.wl_runtime_jiffies[self.task_wl[e]]:
+        # jdone = jiffies + minruntime * HZ: the task may end once time_after(jiffies, jdone).
+        self.task_end_ns[e] = (jiffies(self) + self.wl_runtime_jiffies[self.task_wl[e]] + 1) * self.jiffy_ns
     return task_next(self, e, t0, 0)
 
 
@@ -137,7 +145,7 @@ cdef i64 task_return(Engine self, int e, i64 t0) except -2:
     record_request(self, e, t0)
     if self.wl_vmalloc[w]:
         dur += vfree_page(self, ep.cpu, t0 + dur)
-    if ep.loops_left == 0:
+    if ep.loops_left <= 0 and t0 >= self.task_end_ns[e]:
         ep.phase = TASK_EXITED
         if t0 + dur > self.completion_ns:
             self.completion_ns = t0 + dur
@@ -146,21 +154,50 @@ cdef i64 task_return(Engine self, int e, i64 t0) except -2:
 
 
 cdef i64 task_next(Engine self, int e, i64 t0, i64 dur) except -2:
-    """After `dur` of work, think in user mode, then enter the next call."""
+    """After `dur` of work, think in user mode, then sleep (task_done()) or enter the next call."""
     cdef ent_t *ep = &self.ents[e]
     cdef cpu_t *cp = &self.cpus[ep.cpu]
     cdef int w = self.task_wl[e]
-    ep.phase = TASK_RUNNING
     # Think time runs in user mode: the tick sees a quiescent state there.
     cp.user_from = t0 + dur
     cp.user_to = t0 + dur + self.wl_think_ns[w]
     dur += self.wl_think_ns[w]
+    if self.wl_sleep_jiffies_max[w]:
+        ep.phase = TASK_SLEEPING
+        return dur
+    return dur + task_enter(self, e, t0 + dur)
+
+
+cdef i64 task_enter(Engine self, int e, i64 t0) except -2:
+    """Enter the next call at t0 (after vmalloc()ing its page): the time until task_done() makes it."""
+    cdef ent_t *ep = &self.ents[e]
+    cdef int w = self.task_wl[e]
+    cdef i64 dur = self.sync_entry_ns
+    ep.phase = TASK_RUNNING
     if self.wl_vmalloc[w]:
-        dur += vmalloc_page(self, ep.cpu, t0 + dur)
-    dur += self.sync_entry_ns
+        dur += vmalloc_page(self, ep.cpu, t0)
     if self.wl_prim[w] == PRIM_SYNCHRONIZE_RCU and not self.wake_from_gp:
         dur += self.call_rcu_ns
     return dur
+
+
+cdef i64 schedule_timeout_idle(Engine self, int e, i64 timeout) except -2:
+    """The task sleeps until its timer-wheel timer, armed for `timeout` jiffies on its CPU, fires."""
+    cdef cpu_t *cp = &self.cpus[self.ents[e].cpu]
+    cdef i64 t = timer_expiry_ns(self, timeout)
+    push(self, t, PRIO_NORMAL, EV_TASK_TIMEOUT, e, 0)
+    if cp.timeout_next <= self.now or t < cp.timeout_next:
+        cp.timeout_next = t
+    return -1
+
+
+cdef void ev_task_timeout(Engine self, int e) except *:
+    """process_timeout(): the timer wakes the task, from the CPU whose interrupt
+    expires it (timer_expiry_cpu())."""
+    cdef int c = timer_expiry_cpu(self, self.ents[e].cpu)
+    timer_tick(self, c)
+    self.acc = 0
+    wake(self, e, c, self.now)
 
 
 cdef i64 task_done(Engine self, int e) except -2:
@@ -177,6 +214,10 @@ cdef i64 task_done(Engine self, int e) except -2:
         # Woken by rcu_exp_wait_wake(): let the next expedited GP start, return.
         mutex_unlock(self, self.gp_mutex, c)
         nxt = task_return(self, e, self.now + self.acc)
+    elif ep.phase == TASK_SLEEPING:
+        # rcuscale's writer_holdoff_jiffies: torture_random() % max + 1 jiffies.
+        nxt = schedule_timeout_idle(self, e, self.rng.next_uint32(self.rng.state)
+                                    % self.wl_sleep_jiffies_max[self.task_wl[e]] + 1)
     elif ep.phase == TASK_EXP_DRIVE:
         nxt = rcu_exp_sel_wait_wake(self, e)  # charges its own lock costs
         self.acc = 0

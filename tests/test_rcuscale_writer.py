@@ -9,8 +9,9 @@ import re
 import numpy as np
 import pytest
 
+from rcusim import run
 from rcusim.commands.cli import main
-from rcusim.engine.rcuscale import MIN_MEAS, recheck_lines
+from rcusim.engine.rcuscale import MAX_MEAS, MIN_MEAS, recheck_lines, writer_durations
 from rcusim.input.kvmcmd import scenario_from_kvm
 from rcusim.input.scenario import load_scenario
 
@@ -86,7 +87,6 @@ def test_readers_keep_the_cpus_busy(capsys):
 @pytest.mark.parametrize("boot, fragment", [
     ("rcuscale.nwriters=4", "CONFIG_PREEMPTION=n"),
     (BOOT + " rcuscale.gp_async=1", "gp_async"),
-    (BOOT + " rcuscale.minruntime=5", "minruntime"),
     ("rcuscale.nwriters=0 rcuscale.nreaders=0", "no writers"),
 ])
 def test_what_is_not_modelled_is_refused(boot, fragment, capsys):
@@ -123,3 +123,60 @@ def test_no_hz_full_selects_callback_offloading():
     data, _ = scenario_from_kvm(args)
     (spec,) = load_scenario(data).variants.values()
     assert spec.params.nohz_full_cpus == spec.params.nocb_cpus == tuple(range(1, 8))
+
+
+JIFFY_NS = 4_000_000  # HZ=250, the Kconfig default
+
+
+def writer_calls(boot: str, release: str = "7.0"):
+    """Each writer's calls (task, t_start_ns, t_end_ns rows, in order) of an rcuscale run."""
+    args = argparse.Namespace(torture="rcuscale", kconfig=["CONFIG_NR_CPUS=8"], bootargs=[boot], ignored=[])
+    data, _ = scenario_from_kvm(args, release=release)
+    requests = run(data).variants["default"].requests  # a safety-checker violation would raise
+    return [grp for _, grp in requests.sort_values(["task", "t_start_ns"]).groupby("task")]
+
+
+def test_writer_holdoff_jiffies_sleeps_1_to_n_jiffies_before_each_gp(capsys):
+    n = 5
+    for calls in writer_calls(BOOT + f" rcuscale.writer_holdoff_jiffies={n}"):
+        gaps = (calls["t_start_ns"].to_numpy()[1:] - calls["t_end_ns"].to_numpy()[:-1]) / JIFFY_NS
+        # schedule_timeout_idle(j) on the timer wheel sleeps j to j + 1 jiffies (the expiry is
+        # rounded up to the next tick); the wake-up and the call's entry add microseconds.
+        assert gaps.min() >= 1 and gaps.max() < n + 1 + 0.01, (gaps.min(), gaps.max())
+        # torture_random() % n + 1: every length of sleep comes up.
+        assert set(np.floor(gaps).astype(int)) == set(range(1, n + 1))
+    lines = rcuscale(capsys, BOOT + f" rcuscale.writer_holdoff_jiffies={n}")
+    assert rcuscale(capsys, BOOT + f" rcuscale.writer_holdoff_jiffies={n}") == lines
+    assert rcuscale(capsys, BOOT + f" rcuscale.writer_holdoff_jiffies={n}", "--seed", "1") != lines
+
+
+def test_minruntime_keeps_every_writer_measuring_until_it_has_passed(capsys):
+    minruntime_ns = 2 * 10**9  # about 250 grace periods a writer: more than twice MIN_MEAS + 1
+    for calls in writer_calls(BOOT + " rcuscale.minruntime=2"):
+        ends = calls["t_end_ns"].to_numpy()
+        jdone_ns = (calls["t_start_ns"].iloc[0] // JIFFY_NS) * JIFFY_NS + minruntime_ns
+        # Done at the first return with time_after(jiffies, jdone): not before, and not one call later.
+        assert len(calls) > MIN_MEAS + 1
+        assert ends[-1] >= jdone_ns + JIFFY_NS > ends[-2]
+    gps = [ln for ln in rcuscale(capsys, BOOT + " rcuscale.minruntime=2") if re.fullmatch(r"rcu-scale: writer \d gps: \d+", ln)]
+    assert all(MIN_MEAS + 1 < int(ln.split()[-1]) <= MAX_MEAS for ln in gps)
+
+
+def test_a_writer_keeps_max_meas_durations():
+    calls = np.arange(MAX_MEAS + 5)
+    kept = writer_durations(calls)
+    # The array's last slot holds the latest call: writer_n_durations is MAX_MEAS.
+    assert len(kept) == MAX_MEAS and kept[-2] == MAX_MEAS - 2 and kept[-1] == calls[-1]
+    assert list(writer_durations(calls[:3])) == [0, 1, 2]
+
+
+@pytest.mark.parametrize("param", ["writer_holdoff_jiffies=3", "minruntime=5"])
+def test_writer_parameters_exist_from_v6_6(param, capsys):
+    assert main(["rcuscale", "--release", "6.5", "--kconfig", "CONFIG_NR_CPUS=8",
+                 "--bootargs", f"{BOOT} rcuscale.{param}"]) == 2
+    err = capsys.readouterr().err
+    assert f"rcuscale.{param.split('=')[0]}" in err and "v6.6" in err and err.count("\n") == 1
+    args = argparse.Namespace(torture="rcuscale", kconfig=[], bootargs=[f"{BOOT} rcuscale.{param}"], ignored=[])
+    data, _ = scenario_from_kvm(args, release="6.6")
+    (writers,) = [w for w in data["workloads"] if w["kind"] == "sync_loop"]
+    assert writers["sleep_jiffies_max"] == 3 or writers["min_runtime_s"] == 5

@@ -193,6 +193,8 @@ class Tasks:
     after_ns: list
     primitive: list            # _core.PRIMITIVES
     vmalloc: list              # vmalloc.pxi: the workload vmalloc()s a page before each call, vfree()s it after
+    sleep_jiffies_max: list    # schedule_timeout_idle() of 1 to this many jiffies before each call (0: none)
+    runtime_jiffies: list      # a task ends once this many jiffies after its start have passed (0: none)
     sync_entry_ns: int
 
 
@@ -474,6 +476,7 @@ def _column(parts: list, dtype) -> np.ndarray:
 def _tasks(spec) -> Tasks:
     nr_cpus, costs, p = spec.hardware.nr_cpus, spec.hardware.costs, spec.params
     cpu, rt, weight, loops, start, wl_idx, think, after, prim, vmalloc = [], [], [], [], [], [], [], [], [], []
+    sleep, runtime = [], []
     aff, fork, n_masks = [], [], 0
     for i, wl in enumerate(w for w in spec.workloads if isinstance(w, SyncLoop)):
         primitive = wl.primitive
@@ -499,6 +502,8 @@ def _tasks(spec) -> Tasks:
         after.append(costs.kfree_ns if wl.work_after == "kfree" else 0)
         prim.append(_core.PRIMITIVES[primitive])
         vmalloc.append(int(wl.work_after == "vfree"))
+        sleep.append(wl.sleep_jiffies_max)
+        runtime.append(round(wl.min_runtime_s * p.hz))
     loops_column = _column(loops, np.int64)
     return Tasks(cpu=_column(cpu, np.int32), aff=_column(aff, np.int32),
                  fork_balance=_column(fork, np.int8),
@@ -506,7 +511,8 @@ def _tasks(spec) -> Tasks:
                  loops=loops_column,
                  start_ns=_column(start, np.int64), workload=_column(wl_idx, np.int32),
                  expected_requests=int(loops_column.sum()), think_ns=think, after_ns=after, primitive=prim,
-                 vmalloc=vmalloc, sync_entry_ns=costs.sync_entry_ns)
+                 vmalloc=vmalloc, sleep_jiffies_max=sleep, runtime_jiffies=runtime,
+                 sync_entry_ns=costs.sync_entry_ns)
 
 
 def _vmalloc(spec) -> Vmalloc:

@@ -26,11 +26,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from rcusim.input.rcuscale_params import MIN_MEAS, compute_real
+from rcusim.input.rcuscale_params import MAX_MEAS, MIN_MEAS, compute_real
 from rcusim.kernel.seq import rcu_seq_diff
 
 __all__ = ["kfree_metrics", "rcuscale_line", "kvfree_bulk_max_entr",
-           "kmalloc_size", "compute_real", "MIN_MEAS", "writer_lines", "recheck_lines"]
+           "kmalloc_size", "compute_real", "MIN_MEAS", "MAX_MEAS", "writer_durations", "writer_lines", "recheck_lines"]
 
 PAGE_SHIFT = 12
 
@@ -109,11 +109,19 @@ def gp_seq_at(gps: pd.DataFrame, t_ns: int, expedited: bool) -> int:
     return seq if int(last["t_end_ns"]) > t_ns else (seq | 3) + 1
 
 
+def writer_durations(calls_ns: np.ndarray) -> np.ndarray:
+    """What a writer's array of MAX_MEAS durations holds after these calls: past its
+    last slot, each call overwrites that slot."""
+    return np.append(calls_ns[:MAX_MEAS - 1], calls_ns[MAX_MEAS - 1:][-1:])
+
+
 def writer_lines(requests: pd.DataFrame, gps: pd.DataFrame, gp_exp: bool, scale_type: str = "rcu") -> list[str]:
     """rcu_scale_cleanup()'s lines: each writer's count, the start/end/gps/batches line, then
-    every writer-duration. Writer i is task i; its durations are its calls in order."""
+    every writer-duration. Writer i is task i; its durations are its calls in order, as
+    its array of MAX_MEAS keeps them (past the last slot, each call overwrites it)."""
     lines = []
-    by_task = [grp["latency_ns"].to_numpy() for _, grp in requests.sort_values(["task", "t_start_ns"]).groupby("task")]
+    by_task = [writer_durations(grp["latency_ns"].to_numpy())
+               for _, grp in requests.sort_values(["task", "t_start_ns"]).groupby("task")]
     ngps = 0
     for i, d in enumerate(by_task):
         lines.append(f"{scale_type}{SCALE_FLAG} writer {i} gps: {len(d)}")

@@ -510,6 +510,14 @@ class SyncLoop(_OnCpuList):
     vmalloc costs, the global vmap locks and the lazy purge)."""
     start_us: Annotated[float, Field(ge=0, le=MAX_TIME_US, allow_inf_nan=False)] = 0.0
     """When the tasks start, in microseconds of simulated time."""
+    sleep_jiffies_max: Annotated[int, Field(ge=0, le=1_000_000)] = 0
+    """Before each call (after the think time), a task sleeps in schedule_timeout_idle() for a random
+    1 to this many jiffies, on a timer-wheel timer (its CPU may idle meanwhile), as rcuscale's
+    writer_holdoff_jiffies; 0: no sleep."""
+    min_runtime_s: Annotated[float, Field(ge=0, le=MAX_TIME_US / 1e6, allow_inf_nan=False)] = 0.0
+    """A task ends after its `loops` calls only once this many seconds have passed since its start
+    (time_after(jiffies, jdone), jdone its first jiffy plus min_runtime_s * HZ), calling on until
+    then, as rcuscale's minruntime."""
 
     @model_validator(mode="after")
     def _nice_is_for_sched_normal(self):

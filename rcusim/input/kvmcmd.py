@@ -21,6 +21,7 @@ from rcusim.input.rcuscale_params import MIN_MEAS, compute_real
 from rcusim.errors import ScenarioError
 from rcusim.input.bootargs import parse_bootargs
 from rcusim.input.config import Kernel
+from rcusim.input.releases import check_module_param
 
 __all__ = ["scenario_from_kvm", "add_kvm_arguments", "IGNORED_WITH_VALUE", "IGNORED_FLAGS"]
 
@@ -157,6 +158,11 @@ def scenario_from_kvm(args, profile: str = "x86-64-server-2023", release: str = 
         values = parse_bootargs(bootargs)
     except ScenarioError as exc:
         raise exc.with_context(key="--bootargs") from None
+    for name in values:
+        try:
+            check_module_param(name, release)
+        except ScenarioError as exc:
+            raise exc.with_context(key="--bootargs") from None
     nr_cpus = kernel.get("CONFIG_NR_CPUS", 64)
     if values.get("rcuscale.kfree_rcu_test", 0) != 1:
         workloads = _writer_test(values, nr_cpus, kernel.get("CONFIG_PREEMPTION", True))
@@ -178,17 +184,15 @@ def scenario_from_kvm(args, profile: str = "x86-64-server-2023", release: str = 
 def _writer_test(values: dict, nr_cpus: int, preemption: bool) -> list[dict]:
     """rcu_scale_writer() kthreads as a sync_loop workload: SCHED_FIFO (sched_set_fifo_low()),
     writer i on CPU i % nr_cpu_ids, after `holdoff` seconds, MIN_MEAS measured grace
-    periods each (the writer is done at its MIN_MEAS-th measurement plus one); and
-    rcu_scale_reader() kthreads as call_rcu_load workloads without callbacks."""
+    periods each (the writer is done at its MIN_MEAS-th measurement plus one, and once
+    `minruntime` seconds have passed), sleeping 1 to `writer_holdoff_jiffies` jiffies
+    before each; and rcu_scale_reader() kthreads as call_rcu_load workloads without callbacks."""
     def param(name, default):
         return values.get(f"rcuscale.{name}", default)
 
-    refused = {"gp_async": "asynchronous grace periods (call_rcu_hurry() and rcu_barrier())",
-               "minruntime": "a minimum run time", "writer_holdoff_jiffies": "random sleeps between GPs"}
-    for name, what in refused.items():
-        if param(name, 0):
-            raise ScenarioError(f"rcuscale.{name}: {what} in the writer test are not modelled",
-                                key="--bootargs", allowed=f"rcuscale.{name}=0")
+    if param("gp_async", False):
+        raise ScenarioError("rcuscale.gp_async: asynchronous grace periods in the writer test (call_rcu_hurry() "
+                            "and rcu_barrier()) are not modelled", key="--bootargs", allowed="rcuscale.gp_async=0")
     nwriters = compute_real(param("nwriters", -1), nr_cpus)
     if nwriters == 0:
         raise ScenarioError("no writers: the read-only test is not modelled", key="--bootargs",
@@ -196,7 +200,8 @@ def _writer_test(values: dict, nr_cpus: int, preemption: bool) -> list[dict]:
     writers = {"kind": "sync_loop", "name": "rcu_scale_writer", "tasks": nwriters, "loops": MIN_MEAS + 1,
                "rt": True, "primitive": "synchronize_rcu_expedited" if param("gp_exp", False) else "synchronize_rcu",
                "work_after": "none", "think_us": float(param("writer_holdoff", 0)),
-               "start_us": float(param("holdoff", 10)) * 1e6}
+               "start_us": float(param("holdoff", 10)) * 1e6,
+               "sleep_jiffies_max": param("writer_holdoff_jiffies", 0), "min_runtime_s": float(param("minruntime", 0))}
     return [writers] + _readers(compute_real(param("nreaders", -1), nr_cpus), nr_cpus, preemption)
 
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from rcusim.errors import ScenarioError
 
-__all__ = ["OLDEST", "NEWEST", "SWITCHES", "PATCHES", "ReleaseSwitches", "Switch", "Patch", "parse_release",
+__all__ = ["OLDEST", "NEWEST", "SWITCHES", "PATCHES", "MODULE_PARAMS", "ReleaseSwitches", "Switch", "Patch",
+           "ModuleParam", "check_module_param", "parse_release",
            "release_switches"]
 
 #: The releases rcusim models: 2.6 (with patch levels up to 2.6.39) to NEWEST.
@@ -167,6 +168,35 @@ PATCHES = (
           'early" (Joel Fernandes, 1 Jan 2026, <20260101163417.1065705-7-joelagnelf@nvidia.com>)'),
 )
 """Backportable changes by name: ``kernel.patches`` turns their switch on for an earlier release."""
+
+
+@dataclass(frozen=True)
+class ModuleParam:
+    """A module parameter that exists from release `since` on (refused on earlier releases)."""
+
+    name: str
+    since: tuple[int, ...]
+    introduced_by: str
+
+
+MODULE_PARAMS = (
+    ModuleParam("rcuscale.writer_holdoff_jiffies", (6, 6),
+                '"rcuscale: Permit blocking delays between writers" (McKenney, Jul 2023), "RCU changes for '
+                'v6.6" pull; release not checked against the tag'),
+    ModuleParam("rcuscale.minruntime", (6, 6),
+                '"rcuscale: Add minruntime module parameter" (McKenney, Jul 2023), "RCU changes for v6.6" '
+                "pull; release not checked against the tag"),
+)
+"""Module parameters added after the oldest modelled release."""
+
+
+def check_module_param(name: str, release: str) -> None:
+    """Raise :class:`ScenarioError` if module parameter `name` is newer than `release`."""
+    for param in MODULE_PARAMS:
+        if param.name == name and parse_release(release) < param.since:
+            since = ".".join(map(str, param.since))
+            raise ScenarioError(f"{name}: not a parameter of release {release} (added in v{since})",
+                                allowed=f"no {name}, or release {since} or later")
 
 
 @dataclass(frozen=True)
