@@ -301,6 +301,7 @@ cdef struct cpu_t:
     # a KVM guest's vCPU halted in HLT (kvm.pxi): the host's struct kvm_vcpu
     i64 halt_poll_ns     # vcpu->halt_poll_ns: how long the host polls before it blocks the vCPU thread
     i64 halt_start       # when the vCPU executed HLT (kvm_vcpu_halt()'s start)
+    i64 halt_irq_lat     # what returning from the HLT an interrupt ended at halt_start costs (-1: none)
     i64 next_balance     # rq->next_balance (jiffies)
     # scheduler statistics (sched.pxi: rq_account())
     i64 busy_ns          # time running an entity

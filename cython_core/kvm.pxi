@@ -13,6 +13,9 @@
 cdef void kvm_init(Engine self, s) noexcept:
     """The host's halt-polling parameters; each vCPU starts with halt_poll_ns 0
     (struct kvm_vcpu is zeroed when the vCPU is created)."""
+    cdef int c
+    for c in range(self.nr_cpus):
+        self.cpus[c].halt_irq_lat = -1
     self.halt_poll = s.halt_poll
     self.halt_poll_max_ns = s.halt_poll_max_ns
     self.halt_poll_grow = s.halt_poll_grow
@@ -69,6 +72,17 @@ cdef i64 kvm_vcpu_halt(Engine self, int c) noexcept:
 
 cdef void kvm_vcpu_irq(Engine self, int c) noexcept:
     """An interrupt ended the HLT of idle vCPU c; the idle loop halts again
-    after its handler."""
-    kvm_vcpu_halt(self, c)
+    after its handler, unless the handler woke an entity there (kvm_vcpu_wake())."""
+    self.cpus[c].halt_irq_lat = kvm_vcpu_halt(self, c)
     self.cpus[c].halt_start = self.now
+
+
+cdef i64 kvm_vcpu_wake(Engine self, int c) noexcept:
+    """An entity queued on idle vCPU c: the end of its HLT, or, when an interrupt ended
+    that HLT at this very time (its handler queued the entity), the same return."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 lat = cp.halt_irq_lat
+    if lat >= 0 and cp.halt_start == self.now:
+        cp.halt_irq_lat = -1
+        return lat
+    return kvm_vcpu_halt(self, c)

@@ -12,6 +12,7 @@ cdef int rcu_spawn_nocb_kthreads(Engine self, nb, int e) except -1:
     cdef int g, i
     self.nocb_nobypass_lim = nb.nocb_nobypass_lim
     self.jiffies_lazy_flush = nb.jiffies_lazy_flush
+    self.lazy_defer_leader = nb.lazy_defer_leader
     self.n_groups = max(len(nb.group_first) - 1, 0)
     self.groups = <group_t *> malloc((self.n_groups + 1) * sizeof(group_t))
     self.group_cpus = <int *> malloc((len(nb.group_cpus) + 1) * sizeof(int))
@@ -142,7 +143,7 @@ cdef void __call_rcu_nocb_wake(Engine self, int c, bint was_alldone) except *:
     if was_alldone:
         cp.qlen_last_fqs_check = n
         if cp.lazy_len > 0 and cp.byp_len == cp.lazy_len:
-            wake_nocb_gp_defer(self, cp.group, NOCB_WAKE_LAZY)
+            wake_nocb_gp_defer(self, c, NOCB_WAKE_LAZY)
             trace_rcu_nocb_wake(self, c, NOCB_TPS_WAKE_LAZY)
         else:
             wake_nocb_gp(self, cp.group)
@@ -155,18 +156,25 @@ cdef void __call_rcu_nocb_wake(Engine self, int c, bint was_alldone) except *:
         trace_rcu_nocb_wake(self, c, NOCB_TPS_WAKE_NOT)
 
 
-cdef void wake_nocb_gp_defer(Engine self, int g, int waketype) noexcept:
-    """wake_nocb_gp_defer() for the BYPASS and LAZY levels: (re)arm the group's
-    nocb_timer; a LAZY wake-up does not override an earlier deferment."""
+cdef void wake_nocb_gp_defer(Engine self, int c, int waketype) noexcept:
+    """wake_nocb_gp_defer() of CPU c's rdp for the BYPASS and LAZY levels: (re)arm its
+    group's nocb_timer.  A LAZY wake-up arms it jiffies_lazy_flush away only if no
+    wake-up is deferred yet, else one jiffy away.  Before v6.17 the test read c's own
+    rdp, where only the group leader keeps the deferral: any other CPU always re-armed it."""
+    cdef int g = self.cpus[c].group
     cdef group_t *gp = &self.groups[g]
     cdef i64 j = jiffies(self), expires
-    if waketype == NOCB_WAKE_LAZY:
-        if gp.defer != NOCB_WAKE_NOT:
-            return
+    cdef bint leader = self.group_cpus[gp.first] == c
+    cdef int deferred = gp.defer if (leader or self.lazy_defer_leader) else NOCB_WAKE_NOT
+    if waketype == NOCB_WAKE_LAZY and deferred == NOCB_WAKE_NOT:
         expires = j + self.jiffies_lazy_flush
-    else:
+        gp.defer = waketype
+    elif waketype == NOCB_WAKE_BYPASS:
         expires = j + 2
-    gp.defer = waketype
+        gp.defer = waketype
+    else:
+        expires = j + 1  # every deferral rcusim models is below RCU_NOCB_WAKE
+        gp.defer = max(gp.defer, waketype)
     gp.timer_gen = <u64> self.evq.seq + 1
     push(self, timer_expiry_jiffy(self, j, expires) * self.jiffy_ns, PRIO_NORMAL, EV_BYPASS_TIMER, g,
          <i64> gp.timer_gen)
@@ -252,9 +260,9 @@ cdef i64 nocb_gp_wait(Engine self, int e) except -2:
         rcu_gp_kthread_wake(self)
     # A non-empty bypass must not strand its callbacks: a timer wakes rcuog again.
     if bypass:
-        wake_nocb_gp_defer(self, g, NOCB_WAKE_BYPASS)
+        wake_nocb_gp_defer(self, self.group_cpus[gp.first], NOCB_WAKE_BYPASS)
     elif lazy:
-        wake_nocb_gp_defer(self, g, NOCB_WAKE_LAZY)
+        wake_nocb_gp_defer(self, self.group_cpus[gp.first], NOCB_WAKE_LAZY)
     self.cpus[ep.cpu].debt += self.acc
     if not gp.nocb_gp_sleep:
         return nocb_gp_wait_next(self, e)

@@ -62,7 +62,6 @@ cdef class Engine:
     # --- vmalloc()/vfree() of lib/test_vmalloc.c's kvfree_rcu test (vmalloc.pxi) --
     cdef i64 vm_alloc_ns, vm_insert_ns, vm_setup_ns, vm_pages_ns   # vmalloc(PAGE_SIZE)'s steps
     cdef i64 vm_unlink_ns, vm_purge_add_ns, vm_unmap_ns            # vfree()'s steps
-    cdef i64 vm_merge_ns         # one lazy area merged back at a purge
     cdef i64 vm_area_pages       # pages a one-page area adds to vmap_lazy_nr (with its guard page)
     cdef i64 vm_lazy_max_pages   # lazy_max_pages()
     cdef i64 vm_lazy_nr          # vmap_lazy_nr
@@ -183,6 +182,7 @@ cdef class Engine:
     cdef int *group_cpus
     cdef i64 nocb_nobypass_lim
     cdef i64 jiffies_lazy_flush  # LAZY_FLUSH_JIFFIES: the longest a lazy callback waits in the bypass
+    cdef int lazy_defer_leader   # wake_nocb_gp_defer() reads the group leader's deferral (v6.17)
 
     # --- expedited GPs: rcu_state.expedited_sequence and friends (exp.pxi, locking.pxi) 
     cdef i64 ipi_send_ns

@@ -297,7 +297,7 @@ cdef void check_preempt_or_kick(Engine self, int c, int e) except *:
     cdef i64 lat
     if cp.state == CPU_IDLE:
         if self.halt_poll:
-            lat = kvm_vcpu_halt(self, c)
+            lat = kvm_vcpu_wake(self, c)
             self.n_idle_exit_ns += lat
         else:
             lat = cpuidle_exit_ns(self, c) if self.n_idle_states else idle_exit_ns(self)
@@ -445,6 +445,7 @@ cdef void cpu_enter_idle(Engine self, int c) noexcept:
     if self.n_idle_states:
         cpuidle_select(self, c)
     cp.halt_start = self.now  # a vCPU's idle loop executes HLT
+    cp.halt_irq_lat = -1
     if self.n_unbound:
         if cp.idle_stamp == 0:
             cp.idle_stamp = self.now

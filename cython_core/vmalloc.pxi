@@ -24,7 +24,6 @@ cdef void vmalloc_init(Engine self, v) noexcept:
     self.vm_unlink_ns = v.unlink_ns
     self.vm_purge_add_ns = v.purge_add_ns
     self.vm_unmap_ns = v.unmap_ns
-    self.vm_merge_ns = v.merge_ns
     self.vm_area_pages = v.area_pages
     self.vm_lazy_max_pages = v.lazy_max_pages
     for k in range(VMAP_LOCKS):
@@ -66,17 +65,13 @@ cdef i64 vfree_page(Engine self, int c, i64 t0) noexcept:
 
 
 cdef void purge_vmap_area_lazy(Engine self, int c, i64 t) noexcept:
-    """drain_vmap_area_work(): flush_tlb_all() by IPI to every other CPU, then every lazy
-    area merged back into the free tree under free_vmap_area_lock.  The work runs on
-    CPU c (schedule_work() queues it there); its time is taken from that CPU."""
+    """free_vmap_area_noflush() queues drain_vmap_work: flush_tlb_all() by IPI to every
+    other CPU, then every lazy area merged back into the free tree.  The merge loop calls
+    cond_resched_lock() after each area, which lets a waiting vmalloc() in, so the merges
+    are not charged to the lock's waiters; the kworker's own CPU time is not modelled."""
     cdef int other
-    cdef i64 n_areas = self.vm_lazy_nr // self.vm_area_pages
-    cdef i64 flush = (self.nr_cpus - 1) * self.ipi_send_ns + self.ipi_latency_ns
-    cdef i64 end
     for other in range(self.nr_cpus):
         if other != c:
             steal(self, other, self.ipi_handler_ns)  # do_flush_tlb_all()
-    end = vmap_spin(self, VMAP_FREE_LOCK, c, t + flush, n_areas * self.vm_merge_ns)
-    steal(self, c, end - t)
     self.vm_lazy_nr = 0
     self.n_vmap_purges += 1

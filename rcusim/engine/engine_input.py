@@ -147,6 +147,7 @@ class Nocb:
     nocb_nobypass_lim: int     # direct enqueues per jiffy before the bypass list is used
     nocb_cb_rt: int
     jiffies_lazy_flush: int    # how long lazy callbacks may wait in the bypass list (LAZY_FLUSH_JIFFIES)
+    lazy_defer_leader: int     # wake_nocb_gp_defer() reads the leader's deferral for LAZY (v6.17)
 
 
 @_section
@@ -284,7 +285,6 @@ class Vmalloc:
     unlink_ns: int             # find_unlink_vmap_area() under vmap_area_lock
     purge_add_ns: int          # merge into the purge tree under purge_vmap_area_lock
     unmap_ns: int              # unmap and page free (no global lock)
-    merge_ns: int              # one lazy area merged back under free_vmap_area_lock at a purge
     area_pages: int            # vmap_lazy_nr added by one vfree(): the page and its guard page
     lazy_max_pages: int        # lazy_max_pages(): 32 MB of pages x fls(num_online_cpus())
 
@@ -430,6 +430,7 @@ def _nocb(spec) -> Nocb:
         nocb_nobypass_lim=16 * 1000 // p.hz,
         nocb_cb_rt=int(p.nocb_cb_boost and p.kthread_prio > 0),
         jiffies_lazy_flush=10 * p.hz,  # LAZY_FLUSH_JIFFIES = 10 * HZ
+        lazy_defer_leader=int(p.switches.nocb_lazy_defer_leader),
     )
 
 

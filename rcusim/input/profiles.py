@@ -198,11 +198,10 @@ def profile_halt_poll_sources(name: str) -> dict[str, str]:
     return out
 
 
-VMALLOC_COSTS = ("alloc_ns", "insert_ns", "setup_ns", "pages_ns", "unlink_ns", "purge_add_ns", "unmap_ns",
-                 "merge_ns")
+VMALLOC_COSTS = ("alloc_ns", "insert_ns", "setup_ns", "pages_ns", "unlink_ns", "purge_add_ns", "unmap_ns")
 """The steps of a one-page vmalloc() and vfree() (mm/vmalloc.c), in ns: under free_vmap_area_lock
-(alloc), vmap_area_lock (insert, setup, unlink) and purge_vmap_area_lock (purge_add), outside
-them (pages, unmap), and one lazy area merged back at a purge (merge)."""
+(alloc), vmap_area_lock (insert, setup, unlink) and purge_vmap_area_lock (purge_add), and outside
+them (pages, unmap)."""
 
 
 def _check_vmalloc(name: str, vm) -> None:

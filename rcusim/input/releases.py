@@ -135,6 +135,12 @@ SWITCHES = (
            "release is not checked)",
            "rcu_sr_normal_gp_cleanup_work runs on sync_wq, an ordinary workqueue; before (v6.9), on "
            "system_highpri_wq (nice -20)"),
+    Switch("nocb_lazy_defer_leader", (6, 17),
+           '"rcu: Fix delayed execution of hurry callbacks" (Tze-nan Wu, 2025, 463d46044f04), in '
+           "rcu.merge.18.07.2025 for v6.17; release not checked against the tag",
+           "wake_nocb_gp_defer() asks the group leader's rdp whether a wake-up is deferred already "
+           "before it arms the lazy timer; before, the enqueuing CPU's, so the first lazy callback of "
+           "any other CPU of the group re-armed the group's timer jiffies_lazy_flush away"),
     Switch("wake_from_gp_auto", (6, 17),
            '"rcu: Enable rcu_normal_wake_from_gp on small systems" (Rezki, Jun 2025, a7f6af1322ad), '
            '"RCU changes for v6.17"',
@@ -222,6 +228,7 @@ class ReleaseSwitches:
     eevdf: bool
     timer_pull: bool
     sr_normal_sync_wq: bool
+    nocb_lazy_defer_leader: bool
     wake_from_gp_auto: bool
     gp_kthread_cpu_qs_early: bool
 
