@@ -36,6 +36,7 @@ cdef void cpuidle_init(Engine self, s) except *:
     self.idle_polling0 = s.idle_polling0
     self.tick_usec = self.jiffy_ns // 1000
     self.menu_keeps_tick = s.menu_keeps_tick
+    self.hz_periodic = s.hz_periodic
     self.menu = <menu_t *> calloc(self.nr_cpus, sizeof(menu_t))
     if self.menu == NULL:
         raise MemoryError()
@@ -47,9 +48,9 @@ cdef void cpuidle_init(Engine self, s) except *:
             self.menu[c].intervals[i] = 9 * MENU_MAX_INTERESTING // 10
         if self.n_idle_states:
             cpuidle_select(self, c)  # every CPU starts idle, its tick stopped ...
-            if not self.cpus[c].stop_tick:  # ... unless the governor keeps it
-                self.cpus[c].tick_on = 1
-                push(self, (jiffies(self) + 1) * self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
+        if not self.cpus[c].stop_tick or self.hz_periodic:  # ... unless kept (or never stopped)
+            self.cpus[c].tick_on = 1
+            push(self, (jiffies(self) + 1) * self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
 
 
 cdef inline int which_bucket(i64 duration_us) noexcept:
@@ -222,7 +223,7 @@ cdef void cpuidle_select(Engine self, int c) noexcept:
     cdef menu_t *m = &self.menu[c]
     cdef i64 next_tick = (jiffies(self) + 1) * self.jiffy_ns - self.now
     cdef i64 next_ns = MENU_NO_TIMER_US * <i64> 1000
-    if not cp.offloaded and n_cbs(self, cp) > 0:
+    if self.hz_periodic or (not cp.offloaded and n_cbs(self, cp) > 0):
         next_ns = next_tick
     elif c == self.gp_cpu and self.gp_state == RCU_GP_WAIT_FQS and self.gp_timer_expires > self.now:
         next_ns = self.gp_timer_expires - self.now

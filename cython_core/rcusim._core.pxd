@@ -56,6 +56,7 @@ cdef class Engine:
     cdef i64 idle_wake_ns[8]     # what leaving the state costs a wake-up (measured, else the exit latency)
     cdef i64 tick_usec           # TICK_USEC
     cdef int menu_keeps_tick     # menu_select() decides the tick (v4.17 and later)
+    cdef int hz_periodic         # CONFIG_HZ_PERIODIC: no CPU ever stops its tick
     cdef menu_t *menu
     cdef i64 gp_timer_expires    # when the FQS wait's timer fires (ns), for the GP CPU's governor
 

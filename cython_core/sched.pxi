@@ -571,7 +571,7 @@ cdef i64 ent_done(Engine self, int e) except -2:
 cdef void ev_tick(Engine self, int c) except *:
     """The periodic scheduling-clock tick; it stops on a NO_HZ-idle CPU."""
     cdef cpu_t *cp = &self.cpus[c]
-    if cp.state != CPU_BUSY and (cp.offloaded or n_cbs(self, cp) == 0) and cp.stop_tick:
+    if cp.state != CPU_BUSY and (cp.offloaded or n_cbs(self, cp) == 0) and cp.stop_tick and not self.hz_periodic:
         # rcu_needs_cpu() is false and the governor did not keep the tick.
         cp.tick_on = 0
         return

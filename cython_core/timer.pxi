@@ -52,7 +52,8 @@ cdef inline bint tick_stopped(Engine self, int c) noexcept:
     """Inactive to the timer-migration hierarchy: NO_HZ idle (rcu_needs_cpu() false,
     and the cpuidle governor let the tick stop)."""
     cdef cpu_t *cp = &self.cpus[c]
-    return cp.state == CPU_IDLE and (cp.offloaded or n_cbs(self, cp) == 0) and cp.stop_tick
+    return (cp.state == CPU_IDLE and (cp.offloaded or n_cbs(self, cp) == 0) and cp.stop_tick
+            and not self.hz_periodic)
 
 
 cdef int timer_expiry_cpu(Engine self, int c) noexcept:

@@ -176,3 +176,20 @@ def test_back_to_back_gps_yield_the_cpu_at_cond_resched():
     v = only_variant(run_scenario(load_scenario(data), progress=False))
     assert v.metrics["completion_time_s"] is not None  # finished, not stopped by max_sim_time_s
     assert v.request_count == 200 * 20 + 8 * 3
+
+
+
+def test_a_periodic_tick_reports_idle_cpus_before_any_fqs_scan():
+    """CONFIG_HZ_PERIODIC: idle CPUs keep their tick, and rcu_sched_clock_irq() from idle
+    reports their quiescent state, so GPs end a tick or two after they start, without
+    waiting for the FQS scan."""
+    jiffy_ns = 1_000_000
+    nohz = only_variant(run_scenario(load_scenario(lone_caller("7.0", loops=50)), progress=False))
+    periodic = only_variant(run_scenario(load_scenario(lone_caller("7.0", loops=50, CONFIG_HZ_PERIODIC=True)),
+                                         progress=False))
+    assert periodic.metrics["normal_gp"]["fqs_scans"]["mean"] == 0
+    assert nohz.metrics["normal_gp"]["fqs_scans"]["mean"] == 1
+    # At most two ticks, and the wake-up of a CPU from the deepest idle state.
+    assert (periodic.gps.t_end_ns - periodic.gps.t_start_ns).max() <= 2 * jiffy_ns + DEEPEST_EXIT_NS
+    # Every CPU takes every tick: 64 CPUs for the whole run.
+    assert periodic.counters["ticks"] >= 0.99 * 64 * periodic.completion_time_ns / jiffy_ns

@@ -349,6 +349,8 @@ class Kernel(_Model):
     """Priority boosting of preempted readers (rcub kthreads)."""
     CONFIG_RCU_NOCB_CPU_CB_BOOST: bool = False
     """rcuop kthreads run SCHED_FIFO at kthread_prio."""
+    CONFIG_HZ_PERIODIC: bool = False
+    """The tick never stops, idle CPUs take every one (NO_HZ_IDLE, rcusim's default, is off)."""
     bootargs: str = ""
     """Kernel command line, e.g. "rcutree.blimit=16 rcu_nocbs=0-63"; later tokens win."""
     CONFIG_RCU_EXP_KTHREAD: Optional[bool] = None
@@ -1017,6 +1019,11 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
                             path=_BOOTARGS_PATH,
                             allowed="set kernel.CONFIG_RCU_NOCB_CPU: true (with nohz_full, rcusim's "
                                     "CONFIG_NO_HZ_FULL=y build), or drop nohz_full",
+                            token=_token_for(kernel.bootargs, "nohz_full"))
+    if "nohz_full" in args and kernel.CONFIG_HZ_PERIODIC:
+        raise ScenarioError("nohz_full needs CONFIG_NO_HZ_FULL, one choice of the tick model, and "
+                            "CONFIG_HZ_PERIODIC is another", path=_BOOTARGS_PATH,
+                            allowed="kernel.CONFIG_HZ_PERIODIC: false, or drop nohz_full",
                             token=_token_for(kernel.bootargs, "nohz_full"))
     for name in _CLASSIC_PARAMS:
         # The 2004 patches were for classic RCU; Tree RCU (v2.6.29) has no such knob.

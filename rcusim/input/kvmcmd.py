@@ -38,8 +38,8 @@ _HZ_VALUES = (100, 250, 300, 1000)
 #: NONE and VOLUNTARY are the same to rcusim: a task switches only when it blocks or
 #: at cond_resched().
 _PREEMPT_MODELS = {"CONFIG_PREEMPT_NONE": False, "CONFIG_PREEMPT_VOLUNTARY": False, "CONFIG_PREEMPT": True}
-#: The timer-tick choice: NO_HZ_IDLE is what rcusim models; NO_HZ_FULL selects RCU_NOCB_CPU and
-#: takes its CPUs from nohz_full= (and offloads them); HZ_PERIODIC, a tick that never stops, is not modelled.
+#: The timer-tick choice: NO_HZ_IDLE is rcusim's default; NO_HZ_FULL selects RCU_NOCB_CPU and
+#: takes its CPUs from nohz_full= (and offloads them); HZ_PERIODIC keeps every tick (kernel.CONFIG_HZ_PERIODIC).
 _TICK_MODELS = ("CONFIG_NO_HZ_IDLE", "CONFIG_NO_HZ_FULL")
 _KCONFIG_BOOL = {name for name, f in Kernel.model_fields.items()
                  if name.startswith("CONFIG_") and f.annotation in (bool,)}
@@ -74,10 +74,11 @@ def _kconfig(kernel: dict, item: str) -> None:
                 raise ScenarioError(f"{where}: {value!r} is not a choice value", allowed="y or n")
             if value == "n":
                 continue  # the other options of a choice, written out as kvm.sh configs do
-            if name in ("CONFIG_HZ_PERIODIC", "CONFIG_PREEMPT_DYNAMIC"):
+            if name == "CONFIG_PREEMPT_DYNAMIC":
                 raise ScenarioError(f"{where}: not modelled",
-                                    allowed="CONFIG_NO_HZ_IDLE or CONFIG_NO_HZ_FULL, and CONFIG_PREEMPT_NONE, "
-                                            "_VOLUNTARY or CONFIG_PREEMPT")
+                                    allowed="CONFIG_PREEMPT_NONE, _VOLUNTARY or CONFIG_PREEMPT")
+            if name == "CONFIG_HZ_PERIODIC":
+                kernel["CONFIG_HZ_PERIODIC"] = True
             if name in _PREEMPT_MODELS:
                 kernel["CONFIG_PREEMPTION"] = kernel["CONFIG_PREEMPT_RCU"] = _PREEMPT_MODELS[name]
         elif name in _KCONFIG_BOOL:
