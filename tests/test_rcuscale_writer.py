@@ -112,8 +112,16 @@ def test_kvm_preemption_and_tick_choices():
     k = kernel("CONFIG_PREEMPT=y", "CONFIG_NO_HZ_FULL=y")
     assert (k.CONFIG_PREEMPTION, k.CONFIG_PREEMPT_RCU) == (True, True)
     assert kernel("CONFIG_HZ_PERIODIC=y CONFIG_NO_HZ_IDLE=n").CONFIG_HZ_PERIODIC
-    with pytest.raises(Exception, match="not modelled"):
-        kernel("CONFIG_PREEMPT_DYNAMIC=y")
+
+    def params(*kconfig, boot=""):
+        args = SimpleNamespace(torture="rcuscale", kconfig=list(kconfig), bootargs=[BOOT + boot], ignored=[])
+        data, _ = scenario_from_kvm(args)
+        return load_scenario(data).variants["default"].params
+    # A dynamic build is preemptible; its Kconfig choice is preempt='s default, the command line wins.
+    p = params("CONFIG_PREEMPT_VOLUNTARY=y CONFIG_PREEMPT_DYNAMIC=y")
+    assert (p.preemption, p.preempt_rcu) == (False, True)
+    p = params("CONFIG_PREEMPT_VOLUNTARY=y CONFIG_PREEMPT_DYNAMIC=y", boot=" preempt=full")
+    assert (p.preemption, p.preempt_rcu) == (True, True)
 
 
 def test_no_hz_full_selects_callback_offloading():

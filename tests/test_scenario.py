@@ -526,3 +526,21 @@ def test_a_quoted_number_is_named_a_string():
             "workloads": [{"kind": "sync_loop", "tasks": 1, "loops": 1}]}
     with pytest.raises(ScenarioError, match="is a string, not a number"):
         load_scenario(data)
+
+
+@pytest.mark.parametrize("kernel, fragment", [
+    ({"release": "5.10", "CONFIG_PREEMPT_DYNAMIC": True}, "CONFIG_PREEMPT_DYNAMIC does not exist"),
+    ({"CONFIG_PREEMPT_DYNAMIC": True, "CONFIG_PREEMPTION": False, "CONFIG_PREEMPT_RCU": False}, "preemptible"),
+    ({"bootargs": "preempt=none"}, "needs CONFIG_PREEMPT_DYNAMIC"),
+    ({"CONFIG_PREEMPT_DYNAMIC": True, "bootargs": "preempt=lazy"}, "not modelled"),
+])
+def test_preempt_dynamic_is_refused_where_the_kernel_has_no_such_build(kernel, fragment):
+    with pytest.raises(ScenarioError, match=fragment):
+        params(**kernel)
+
+
+@pytest.mark.parametrize("boot, preemption", [("", True), ("preempt=none", False), ("preempt=voluntary", False),
+                                              ("preempt=full", True)])
+def test_preempt_chooses_the_model_of_a_dynamic_build(boot, preemption):
+    p = params(CONFIG_PREEMPT_DYNAMIC=True, bootargs=boot)
+    assert p.preemption is preemption and p.preempt_rcu

@@ -133,6 +133,11 @@ _PARAMS = [
     # rcu-low-lat (LKML, "[PATCH] RCU for low latency (experimental)", 23 March 2004).
     Param("rcupdate.bhlimit", "int",
           "2004 rcu-low-lat patch: callbacks in softirq before krcud takes over (0: no krcud).", lo=0),
+    # --- scheduler (kernel/sched/core.c) ------------------------------------------
+    Param("preempt", "choice",
+          "The preemption model of a CONFIG_PREEMPT_DYNAMIC kernel: none and voluntary preempt "
+          "only at preemption points, full anywhere (sched_dynamic_mode()).",
+          choices=("none", "voluntary", "full"), not_modelled=("lazy",)),
     # --- cpuidle (drivers/cpuidle/governor.c) --------------------------------------
     Param("cpuidle.governor", "choice",
           "The cpuidle governor; menu, the default of every release, is the one rcusim models.",

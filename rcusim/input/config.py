@@ -351,6 +351,9 @@ class Kernel(_Model):
     """rcuop kthreads run SCHED_FIFO at kthread_prio."""
     CONFIG_HZ_PERIODIC: bool = False
     """The tick never stops, idle CPUs take every one (NO_HZ_IDLE, rcusim's default, is off)."""
+    CONFIG_PREEMPT_DYNAMIC: bool = False
+    """A preemptible build (CONFIG_PREEMPTION, CONFIG_PREEMPT_RCU) whose preemption model the boot
+    parameter preempt= chooses (default full, the CONFIG_PREEMPT choice)."""
     bootargs: str = ""
     """Kernel command line, e.g. "rcutree.blimit=16 rcu_nocbs=0-63"; later tokens win."""
     CONFIG_RCU_EXP_KTHREAD: Optional[bool] = None
@@ -398,6 +401,19 @@ class Kernel(_Model):
             raise ScenarioError(f"CONFIG_RCU_NOCB_CPU does not exist in release {self.release}: callback "
                                 "offloading came with v3.8", key="CONFIG_RCU_NOCB_CPU",
                                 allowed="false, or kernel.release 3.8 or later")
+        return self
+
+    @model_validator(mode="after")
+    def _check_preempt_dynamic(self) -> "Kernel":
+        if not self.CONFIG_PREEMPT_DYNAMIC:
+            return self
+        if not release_switches(self.release_tuple).preempt_dynamic:
+            raise ScenarioError(f"CONFIG_PREEMPT_DYNAMIC does not exist in release {self.release}",
+                                key="CONFIG_PREEMPT_DYNAMIC", allowed="false, or kernel.release 5.12 or later")
+        if not (self.CONFIG_PREEMPTION and self.CONFIG_PREEMPT_RCU):
+            raise ScenarioError("CONFIG_PREEMPT_DYNAMIC builds a preemptible kernel (PREEMPT_BUILD)",
+                                key="CONFIG_PREEMPT_DYNAMIC",
+                                allowed="CONFIG_PREEMPTION and CONFIG_PREEMPT_RCU true, and preempt= for the model")
         return self
 
     @model_validator(mode="after")
@@ -1045,6 +1061,7 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
                                         "or the keys of a kfree_rcu_flood or sync_loop workload",
                                 token=_token_for(kernel.bootargs, name))
     needs(("rcutree.enable_rcu_lazy",), "CONFIG_RCU_LAZY")
+    needs(("preempt",), "CONFIG_PREEMPT_DYNAMIC")
     if "rcutree.enable_rcu_lazy" in args and not switches.rcu_lazy_boot_param:
         raise ScenarioError(f"rcutree.enable_rcu_lazy does not exist in release {kernel.release}",
                             path=_BOOTARGS_PATH, allowed="drop it, or kernel.release 6.9 or later",
@@ -1129,7 +1146,8 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
         fanout_leaf=leaf,
         fanout_exact=args.get("rcutree.rcu_fanout_exact", False),
         preempt_rcu=kernel.CONFIG_PREEMPT_RCU,
-        preemption=kernel.CONFIG_PREEMPTION,
+        # preempt= of a CONFIG_PREEMPT_DYNAMIC kernel: none and voluntary run as !PREEMPTION.
+        preemption=kernel.CONFIG_PREEMPTION and args.get("preempt", "full") == "full",
         rcu_boost=kernel.CONFIG_RCU_BOOST,
         blimit=args.get("rcutree.blimit", 10),
         qhimark=args.get("rcutree.qhimark", 10000),

@@ -38,6 +38,8 @@ _HZ_VALUES = (100, 250, 300, 1000)
 #: NONE and VOLUNTARY are the same to rcusim: a task switches only when it blocks or
 #: at cond_resched().
 _PREEMPT_MODELS = {"CONFIG_PREEMPT_NONE": False, "CONFIG_PREEMPT_VOLUNTARY": False, "CONFIG_PREEMPT": True}
+#: With CONFIG_PREEMPT_DYNAMIC the build is preemptible and the choice is preempt='s default.
+_DYNAMIC_MODE = {"CONFIG_PREEMPT_NONE": "none", "CONFIG_PREEMPT_VOLUNTARY": "voluntary", "CONFIG_PREEMPT": "full"}
 #: The timer-tick choice: NO_HZ_IDLE is rcusim's default; NO_HZ_FULL selects RCU_NOCB_CPU and
 #: takes its CPUs from nohz_full= (and offloads them); HZ_PERIODIC keeps every tick (kernel.CONFIG_HZ_PERIODIC).
 _TICK_MODELS = ("CONFIG_NO_HZ_IDLE", "CONFIG_NO_HZ_FULL")
@@ -75,12 +77,12 @@ def _kconfig(kernel: dict, item: str) -> None:
             if value == "n":
                 continue  # the other options of a choice, written out as kvm.sh configs do
             if name == "CONFIG_PREEMPT_DYNAMIC":
-                raise ScenarioError(f"{where}: not modelled",
-                                    allowed="CONFIG_PREEMPT_NONE, _VOLUNTARY or CONFIG_PREEMPT")
+                kernel["CONFIG_PREEMPT_DYNAMIC"] = True
             if name == "CONFIG_HZ_PERIODIC":
                 kernel["CONFIG_HZ_PERIODIC"] = True
             if name in _PREEMPT_MODELS:
                 kernel["CONFIG_PREEMPTION"] = kernel["CONFIG_PREEMPT_RCU"] = _PREEMPT_MODELS[name]
+                kernel["preempt="] = _DYNAMIC_MODE[name]
         elif name in _KCONFIG_BOOL:
             if value not in _Y:
                 raise ScenarioError(f"{where}: {value!r} is not a bool option value", allowed="y or n")
@@ -154,7 +156,12 @@ def scenario_from_kvm(args, profile: str = "x86-64-server-2023", release: str = 
         _kconfig(kernel, item)
     if "CONFIG_NO_HZ_FULL=y" in " ".join(args.kconfig).split():
         kernel["CONFIG_RCU_NOCB_CPU"] = True  # NO_HZ_FULL selects RCU_NOCB_CPU (kernel/time/Kconfig)
+    mode = kernel.pop("preempt=", "full")
     bootargs = " ".join(args.bootargs)
+    if kernel.get("CONFIG_PREEMPT_DYNAMIC"):
+        # A preemptible build; the Kconfig choice is the boot default, a later preempt= wins.
+        kernel["CONFIG_PREEMPTION"] = kernel["CONFIG_PREEMPT_RCU"] = True
+        bootargs = f"preempt={mode} {bootargs}".strip()
     try:
         values = parse_bootargs(bootargs)
     except ScenarioError as exc:

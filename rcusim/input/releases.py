@@ -99,6 +99,11 @@ SWITCHES = (
            'changes for v5.10" pull (core/rcu)',
            "the rcu_grace_period and rcu_exp_grace_period tracepoints print gp_seq signed (%ld): "
            "-1199; before, unsigned (%lu): 18446744073709550417"),
+    Switch("preempt_dynamic", (5, 12),
+           '"sched: Add PREEMPT_DYNAMIC" and the preempt= boot parameter (Michal Hocko, Peter Zijlstra, '
+           "Frederic Weisbecker, Jan 2021), v5.12; release not checked against the tag",
+           "CONFIG_PREEMPT_DYNAMIC exists: a preemptible build whose preemption model preempt= "
+           "chooses at boot"),
     Switch("kfree_drain_5hz", (6, 1),
            '"rcu/kvfree: Update KFREE_DRAIN_JIFFIES interval" (Uladzislau Rezki, Aug 2022), ~v6.1',
            "KFREE_DRAIN_JIFFIES is 5*HZ, with a 1-jiffy drain when a CPU's batch is full; before, HZ/50"),
@@ -220,6 +225,7 @@ class ReleaseSwitches:
     exp_par_init: bool
     menu_keeps_tick: bool
     trace_signed_gp_seq: bool
+    preempt_dynamic: bool
     kfree_drain_5hz: bool
     rcu_lazy: bool
     rcu_lazy_boot_param: bool
