@@ -349,13 +349,13 @@ class Kernel(_Model):
     """Priority boosting of preempted readers (rcub kthreads)."""
     CONFIG_RCU_NOCB_CPU_CB_BOOST: bool = False
     """rcuop kthreads run SCHED_FIFO at kthread_prio."""
+    bootargs: str = ""
+    """Kernel command line, e.g. "rcutree.blimit=16 rcu_nocbs=0-63"; later tokens win."""
     CONFIG_HZ_PERIODIC: bool = False
     """The tick never stops, idle CPUs take every one (NO_HZ_IDLE, rcusim's default, is off)."""
     CONFIG_PREEMPT_DYNAMIC: bool = False
     """A preemptible build (CONFIG_PREEMPTION, CONFIG_PREEMPT_RCU) whose preemption model the boot
     parameter preempt= chooses (default full, the CONFIG_PREEMPT choice)."""
-    bootargs: str = ""
-    """Kernel command line, e.g. "rcutree.blimit=16 rcu_nocbs=0-63"; later tokens win."""
     CONFIG_RCU_EXP_KTHREAD: Optional[bool] = None
     """Expedited-GP kthread workers run SCHED_FIFO at kthread_prio; Kconfig default: CONFIG_NR_CPUS <= 32."""
     exp_mutex: Literal["mutex", "rt_mutex"] = "mutex"
