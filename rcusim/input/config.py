@@ -34,7 +34,8 @@ from rcusim.input.membarrier import MembarrierLoop
 from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, MAX_IDLE_STATES, PROFILES, Z_P99, load_profile,
                                    noise_presets, profile_halt_poll, profile_idle_states, profile_sources,
                                    profile_topology, profile_vmalloc)
-from rcusim.input.releases import PATCHES, RELEASE_ALLOWED, SWITCHES, ReleaseSwitches, parse_release, release_switches
+from rcusim.input.releases import (PATCHES, RELEASE_ALLOWED, SWITCHES, ReleaseSwitches, check_module_param,
+                                   parse_release, release_switches)
 
 __all__ = [
     "MAX_CPUS", "Costs", "CostOverrides", "Hardware", "HardwareSpec", "Kernel",
@@ -305,6 +306,10 @@ NOCB_SINCE = (3, 8)
 """The first release with CONFIG_RCU_NOCB_CPU."""
 
 # Kconfig "depends on" rules that rcusim checks: option -> (needed option, why).
+#: Kconfig options that exist from a release on: (option, the release switch that brings it).
+_OPTION_SINCE = (("CONFIG_RCU_LAZY", "rcu_lazy"), ("CONFIG_RCU_LAZY_DEFAULT_OFF", "rcu_lazy_boot_param"),
+                 ("CONFIG_PREEMPT_DYNAMIC", "preempt_dynamic"))
+
 _KCONFIG_DEPENDS = [
     ("CONFIG_RCU_NOCB_CPU_DEFAULT_ALL", "CONFIG_RCU_NOCB_CPU"),
     ("CONFIG_RCU_LAZY", "CONFIG_RCU_NOCB_CPU"),
@@ -404,26 +409,21 @@ class Kernel(_Model):
         return self
 
     @model_validator(mode="after")
-    def _check_preempt_dynamic(self) -> "Kernel":
-        if not self.CONFIG_PREEMPT_DYNAMIC:
-            return self
-        if not release_switches(self.release_tuple).preempt_dynamic:
-            raise ScenarioError(f"CONFIG_PREEMPT_DYNAMIC does not exist in release {self.release}",
-                                key="CONFIG_PREEMPT_DYNAMIC", allowed="false, or kernel.release 5.12 or later")
-        if not (self.CONFIG_PREEMPTION and self.CONFIG_PREEMPT_RCU):
-            raise ScenarioError("CONFIG_PREEMPT_DYNAMIC builds a preemptible kernel (PREEMPT_BUILD)",
-                                key="CONFIG_PREEMPT_DYNAMIC",
-                                allowed="CONFIG_PREEMPTION and CONFIG_PREEMPT_RCU true, and preempt= for the model")
-        return self
-
-    @model_validator(mode="after")
-    def _check_lazy_exists(self) -> "Kernel":
+    def _check_options_exist(self) -> "Kernel":
         switches = release_switches(self.release_tuple)
         since = {s.name: ".".join(map(str, s.since)) for s in SWITCHES}
-        for option, switch in (("CONFIG_RCU_LAZY", "rcu_lazy"), ("CONFIG_RCU_LAZY_DEFAULT_OFF", "rcu_lazy_boot_param")):
+        for option, switch in _OPTION_SINCE:
             if getattr(self, option) and not getattr(switches, switch):
                 raise ScenarioError(f"{option} does not exist in release {self.release}", key=option,
                                     allowed=f"false, or kernel.release {since[switch]} or later")
+        return self
+
+    @model_validator(mode="after")
+    def _check_preempt_dynamic(self) -> "Kernel":
+        if self.CONFIG_PREEMPT_DYNAMIC and not (self.CONFIG_PREEMPTION and self.CONFIG_PREEMPT_RCU):
+            raise ScenarioError("CONFIG_PREEMPT_DYNAMIC builds a preemptible kernel (PREEMPT_BUILD)",
+                                key="CONFIG_PREEMPT_DYNAMIC",
+                                allowed="CONFIG_PREEMPTION and CONFIG_PREEMPT_RCU true, and preempt= for the model")
         return self
 
     @model_validator(mode="after")
@@ -1062,10 +1062,11 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
                                 token=_token_for(kernel.bootargs, name))
     needs(("rcutree.enable_rcu_lazy",), "CONFIG_RCU_LAZY")
     needs(("preempt",), "CONFIG_PREEMPT_DYNAMIC")
-    if "rcutree.enable_rcu_lazy" in args and not switches.rcu_lazy_boot_param:
-        raise ScenarioError(f"rcutree.enable_rcu_lazy does not exist in release {kernel.release}",
-                            path=_BOOTARGS_PATH, allowed="drop it, or kernel.release 6.9 or later",
-                            token=_token_for(kernel.bootargs, "rcutree.enable_rcu_lazy"))
+    for name in args:
+        try:
+            check_module_param(name, kernel.release)
+        except ScenarioError as exc:
+            raise exc.with_context(path=_BOOTARGS_PATH) from None
 
     # rcu_init_geometry(): the boot-time leaf fanout must be 2..64 and must fit
     # nr_cpu_ids into the compiled number of levels; otherwise the kernel warns

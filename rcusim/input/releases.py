@@ -197,6 +197,9 @@ MODULE_PARAMS = (
     ModuleParam("rcuscale.minruntime", (6, 6),
                 '"rcuscale: Add minruntime module parameter" (McKenney, Jul 2023), "RCU changes for v6.6" '
                 "pull; release not checked against the tag"),
+    ModuleParam("rcutree.enable_rcu_lazy", (6, 9),
+                '"rcu: Provide a boot time parameter to control lazy RCU" (Qais Yousef, Dec 2023, '
+                "<20231203011252.233748-1-qyousef@layalina.io>); release not checked against the tag"),
 )
 """Module parameters added after the oldest modelled release."""
 
