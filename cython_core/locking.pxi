@@ -5,14 +5,20 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
-cdef void spin_lock(Engine self, i64 *lock_free) noexcept:
-    """Acquire and release a raw spinlock free again at *lock_free: the wait
-    and the hold time go into acc."""
-    cdef i64 t = self.now + self.acc
+cdef inline i64 spin_wait(i64 *lock_free, i64 t, i64 hold) noexcept:
+    """A spinlock free again at *lock_free, asked for at t and held `hold` ns:
+    returns how long the taker spins; the lock is free again after its hold."""
     cdef i64 wait = lock_free[0] - t
     if wait < 0:
         wait = 0
-    lock_free[0] = t + wait + self.rnp_lock_ns
+    lock_free[0] = t + wait + hold
+    return wait
+
+
+cdef void spin_lock(Engine self, i64 *lock_free) noexcept:
+    """Acquire and release a raw spinlock free again at *lock_free: the wait
+    and the hold time go into acc."""
+    cdef i64 wait = spin_wait(lock_free, self.now + self.acc, self.rnp_lock_ns)
     self.acc += wait + self.rnp_lock_ns
     self.n_lock_wait_ns += wait
 

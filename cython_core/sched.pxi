@@ -444,8 +444,9 @@ cdef void cpu_enter_idle(Engine self, int c) noexcept:
     cp.user_to = 0
     if self.n_idle_states:
         cpuidle_select(self, c)
-    cp.halt_start = self.now  # a vCPU's idle loop executes HLT
-    cp.halt_irq_lat = -1
+    if self.halt_poll:  # a vCPU's idle loop executes HLT
+        cp.halt_start = self.now
+        cp.halt_irq_lat = -1
     if self.n_unbound:
         if cp.idle_stamp == 0:
             cp.idle_stamp = self.now

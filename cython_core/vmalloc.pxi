@@ -33,15 +33,13 @@ cdef void vmalloc_init(Engine self, v) noexcept:
 
 cdef i64 vmap_spin(Engine self, int k, int c, i64 t, i64 hold) noexcept:
     """CPU c takes global lock k at t for `hold` ns; returns when it releases it."""
-    cdef i64 start = t
+    cdef i64 wait
     if self.vm_lock_cpu[k] >= 0 and self.vm_lock_cpu[k] != c:
-        start += line_cost(self, self.vm_lock_cpu[k], c)
-    if start < self.vm_lock_free[k]:
-        self.n_vmap_wait_ns += self.vm_lock_free[k] - start
-        start = self.vm_lock_free[k]
-    self.vm_lock_free[k] = start + hold
+        t += line_cost(self, self.vm_lock_cpu[k], c)
+    wait = spin_wait(&self.vm_lock_free[k], t, hold)
+    self.n_vmap_wait_ns += wait
     self.vm_lock_cpu[k] = c
-    return start + hold
+    return t + wait + hold
 
 
 cdef i64 vmalloc_page(Engine self, int c, i64 t0) noexcept:
