@@ -114,11 +114,7 @@ def _read(name: str) -> dict:
         _check_halt_poll(name, data["halt_poll"])
     for cost, entry in costs.items():
         # Each number must carry its source; a bare number is a packaging error.
-        ok = (isinstance(entry, dict) and set(entry) == {"value", "source"}
-              and isinstance(entry["value"], int) and not isinstance(entry["value"], bool)
-              and entry["value"] >= 0 and isinstance(entry["source"], str)
-              and entry["source"].strip())
-        if not ok:
+        if not _sourced_ns(entry):
             raise ValueError(f"hardware profile {name!r}: {cost} must be "
                              "{value: <int ns >= 0>, source: <text>}")
     return data
@@ -146,7 +142,8 @@ _DISTANCES = ("smt", "llc", "socket", "remote")
 def _sourced_ns(item) -> bool:
     """``{value: <int ns >= 0>, source: <text>}``: a number with the place it comes from."""
     return bool(isinstance(item, dict) and set(item) == {"value", "source"} and isinstance(item["value"], int)
-                and not isinstance(item["value"], bool) and item["value"] >= 0 and str(item["source"]).strip())
+                and not isinstance(item["value"], bool) and item["value"] >= 0
+                and isinstance(item["source"], str) and item["source"].strip())
 
 
 def _check_topology(name: str, topo) -> None:
