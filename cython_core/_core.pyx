@@ -601,6 +601,7 @@ cdef class Engine:
             "wakeups_remote_enqueue": self.n_wake_remote,
             "wakeups_polling": self.n_wake_polling,
             "wakeups_ipi": self.n_wake_ipi,
+            "rq_lock_wait_ns": self.n_rq_lock_wait_ns,
             "migrations_wakeup": self.n_migrations_wakeup,
             "migrations_newidle": self.n_migrations_newidle,
             "migrations_balance": self.n_migrations_balance,

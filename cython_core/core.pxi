@@ -92,12 +92,13 @@ cdef i64 invoke_one(Engine self, int cb, int r, i64 t, int runner_cpu, int runne
     check_callback(self, cb, r)
     if self.trace_on:
         trace(self, t, TR_CB_INVOKE, r, runner, self.cpus[r].gp_seq, kind, cb)
-    t += self.cb_cost[kind]
+    if kind == CB_WAKEME:  # wakeme_after_rcu(): complete()
+        t += try_to_wake_up(self, self.cbs[cb].arg, runner_cpu, t, self.cb_cost[kind])
+    else:
+        t += self.cb_cost[kind]
     if kind == CB_KFREE or kind == CB_GENERIC:
         record_callback(self, t, t - self.cbs[cb].t_queued)
-    if kind == CB_WAKEME:
-        wake(self, self.cbs[cb].arg, runner_cpu, t)
-    elif kind == CB_RCU_WORK:
+    if kind == CB_RCU_WORK:
         rcu_work_rcufn(self, self.cbs[cb].arg, runner_cpu, t)
     self.cbs[cb].next = self.cb_free
     self.cb_free = cb

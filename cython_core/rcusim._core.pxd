@@ -355,7 +355,7 @@ cdef class Engine:
     cdef i64 n_ctxsw, n_cbs_invoked, n_wakeups, n_idle_exits, n_idle_exit_ns, n_softirq
     cdef i64 n_halt_polled, n_halt_blocked
     cdef i64 n_vmap_wait_ns, n_vmap_purges
-    cdef i64 n_wake_local, n_wake_remote, n_wake_polling, n_wake_ipi
+    cdef i64 n_wake_local, n_wake_remote, n_wake_polling, n_wake_ipi, n_rq_lock_wait_ns
     cdef i64 n_fqs, n_bypass_enq, n_bypass_flush, n_lock_wait_ns, n_ticks
     cdef i64 n_ipis, n_preempt, n_rcuog_wake, n_gp_wake
     cdef i64 n_exp_ipis, n_exp_deferred, n_exp_funnel_wait, n_exp_mutex_wait, n_exp_mutex_steal

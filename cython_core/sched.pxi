@@ -47,6 +47,7 @@ cdef void topology_init(Engine self, s) except *:
     if self.cpu_core == NULL or self.cpu_llc == NULL or self.cpu_socket == NULL:
         raise MemoryError()
     for c in range(self.nr_cpus):
+        self.cpus[c].rq_lock_cpu = c
         self.cpu_core[c] = s.cpu_core[c]
         self.cpu_llc[c] = s.cpu_llc[c]
         self.cpu_socket[c] = s.cpu_socket[c]
@@ -63,33 +64,60 @@ cdef inline i64 line_cost(Engine self, int a, int b) noexcept:
     return self.line_ns[3]
 
 
-cdef i64 ttwu_delay(Engine self, int from_cpu, int target) noexcept:
-    """How long a wake-up from `from_cpu` takes to land on `target` (ttwu_queue()).
+cdef i64 ttwu_queue(Engine self, int from_cpu, int target, i64 t, i64 *cost) noexcept:
+    """ttwu_queue(): how long after the waker's try_to_wake_up() the wakee is on
+    `target`'s run queue.  With `cost`, the waker pays for it (adds to *cost).
 
-    With a topology, as ttwu_queue_cond() decides: a busy target sharing the
-    waker's LLC is enqueued directly under its run-queue lock (one line
-    transfer); otherwise the wake-up goes on the target's wakelist, and an idle
-    target polling TIF_NEED_RESCHED (POLL or an MWAIT state) is woken by
-    setting that flag (set_nr_if_polling(), one line transfer), any other by
-    an IPI.  Without a topology every remote wake-up is an IPI.
+    With a topology, as ttwu_queue_cond() decides: a wake-up on the waker's own CPU,
+    or of a busy target sharing its LLC, is enqueued under the target's rq lock by
+    the waker (one line transfer for an unpaid waker); otherwise the wake-up goes on
+    the target's wakelist (llist_add(), a line transfer), and an idle target polling
+    TIF_NEED_RESCHED (POLL or an MWAIT state) is woken by setting that flag
+    (set_nr_if_polling(), one line transfer), any other by an IPI.  Without a
+    topology every remote wake-up is an IPI.
     """
     cdef cpu_t *tp = &self.cpus[target]
     cdef bint idle = tp.state == CPU_IDLE
+    cdef i64 line
     if from_cpu == target:
         self.n_wake_local += 1
+        if cost != NULL and self.has_topology:
+            cost[0] += rq_lock(self, target, from_cpu, t)
         return 0
     if from_cpu < 0 or not self.has_topology:
         self.n_wake_ipi += 1
         return self.wakeup_busy_ns
+    line = line_cost(self, from_cpu, target)
     if not idle and self.cpu_llc[from_cpu] == self.cpu_llc[target]:
         self.n_wake_remote += 1
-        return line_cost(self, from_cpu, target)
+        if cost != NULL:
+            cost[0] += rq_lock(self, target, from_cpu, t)
+            return 0
+        return line
     if idle and self.n_idle_states and (self.idle_mwait[self.menu[target].state]
                                         or (self.menu[target].state == 0 and self.idle_polling0)):
         self.n_wake_polling += 1
-        return line_cost(self, from_cpu, target)
+        if cost != NULL:
+            cost[0] += line
+        return line
     self.n_wake_ipi += 1
+    if cost != NULL:
+        cost[0] += self.ipi_send_ns  # __smp_call_single_queue(): the csd's llist_add() and the IPI
     return self.wakeup_busy_ns
+
+
+cdef i64 rq_lock(Engine self, int c, int taker, i64 t) noexcept:
+    """CPU `taker` takes CPU c's rq->__lock at t for an enqueue (ttwu_do_activate()):
+    the lock's line comes from its last holder, and the taker spins while another
+    waker holds it.  The hold is the enqueue, taken as the whole local wake-up path
+    (ttwu_ns): an upper bound.  The target's own holds (schedule(), the tick) are not
+    modelled.  Returns the taker's time beyond the local path."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 line = line_cost(self, cp.rq_lock_cpu, taker) if cp.rq_lock_cpu != taker else 0
+    cdef i64 wait = spin_wait(&cp.rq_lock_free, t + line, self.ttwu_ns)
+    cp.rq_lock_cpu = taker
+    self.n_rq_lock_wait_ns += wait
+    return line + wait
 
 
 cdef void ents_alloc(Engine self, inp) except *:
@@ -246,20 +274,46 @@ cdef int dequeue(Engine self, int c) noexcept:
 
 
 cdef void wake(Engine self, int e, int from_cpu, i64 t) except *:
-    """try_to_wake_up(): entity e becomes runnable at time t (>= now)."""
+    """try_to_wake_up(): entity e becomes runnable at time t (>= now); the waker's
+    cost, if any, is its caller's."""
+    ttwu(self, e, from_cpu, t, 0, False)
+
+
+cdef i64 try_to_wake_up(Engine self, int e, int from_cpu, i64 t, i64 local_ns) except -2:
+    """try_to_wake_up() of e by a waker on CPU from_cpu from t that pays for it
+    (complete(), wake_up_process(), a wait queue's wake-up): returns the waker's time.
+    local_ns is the call with every cache line on the waker's CPU; with a topology the
+    lines it pulls are added by distance (p->pi_lock and p's state from the CPU p last
+    ran on, then ttwu_queue()'s), and the spin on a target's rq lock that other wakers
+    hold, so that one waker waking thousands pays per wakee, and many wakers hitting
+    one run queue wait for each other."""
+    return ttwu(self, e, from_cpu, t, local_ns, True)
+
+
+cdef i64 ttwu(Engine self, int e, int from_cpu, i64 t, i64 local_ns, bint paid) except -2:
     cdef ent_t *ep = &self.ents[e]
+    cdef i64 cost = local_ns, delay
+    cdef int prev = ep.cpu, c
     if ep.state != ST_BLOCKED:
         ep.kick = 1
-        return
+        return cost
     ep.state = ST_RUNNABLE
     self.n_wakeups += 1
-    ep.t_woken = t
     if ep.aff >= 0 and is_fair(self, e):
         c = select_task_rq_fair(self, e, from_cpu)
         if c != ep.cpu:
             set_task_cpu(self, e, c)
             self.n_migrations_wakeup += 1
-    t += ttwu_delay(self, from_cpu, ep.cpu)
+    if paid and self.has_topology and from_cpu >= 0:
+        if prev != from_cpu:
+            cost += line_cost(self, from_cpu, prev)  # p->pi_lock, p->on_rq, p->on_cpu
+        # The rq lock is asked before the local path, which holds it for the enqueue.
+        delay = ttwu_queue(self, from_cpu, ep.cpu, t + cost - local_ns, &cost)
+    else:
+        delay = ttwu_queue(self, from_cpu, ep.cpu, t + cost, NULL)
+    t += cost
+    ep.t_woken = t
+    t += delay
     if self.trace_on:
         trace(self, t, TR_WAKE, ep.cpu, e, 0, from_cpu, 0)
     if t <= self.now:
@@ -267,6 +321,7 @@ cdef void wake(Engine self, int e, int from_cpu, i64 t) except *:
     else:
         self.cpus[ep.cpu].ttwu_pending += 1
         push(self, t, PRIO_NORMAL, EV_WAKE, e, 1)
+    return cost
 
 
 cdef void ev_wake(Engine self, int e, i64 pending) except *:

@@ -55,8 +55,7 @@ cdef void sr_normal_gp_cleanup(Engine self) except *:
     while e >= 0 and done < SR_MAX_USERS_WAKE_FROM_GP:
         nxt = self.ents[e].link
         self.ents[e].link = -1
-        self.acc += self.cb_cost[CB_WAKEME]
-        wake(self, e, self.gp_cpu, self.now + self.acc)
+        self.acc += try_to_wake_up(self, e, self.gp_cpu, self.now + self.acc, self.cb_cost[CB_WAKEME])
         done += 1
         e = nxt
     if e < 0 and self.srs_done_heads == 0:
@@ -84,8 +83,7 @@ cdef i64 sr_worker_run(Engine self, int w, i64 t0) except -2:
     while e >= 0:
         nxt = self.ents[e].link
         self.ents[e].link = -1
-        t += self.cb_cost[CB_WAKEME]
-        wake(self, e, self.ents[w].cpu, t)
+        t += try_to_wake_up(self, e, self.ents[w].cpu, t, self.cb_cost[CB_WAKEME])
         e = nxt
     self.srs_heads_inuse -= self.srs_done_heads
     self.srs_done_heads = 0

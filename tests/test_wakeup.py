@@ -64,3 +64,38 @@ def test_a_topology_that_does_not_add_up_is_refused():
                             topology={"sockets": 2, "llcs_per_socket": 2, "cores_per_llc": 2, "smt": 1})
     with pytest.raises(ScenarioError, match="no topology"):
         load_scenario(data)
+
+
+def callers(costs: dict | None = None, tasks: int = 16, loops: int = 20, pinned: bool = True,
+            wake_from_gp: bool = False) -> dict:
+    """synchronize_rcu() callers on the Threadripper's 64 CPUs, offloaded (rcu_nocbs=all);
+    returns the run's metrics."""
+    hw = {"profile": "amd-threadripper-3970x", "nr_cpus": 64}
+    if costs:
+        hw["costs"] = costs
+    data = {"name": "wakers", "hardware": hw,
+            "kernel": {"release": "6.6", "HZ": 1000, "CONFIG_RCU_NOCB_CPU": True,
+                       "bootargs": "rcu_nocbs=all" + (" rcutree.rcu_normal_wake_from_gp=1" if wake_from_gp else "")},
+            "workloads": [{"kind": "sync_loop", "tasks": tasks, "loops": loops, "think_us": 50, "pinned": pinned}]}
+    (v,) = run_scenario(load_scenario(data), progress=False).variants.values()
+    return v.metrics
+
+
+def test_one_waker_pays_each_wake_up_it_sends():
+    """rcu_normal_wake_from_gp: one worker wakes every waiter in turn, and each remote
+    wake-up by IPI (to a CPU in acpi_idle's C2, which does not poll) costs it the IPI's
+    sending: a dearer IPI delays the later waiters."""
+    cheap = callers(wake_from_gp=True)
+    dear = callers({"ipi_send_ns": 5000}, wake_from_gp=True)
+    assert dear["sched"]["wakeups"]["ipi"] > 0
+    assert dear["normal_time_us"]["callback"] > cheap["normal_time_us"]["callback"] + 2.0
+
+
+def test_wakers_hitting_one_run_queue_spin_on_its_lock():
+    """Unpinned callers: several rcuop kthreads wake callers onto the same busy CPUs at a
+    GP's end and wait for each other's enqueue under its rq lock; pinned callers are
+    each woken by the one rcuop that holds their CPU's callbacks."""
+    unpinned = callers(tasks=1000, loops=10, pinned=False)["sched"]
+    pinned = callers(tasks=1000, loops=10)["sched"]
+    assert unpinned["wakeups"]["remote_enqueue"] > 0
+    assert unpinned["rq_lock_wait_ms"] > pinned["rq_lock_wait_ms"]

@@ -324,7 +324,8 @@ def sched_stats(busy_ns, rqlen_ns, sim_time_ns: int, counters: dict) -> dict:
         run each CPU spent running an entity; ``rq_length``: percentiles of
         nr_running (queued plus running) weighted by CPU time; ``wakeups``:
         local, remote_enqueue (a direct enqueue in the waker's LLC), polling
-        (an idle CPU woken by its polling flag) and ipi; ``migrations``: entities
+        (an idle CPU woken by its polling flag) and ipi; ``rq_lock_wait_ms``: the
+        time wakers spun on a target's rq lock held by another waker; ``migrations``: entities
         moved by wake-up placement, by a CPU going idle (newidle) and by periodic
         or nohz idle balancing; on a KVM guest also ``kvm_halts``: how the
         vCPUs' halts ended, found by the host's poll loop (polled) or with the
@@ -341,6 +342,7 @@ def sched_stats(busy_ns, rqlen_ns, sim_time_ns: int, counters: dict) -> dict:
                         "max": round(float(util.max()), 4)},
         "rq_length": lengths,
         "wakeups": {k: int(counters.get(f"wakeups_{k}", 0)) for k in ("local", "remote_enqueue", "polling", "ipi")},
+        "rq_lock_wait_ms": round(counters.get("rq_lock_wait_ns", 0) / 1e6, 3),
         "migrations": {k: int(counters.get(f"migrations_{k}", 0)) for k in MIGRATION_KINDS},
     }
     if "halts_polled" in counters:
@@ -781,6 +783,7 @@ class Result:
             for key in ("local", "remote_enqueue", "polling", "ipi"):
                 rows.append((f"wake-ups: {key.replace('_', ' ')}",
                              lambda v, m, key=key: m.get("sched", {}).get("wakeups", {}).get(key)))
+            rows.append(("wakers' rq-lock spin (ms)", lambda v, m: m.get("sched", {}).get("rq_lock_wait_ms")))
             for key in MIGRATION_KINDS:
                 rows.append((f"migrations: {key}",
                              lambda v, m, key=key: m.get("sched", {}).get("migrations", {}).get(key)))

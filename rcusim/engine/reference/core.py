@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rcusim._core import LAST_QS_KINDS as LAST_QS
 from rcusim._seq import rcu_seq_completed_gp, rcu_seq_new_gp, rcu_seq_snap, rcu_seq_state
-from rcusim.engine.reference.sched import CPU_BUSY, SLEEP, wake
+from rcusim.engine.reference.sched import CPU_BUSY, SLEEP, try_to_wake_up, wake
 from rcusim.engine.reference.segcblist import RCU_DONE_TAIL, RCU_NEXT_READY_TAIL, RCU_NEXT_TAIL, Callback, RcuSegCbList
 from rcusim.engine.reference.tree import RcuNode, raw_spin_lock_rcu_node, rcu_report_qs_rnp, rcu_start_this_gp
 
@@ -91,8 +91,7 @@ def rcu_do_batch(sim, cpu, t0: int) -> int:
     t, count = t0, 0
     while done:
         cb = done.popleft()
-        t += sim.inp.core.cb_wakeme_ns
-        wake(sim, cb.task, cpu, t)  # wakeme_after_rcu(): complete()
+        t += try_to_wake_up(sim, cb.task, cpu, t, sim.inp.core.cb_wakeme_ns)  # wakeme_after_rcu(): complete()
         count += 1
         sim.counters["callbacks_invoked"] += 1
         if count >= bl and (cpu.nr_queued() or cpu.state == CPU_BUSY):

@@ -119,6 +119,8 @@ class Cpu:
         self.menu_enter = 0           # when the CPU entered its idle state
         self.stop_tick = True         # the governor let the idle CPU stop its tick
         self.cfs = CfsRq(sim, self)   # the fair class's queue (the deque above before CFS)
+        self.rq_lock_free = 0         # rq->__lock is free again from here: a waker spins until then
+        self.rq_lock_cpu = self       # the CPU that last held it: its cache line is there
         self.fair_resched = False     # a fair preemption waits for a non-preemptible section's end
         self.stepping = False         # the running entity's action is being computed
         self.step_resched = False     # ... and asked for a preemption meanwhile
@@ -392,44 +394,87 @@ class Cpu:
 
 
 def wake(sim, ent: Entity, from_cpu, t: int) -> None:
-    """try_to_wake_up(): ent becomes runnable at time t (>= now).
+    """try_to_wake_up(): ent becomes runnable at time t (>= now); the waker's cost,
+    if any, is its caller's."""
+    ttwu(sim, ent, from_cpu, t, 0, paid=False)
 
-    A wake-up sent from another CPU lands later by ttwu_delay().
-    """
+
+def try_to_wake_up(sim, ent: Entity, from_cpu, t: int, local_ns: int) -> int:
+    """try_to_wake_up() by a waker on from_cpu that pays for it: returns the waker's
+    time, local_ns plus, with a topology, the lines it pulls by distance and its spin
+    on the target's rq lock (the engine's try_to_wake_up())."""
+    return ttwu(sim, ent, from_cpu, t, local_ns, paid=True)
+
+
+def ttwu(sim, ent: Entity, from_cpu, t: int, local_ns: int, paid: bool) -> int:
     if ent.state != BLOCKED:
-        return
+        return local_ns
     ent.state = RUNNABLE
     sim.counters["wakeups"] += 1
-    t += ttwu_delay(sim, from_cpu, ent.cpu)
+    cost = [local_ns]
+    if paid and len(sim.inp.sched.cpu_core) and from_cpu is not None:
+        if ent.cpu is not from_cpu:
+            cost[0] += line_cost(sim, from_cpu, ent.cpu)  # p->pi_lock, p->on_rq, p->on_cpu
+        # The rq lock is asked before the local path, which holds it for the enqueue.
+        delay = ttwu_queue(sim, from_cpu, ent.cpu, t + cost[0] - local_ns, cost)
+    else:
+        delay = ttwu_queue(sim, from_cpu, ent.cpu, t + cost[0], None)
+    t += cost[0] + delay
     if t <= sim.env.now:
         ent.cpu.activate(ent)
     else:
         sim.env.timeout(t - sim.env.now).callbacks.append(lambda _ev: ent.cpu.activate(ent))
+    return cost[0]
 
 
-def ttwu_delay(sim, waker, target) -> int:
-    """ttwu_queue_cond(): a busy target in the waker's LLC is enqueued directly (one
-    cache-line transfer); otherwise the wakelist, woken by its polling flag (POLL or
-    an MWAIT idle state: one line transfer) or by an IPI. No topology: always an IPI."""
+def line_cost(sim, a, b) -> int:
+    s = sim.inp.sched
+    return s.line_ns[cpu_distance(a.index, b.index, s.cpu_core, s.cpu_llc, s.cpu_socket)]
+
+
+def ttwu_queue(sim, waker, target, t: int, cost) -> int:
+    """ttwu_queue_cond(): the waker's own CPU, or a busy target in its LLC, is enqueued
+    directly under the target's rq lock; otherwise the wakelist, woken by its polling
+    flag (POLL or an MWAIT idle state: one line transfer) or by an IPI. No topology:
+    always an IPI.  With `cost` (a one-item list) the waker pays for it."""
     s = sim.inp.sched
     if waker is target:
         sim.counters["wakeups_local"] += 1
+        if cost is not None and len(s.cpu_core):
+            cost[0] += rq_lock(sim, target, waker, t)
         return 0
     if waker is None or not len(s.cpu_core):
         sim.counters["wakeups_ipi"] += 1
         return s.wakeup_busy_ns
-    a, b = waker.index, target.index
-    line = s.line_ns[cpu_distance(a, b, s.cpu_core, s.cpu_llc, s.cpu_socket)]
+    line = line_cost(sim, waker, target)
     idle = target.state == CPU_IDLE
-    if not idle and s.cpu_llc[a] == s.cpu_llc[b]:
+    if not idle and s.cpu_llc[waker.index] == s.cpu_llc[target.index]:
         sim.counters["wakeups_remote_enqueue"] += 1
+        if cost is not None:
+            cost[0] += rq_lock(sim, target, waker, t)
+            return 0
         return line
     menu = target.menu
     if idle and menu and (s.idle_mwait[menu.state] or (menu.state == 0 and menu.polling0)):
         sim.counters["wakeups_polling"] += 1
+        if cost is not None:
+            cost[0] += line
         return line
     sim.counters["wakeups_ipi"] += 1
+    if cost is not None:
+        cost[0] += sim.inp.exp.ipi_send_ns
     return s.wakeup_busy_ns
+
+
+def rq_lock(sim, cpu, taker, t: int) -> int:
+    """taker takes cpu's rq lock at t for an enqueue held ttwu_ns: the line from its
+    last holder, and the spin while another waker holds it."""
+    line = line_cost(sim, cpu.rq_lock_cpu, taker) if cpu.rq_lock_cpu is not taker else 0
+    wait = max(cpu.rq_lock_free - (t + line), 0)
+    cpu.rq_lock_free = t + line + wait + sim.inp.sched.ttwu_ns
+    cpu.rq_lock_cpu = taker
+    sim.counters["rq_lock_wait_ns"] += wait
+    return line + wait
 
 
 def urgent_at(sim, t: int, callback) -> None:
