@@ -145,6 +145,7 @@ cdef enum:
 cdef enum:
     BG_WORK = 0          # preemptible kernel work of one operation
     BG_LOCKED = 1        # a non-preemptible section (spinlock held, preemption off)
+    BG_SLEEPING = 2      # schedule_timeout_idle() between operations
 
 # Expedited GP kworker phases (rcu_exp_sel_wait_wake()).
 cdef enum:

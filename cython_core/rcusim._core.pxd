@@ -253,6 +253,7 @@ cdef class Engine:
     cdef int[::1] bg_burst       # call_rcu() calls per group
     cdef int[::1] bg_cb_kind     # CB_* of its callbacks
     cdef int[::1] bg_lazy        # its call_rcu() callbacks are lazy
+    cdef i64[::1] bg_sleep_jiffies_max # schedule_timeout_idle() of 1 to this many jiffies after each operation
     cdef i64 *cbl_fine           # call_rcu() to invocation of its callbacks: log-linear histogram (latency.pxd)
     cdef i64 cbl_count, cbl_sum_ns, cbl_min_ns, cbl_max_ns
     cdef i64 cbl_queued          # call_rcu() calls of the call_rcu_load workloads

@@ -71,6 +71,7 @@ cdef void rt_latency_init(Engine self, cl, s, rl) except *:
     self.bg_burst = np.ascontiguousarray(rl.bg_burst, dtype=np.intc)
     self.bg_cb_kind = np.ascontiguousarray(rl.bg_cb_kind, dtype=np.intc)
     self.bg_lazy = np.ascontiguousarray(rl.bg_lazy, dtype=np.intc)
+    self.bg_sleep_jiffies_max = np.ascontiguousarray(rl.bg_sleep_jiffies_max, dtype=np.int64)
     if len(rl.bg_cpu):
         self.cbl_fine = <i64 *> calloc(FINE_SLOTS, sizeof(i64))
         if self.cbl_fine == NULL:
@@ -310,23 +311,29 @@ cdef i64 probe_done(Engine self, int e) except -2:
     return -1
 
 
-# --- call_rcu_load: operations of kernel work, sections, call_rcu() -------
+# --- call_rcu_load: operations of kernel work, sections, call_rcu(), sleeps ---
 cdef i64 bg_run(Engine self, int e, i64 t0) except -2:
     cdef ent_t *ep = &self.ents[e]
     if ep.phase == BG_LOCKED:
         return ep.sec_ns
+    ep.phase = BG_WORK  # woken by its timer after a sleep, or started
     return exp_ns(self, self.bg_work_ns[ep.idx])
 
 
 cdef i64 bg_done(Engine self, int e) except -2:
     """An operation's work ends: queue its callbacks, then maybe a non-preemptible
-    section (one row of the section table, by its probability per operation)."""
+    section (one row of the section table, by its probability per operation), then
+    maybe a sleep (bg_next())."""
     cdef ent_t *ep = &self.ents[e]
     cdef int w = ep.idx, c = ep.cpu, k, n
     cdef double mean, u
     if ep.phase == BG_LOCKED:
         ep.phase = BG_WORK  # preempt_enable(): a waiting RT task runs now
-        return exp_ns(self, self.bg_work_ns[w])
+        return bg_next(self, e)
+    if ep.phase == BG_SLEEPING:
+        # 1 to sleep_jiffies_max jiffies (torture_random() % max + 1), as a sync_loop task sleeps.
+        return schedule_timeout_idle(self, e, self.rng.next_uint32(self.rng.state)
+                                     % self.bg_sleep_jiffies_max[w] + 1)
     # call_rcu() groups: the integer part always, the fraction as a probability.
     mean = self.bg_groups_per_op[w]
     n = <int> mean
@@ -344,4 +351,13 @@ cdef i64 bg_done(Engine self, int e) except -2:
             ep.phase = BG_LOCKED
             ep.sec_ns = self.bg_sec_ns[k]
             return ep.sec_ns
-    return exp_ns(self, self.bg_work_ns[w])
+    return bg_next(self, e)
+
+
+cdef i64 bg_next(Engine self, int e) except -2:
+    """The next operation's work; where the workload sleeps between operations, first a
+    burst of nothing but the time owed (the call_rcu() calls), at whose end it sleeps."""
+    if self.bg_sleep_jiffies_max[self.ents[e].idx]:
+        self.ents[e].phase = BG_SLEEPING
+        return 0
+    return exp_ns(self, self.bg_work_ns[self.ents[e].idx])

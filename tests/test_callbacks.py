@@ -70,3 +70,25 @@ def test_a_backlog_is_counted_and_reported(tmp_path):
     assert done.returncode == 0
     warnings = [ln for ln in done.stderr.splitlines() if "still waiting at the end" in ln]
     assert len(warnings) == 1 and f"{flood['pending']:,}" in warnings[0]
+
+
+def test_a_load_that_sleeps_between_operations_leaves_its_cpu_idle():
+    """sleep_jiffies_max: after each operation the task sleeps 1 to N jiffies on a
+    timer-wheel timer, which fires 0 to 1 jiffy after its expiry (calc_index() rounds up)."""
+    n, work_us, seconds = 9, 100, 2.0
+
+    def alone(**change):
+        data = copy.deepcopy(LOAD)
+        data["workloads"][0].update(cpus="0", work_us=work_us, **change)
+        data["run"]["duration_s"] = seconds
+        return run(data).variants["default"].metrics
+
+    busy, sleepy = alone(), alone(sleep_jiffies_max=n)
+    assert busy["sched"]["utilisation"]["max"] > 0.9
+    assert sleepy["sched"]["utilisation"]["max"] < 0.1
+    # One call_rcu() an operation: the operations fit the mean sleep, (N + 1) / 2 jiffies
+    # plus up to one jiffy of rounding, with some room for the draws (HZ=1000: 1 ms jiffies).
+    mean_sleep_ms = (n + 1) / 2
+    ops = sleepy["call_rcu_latency_us"]["queued"]
+    assert 0.9 * seconds * 1e3 / (work_us / 1e3 + mean_sleep_ms + 1) < ops
+    assert ops < 1.1 * seconds * 1e3 / (work_us / 1e3 + mean_sleep_ms)

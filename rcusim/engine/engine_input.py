@@ -252,6 +252,7 @@ class RtLatency:
     bg_burst: list
     bg_cb_kind: list           # _core.CALLBACK_KINDS
     bg_lazy: list              # call_rcu() is lazy (lazy RCU on, not call_rcu_hurry())
+    bg_sleep_jiffies_max: list # schedule_timeout_idle() of 1 to this many jiffies after each operation (0: none)
     bg_sec_first: list
     bg_sec_count: list
     bg_sec_ns: list
@@ -598,6 +599,7 @@ def _rt_latency(spec) -> RtLatency:
             out["bg_burst"].append(wl.burst)
             out["bg_cb_kind"].append(_core.CALLBACK_KINDS[wl.callback])
             out["bg_lazy"].append(int(spec.params.lazy and not wl.hurry))
+            out["bg_sleep_jiffies_max"].append(wl.sleep_jiffies_max)
             out["bg_sec_first"].append(len(out["bg_sec_ns"]))
             out["bg_sec_count"].append(len(wl.nonpreempt))
             cum = 0.0

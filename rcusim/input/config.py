@@ -684,8 +684,9 @@ class CallRcuLoad(_OnCpuList):
     Each task loops over operations: preemptible kernel work (exponential,
     mean `work_us`), then `call_rcu_per_op` call_rcu() calls on average, in
     groups of `burst` (objects freed together), then, with the probabilities
-    of the `nonpreempt` table, one non-preemptible section. The tasks never
-    finish: another workload must end the run.
+    of the `nonpreempt` table, one non-preemptible section, then, with
+    `sleep_jiffies_max`, a sleep. The tasks never finish: another workload
+    must end the run.
     """
 
     kind: Literal["call_rcu_load"]
@@ -711,6 +712,10 @@ class CallRcuLoad(_OnCpuList):
     hurry: bool = False
     """The tasks call call_rcu_hurry(), never lazy; default: call_rcu(), lazy on offloaded CPUs
     when lazy RCU is on (CONFIG_RCU_LAZY, rcutree.enable_rcu_lazy)."""
+    sleep_jiffies_max: Annotated[int, Field(ge=0, le=1_000_000)] = 0
+    """After each operation a task sleeps in schedule_timeout_idle() for a random 1 to this many
+    jiffies, on a timer-wheel timer (its CPU may idle meanwhile), as a sync_loop task does before
+    its calls; 0: no sleep, the tasks keep their CPUs busy."""
 
     @model_validator(mode="after")
     def _check_sections(self) -> "CallRcuLoad":
