@@ -30,7 +30,7 @@ from rcusim.errors import ScenarioError
 from rcusim.input.bootargs import PARAMETERS
 from rcusim.input.kvmcmd import add_kvm_arguments, scenario_from_kvm
 from rcusim.input.scenario import load_scenario
-from rcusim.input.schema import scenario_json_schema
+from rcusim.input.schema import key_reference, scenario_json_schema, with_key_reference
 from rcusim.plots import save_result_figures
 from rcusim.progress import Stages
 from rcusim.results import trace
@@ -87,6 +87,11 @@ def _parser() -> argparse.ArgumentParser:
                       help="only this variant (repeatable)")
     show.set_defaults(func=cmd_show_config)
     schema = sub.add_parser("schema", help="print the JSON Schema of scenario files")
+    schema.add_argument("--markdown", action="store_true",
+                        help="print the key reference of docs/scenarios.md instead, written from the schema")
+    schema.add_argument("--write", metavar="FILE",
+                        help="with --markdown: replace the key reference in FILE (or append it), "
+                             "e.g. docs/scenarios.md")
     schema.set_defaults(func=cmd_schema)
     boot = sub.add_parser("bootargs", help="list the kernel boot parameters rcusim understands")
     boot.set_defaults(func=cmd_bootargs)
@@ -233,7 +238,20 @@ def cmd_show_config(args) -> int:
 
 
 def cmd_schema(args) -> int:
-    print(json.dumps(scenario_json_schema(), indent=2))
+    if args.write is not None and not args.markdown:
+        raise ScenarioError("command line: --write needs --markdown")
+    if not args.markdown:
+        print(json.dumps(scenario_json_schema(), indent=2))
+    elif args.write is None:
+        print(key_reference(), end="")
+    else:
+        path = Path(args.write)
+        try:
+            path.write_text(with_key_reference(path.read_text()))
+        except OSError as exc:
+            raise ScenarioError(f"cannot rewrite {path}: {exc.strerror}") from None
+        except ScenarioError as exc:
+            raise exc.with_context(where=str(path)) from None
     return 0
 
 

@@ -174,10 +174,14 @@ def check_idle_states(states, key: str) -> None:
         raise ScenarioError("only state 0 may poll", key=key, allowed="polling: true on the first state only")
 
 
+PROFILE_ALLOWED = "one of: " + ", ".join(PROFILES)
+"""What hardware.profile allows: the bundled profiles' names."""
+
+
 class Hardware(_Model):
     """The machine: a hardware profile, a CPU count and cost overrides."""
 
-    profile: str
+    profile: Annotated[str, Field(json_schema_extra={"allowed": PROFILE_ALLOWED})]
     """Name of a hardware profile (rcusim.input.profiles.PROFILES)."""
     nr_cpus: Annotated[int, Field(ge=1, le=MAX_CPUS)]
     """Number of CPUs; all are possible, present and online (nr_cpu_ids)."""
@@ -195,8 +199,7 @@ class Hardware(_Model):
     @classmethod
     def _known_profile(cls, value: str) -> str:
         if value not in PROFILES:
-            raise ScenarioError(f"unknown profile {value!r}",
-                                allowed="one of: " + ", ".join(PROFILES))
+            raise ScenarioError(f"unknown profile {value!r}", allowed=PROFILE_ALLOWED)
         return value
 
     @model_validator(mode="after")
@@ -354,7 +357,8 @@ class Kernel(_Model):
     """Priority boosting of preempted readers (rcub kthreads)."""
     CONFIG_RCU_NOCB_CPU_CB_BOOST: bool = False
     """rcuop kthreads run SCHED_FIFO at kthread_prio."""
-    bootargs: str = ""
+    bootargs: Annotated[str, Field(json_schema_extra={
+        "allowed": "a command line of the boot parameters python -m rcusim bootargs lists"})] = ""
     """Kernel command line, e.g. "rcutree.blimit=16 rcu_nocbs=0-63"; later tokens win."""
     CONFIG_HZ_PERIODIC: bool = False
     """The tick never stops, idle CPUs take every one (NO_HZ_IDLE, rcusim's default, is off)."""
@@ -753,7 +757,7 @@ class NoiseSource(_Model):
 class Noise(_OnCpuList):
     """OS noise: interrupts and short kthread bursts on each CPU of `cpus`.
 
-    A named `preset` (see ``rcusim/profiles/noise.yaml``, each number with its
+    A named `preset` (see ``rcusim/profiles/noise/presets.yaml``, each number with its
     source) gives both streams; `irq` or `kthread` given here replace the
     preset's. Interrupts steal time from whatever runs and hold an idle CPU
     out of its extended quiescent state while they run; kthread work runs as a
@@ -767,7 +771,7 @@ class Noise(_OnCpuList):
     cpus: Annotated[str, Field(json_schema_extra={"allowed": CPULIST_ALLOWED})] = "all"
     """CPUs that get the noise."""
     preset: Optional[str] = None
-    """A named machine from rcusim/profiles/noise.yaml."""
+    """A named machine's noise, from rcusim/profiles/noise/presets.yaml."""
     irq: Optional[NoiseSource] = None
     """Interrupts (timer, device) per CPU."""
     kthread: Optional[NoiseSource] = None
