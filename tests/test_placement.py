@@ -24,8 +24,11 @@ TR = "amd-threadripper-3970x"
 def scenario(profile=TR, nr_cpus=64, bootargs="", **sync_loop) -> dict:
     work = {"kind": "sync_loop", "tasks": 64, "loops": 1, "cpus": "all", "pinned": False}
     work.update(sync_loop)
-    return {"name": "placement", "hardware": {"profile": profile, "nr_cpus": nr_cpus},
+    data = {"name": "placement", "hardware": {"profile": profile, "nr_cpus": nr_cpus},
             "kernel": {"release": "6.6", "HZ": 1000, "bootargs": bootargs}, "workloads": [work]}
+    if "rcu_normal_wake_from_gp" in bootargs:
+        data["kernel"]["patches"] = ["rcu-sr-normal-wake-from-gp"]  # the v6.9 change on 6.6
+    return data
 
 
 def traced_run(data: dict, seconds: float, seed: int = 0):

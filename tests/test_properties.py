@@ -76,6 +76,8 @@ def scenarios(draw, light=False):
         "exp_mutex": draw(st.sampled_from(["mutex", "rt_mutex"])),
         "bootargs": " ".join(draw(st.permutations(boot))),
     }
+    if kernel["release"] != "6.17":
+        kernel["patches"] = ["rcu-sr-normal-wake-from-gp"]  # rcu_normal_wake_from_gp before v6.9
     workloads = []
     for _ in range(draw(st.integers(1, 2))):
         if light:

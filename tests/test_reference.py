@@ -75,7 +75,7 @@ CONFIGS = {
     "cpu4_hz1000": """
 name: cpu4_hz1000
 hardware: {profile: x86-64-server-2023, nr_cpus: 4}
-kernel: {release: "6.6", HZ: 1000}
+kernel: {release: "6.6", HZ: 1000, patches: [rcu-sr-normal-wake-from-gp]}
 workloads:
   - {kind: sync_loop, tasks: 16, loops: 20, think_us: 300, work_after: kfree}
 """,
@@ -83,7 +83,7 @@ workloads:
     "cpu16_hz250": """
 name: cpu16_hz250
 hardware: {profile: x86-64-server-2023, nr_cpus: 16}
-kernel: {release: "6.6", HZ: 250}
+kernel: {release: "6.6", HZ: 250, patches: [rcu-sr-normal-wake-from-gp]}
 workloads:
   - {kind: sync_loop, tasks: 64, loops: 5, think_us: 1500, cpus: "0-7", work_after: kfree}
 """,
@@ -91,7 +91,7 @@ workloads:
     "cpu16_200tasks": """
 name: cpu16_200tasks
 hardware: {profile: x86-64-server-2023, nr_cpus: 16}
-kernel: {release: "6.6", HZ: 1000}
+kernel: {release: "6.6", HZ: 1000, patches: [rcu-sr-normal-wake-from-gp]}
 workloads:
   - {kind: sync_loop, tasks: 200, loops: 2, think_us: 100, work_after: kfree}
 """,
@@ -99,7 +99,7 @@ workloads:
     "cpu4_rt_nopreempt_rcu": """
 name: cpu4_rt_nopreempt_rcu
 hardware: {profile: x86-64-server-2023, nr_cpus: 4}
-kernel: {release: "6.6", HZ: 250, CONFIG_PREEMPT_RCU: false}
+kernel: {release: "6.6", HZ: 250, CONFIG_PREEMPT_RCU: false, patches: [rcu-sr-normal-wake-from-gp]}
 workloads:
   - {kind: sync_loop, tasks: 12, loops: 20, think_us: 250, work_after: kfree}
   - {kind: sync_loop, tasks: 4, loops: 20, think_us: 700, rt: true, start_us: 130}
@@ -125,7 +125,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SYNC_CPU64 = """
 name: sync_cpu64_wake_from_gp
 hardware: {{profile: x86-64-server-2023, nr_cpus: 64}}
-kernel: {{release: "6.6", HZ: 1000, bootargs: "rcutree.rcu_normal_wake_from_gp=1"}}
+kernel: {{release: "6.6", HZ: 1000, patches: [rcu-sr-normal-wake-from-gp], bootargs: "rcutree.rcu_normal_wake_from_gp=1"}}
 workloads:
   - {{kind: sync_loop, tasks: {tasks}, loops: {loops}, primitive: synchronize_rcu, work_after: kfree, cpus: all}}
 """
@@ -348,7 +348,7 @@ def test_records_are_identical_for_other_idle_regimes(change):
 LOST_REQUEST = """
 name: callers_on_the_gp_kthread_cpu
 hardware: {profile: x86-64-server-2023, nr_cpus: 2}
-kernel: {release: "6.6", HZ: 1000}
+kernel: {release: "6.6", HZ: 1000, patches: [rcu-sr-normal-wake-from-gp]}
 workloads:
   - {kind: sync_loop, tasks: 2, loops: 10, think_us: 500, cpus: "0"}
 run: {max_sim_time_s: 1}

@@ -259,12 +259,24 @@ def test_lazy_resolution(kernel, lazy):
     ("6.17", 17, "", False),
     ("6.17", 64, "", False),
     ("6.17", 16, "rcutree.rcu_normal_wake_from_gp=0", False),
-    ("6.6", 64, "rcutree.rcu_normal_wake_from_gp=1", True),
+    ("6.9", 64, "rcutree.rcu_normal_wake_from_gp=1", True),
     ("6.17", 64, "rcutree.rcu_normal_wake_from_gp=-1", False),
 ])
 def test_wake_from_gp_release_switch(release, nr_cpus, bootargs, expected):
     p = params(nr_cpus, release=release, bootargs=bootargs)
     assert p.rcu_normal_wake_from_gp is expected
+
+
+def test_wake_from_gp_before_v6_9_needs_the_patch():
+    """rcutree.rcu_normal_wake_from_gp came with v6.9; the series measured on 6.6 is a backport."""
+    with pytest.raises(ScenarioError, match="added in v6.9") as exc:
+        params(64, release="6.6", bootargs="rcutree.rcu_normal_wake_from_gp=1")
+    assert "rcu-sr-normal-wake-from-gp" in exc.value.allowed
+    p = params(64, release="6.6", bootargs="rcutree.rcu_normal_wake_from_gp=1",
+               patches=["rcu-sr-normal-wake-from-gp"])
+    assert p.rcu_normal_wake_from_gp is True
+    with pytest.raises(ScenarioError, match="already in release 6.9"):
+        params(64, release="6.9", patches=["rcu-sr-normal-wake-from-gp"])
 
 
 @pytest.mark.parametrize("release, hz, drain, polled", [
@@ -330,7 +342,7 @@ def test_fqs_for_4096_cpus_at_hz_1000():
 
 def test_set_values_are_yaml_scalars_but_strings_stay_strings():
     s = load_scenario(BUNDLED, overrides=["kernel.CONFIG_RCU_BOOST=true",
-                                          "kernel.release=6.10", "workloads[0].cpus=3"])
+                                          "kernel.release=6.10", "kernel.patches=[]", "workloads[0].cpus=3"])
     spec = s.variants["default"]
     assert spec.kernel.CONFIG_RCU_BOOST is True
     assert spec.kernel.release == "6.10"   # not the number 6.1

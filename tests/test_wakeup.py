@@ -26,11 +26,11 @@ def wake_storm(topology: dict | None = None, profile: str = "x86-64-server-2023"
     if topology:
         hw["topology"] = topology
     data = {"name": "wakes", "hardware": hw,
-            "kernel": {"release": "6.6", "HZ": 1000, "bootargs": "rcutree.rcu_normal_wake_from_gp=1"},
+            "kernel": {"release": "6.6", "HZ": 1000, "bootargs": "rcutree.rcu_normal_wake_from_gp=1",
+                       "patches": ["rcu-sr-normal-wake-from-gp"]},
             "workloads": [{"kind": "sync_loop", "tasks": 4 * hw["nr_cpus"], "loops": 5, "think_us": 2000}]}
     if profile == "xeon-e5405-8cpu":
-        data["kernel"]["release"] = "2.6.33"
-        data["kernel"]["bootargs"] = ""
+        data["kernel"].update(release="2.6.33", bootargs="", patches=[])
     (v,) = run_scenario(load_scenario(data), progress=False).variants.values()
     return v.counters
 
@@ -75,6 +75,7 @@ def callers(costs: dict | None = None, tasks: int = 16, loops: int = 20, pinned:
         hw["costs"] = costs
     data = {"name": "wakers", "hardware": hw,
             "kernel": {"release": "6.6", "HZ": 1000, "CONFIG_RCU_NOCB_CPU": True,
+                       "patches": ["rcu-sr-normal-wake-from-gp"],
                        "bootargs": "rcu_nocbs=all" + (" rcutree.rcu_normal_wake_from_gp=1" if wake_from_gp else "")},
             "workloads": [{"kind": "sync_loop", "tasks": tasks, "loops": loops, "think_us": 50, "pinned": pinned}]}
     (v,) = run_scenario(load_scenario(data), progress=False).variants.values()

@@ -37,6 +37,7 @@ __all__ = ["draw_scenario", "torture_one", "torture", "add_parser", "cmd_torture
 RELEASES = ("3.10", "4.9", "4.14", "4.19", "5.4", "5.10", "5.15", "6.1", "6.2", "6.3", "6.6",
             "6.9", "6.12", "6.17", "7.0")
 LAZY_SINCE = next(s.since for s in SWITCHES if s.name == "rcu_lazy")
+WAKE_FROM_GP_SINCE = next(s.since for s in SWITCHES if s.name == "sr_normal_wake_from_gp")
 CLASSIC_RELEASES = ("2.6.10", "2.6.20", "2.6.25")
 PROFILES = ("x86-64-server-2023", "amd-threadripper-3970x", "xeon-e5405-8cpu")
 CPU_COUNTS = (1, 2, 3, 4, 7, 8, 16, 33, 64, 128, 256, 1024, 4096, 8192)
@@ -92,6 +93,8 @@ def draw_scenario(rng: random.Random, index: int) -> dict:
                                      and random.Random(f"lazy {index}").random() < 0.5)
     if not classic and rng.random() < 0.3:
         bootargs.append("rcutree.rcu_normal_wake_from_gp=1")
+        if parse_release(kernel["release"]) < WAKE_FROM_GP_SINCE:
+            kernel["patches"] = ["rcu-sr-normal-wake-from-gp"]  # the series as measured on 6.6
     kernel["bootargs"] = " ".join(bootargs)
     endurance = not classic and nr <= 64 and rng.random() < 0.5
     if endurance:

@@ -1073,7 +1073,7 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
     needs(("preempt",), "CONFIG_PREEMPT_DYNAMIC")
     for name in args:
         try:
-            check_module_param(name, kernel.release)
+            check_module_param(name, kernel.release, kernel.patches)
         except ScenarioError as exc:
             raise exc.with_context(path=_BOOTARGS_PATH) from None
 

@@ -135,6 +135,13 @@ SWITCHES = (
            "a NO_HZ-idle CPU's non-pinned timers (schedule_timeout() among them) are expired by an "
            "active CPU of its timer-migration group, so the idle CPU is not woken and runs no tick "
            "handler; before, its own interrupt expired them"),
+    Switch("sr_normal_wake_from_gp", (6, 9),
+           '"rcu: Support direct wake-up of synchronize_rcu() users" (Uladzislau Rezki, 2024, '
+           "05a10b921000), with \"rcu: Reduce synchronize_rcu() latency\" in the RCU pull for v6.9; "
+           "release not checked against the tag",
+           "rcutree.rcu_normal_wake_from_gp=1 lets the GP kthread (and a worker it hands the rest "
+           "to) wake synchronize_rcu() callers at the GP's end; before, there is no such parameter "
+           "and every caller waits for its wakeme_after_rcu() callback"),
     Switch("sr_normal_sync_wq", (6, 10),
            "sync_wq for the synchronize_rcu() wake-from-GP cleanup work (read in v6.12; the change "
            "release is not checked)",
@@ -174,6 +181,10 @@ class Patch:
 
 
 PATCHES = (
+    Patch("rcu-sr-normal-wake-from-gp", "sr_normal_wake_from_gp", "gp_kthread",
+          '"[PATCH v4 4/4] rcu: Support direct wake-up of synchronize_rcu() users" (Uladzislau Rezki, '
+          "4 Jan 2024, <20240104162510.72773-5-urezki@gmail.com>), the series seed 000 measured on 6.6 "
+          "and, on phones, 6.1; rcusim runs the form merged for v6.9"),
     Patch("rcu-gp-kthread-cpu-qs-early", "gp_kthread_cpu_qs_early", "gp_kthread",
           '"[PATCH -next 6/8] rcu: Reduce synchronize_rcu() latency by reporting GP kthread\'s CPU QS '
           'early" (Joel Fernandes, 1 Jan 2026, <20260101163417.1065705-7-joelagnelf@nvidia.com>)'),
@@ -188,6 +199,8 @@ class ModuleParam:
     name: str
     since: tuple[int, ...]
     introduced_by: str
+    patch: str | None = None
+    """The backportable change (:data:`PATCHES`) that brings it to an earlier release."""
 
 
 MODULE_PARAMS = (
@@ -197,6 +210,9 @@ MODULE_PARAMS = (
     ModuleParam("rcuscale.minruntime", (6, 6),
                 '"rcuscale: Add minruntime module parameter" (McKenney, Jul 2023), "RCU changes for v6.6" '
                 "pull; release not checked against the tag"),
+    ModuleParam("rcutree.rcu_normal_wake_from_gp", (6, 9),
+                '"rcu: Support direct wake-up of synchronize_rcu() users" (Rezki, 2024, 05a10b921000), v6.9',
+                patch="rcu-sr-normal-wake-from-gp"),
     ModuleParam("rcutree.enable_rcu_lazy", (6, 9),
                 '"rcu: Provide a boot time parameter to control lazy RCU" (Qais Yousef, Dec 2023, '
                 "<20231203011252.233748-1-qyousef@layalina.io>); release not checked against the tag"),
@@ -204,13 +220,15 @@ MODULE_PARAMS = (
 """Module parameters added after the oldest modelled release."""
 
 
-def check_module_param(name: str, release: str) -> None:
-    """Raise :class:`ScenarioError` if module parameter `name` is newer than `release`."""
+def check_module_param(name: str, release: str, patches=()) -> None:
+    """Raise :class:`ScenarioError` if module parameter `name` is newer than `release`
+    and none of `patches` brings it."""
     for param in MODULE_PARAMS:
-        if param.name == name and parse_release(release) < param.since:
+        if param.name == name and parse_release(release) < param.since and param.patch not in patches:
             since = ".".join(map(str, param.since))
+            backport = f", or kernel.patches: [{param.patch}]" if param.patch else ""
             raise ScenarioError(f"{name}: not a parameter of release {release} (added in v{since})",
-                                allowed=f"no {name}, or release {since} or later")
+                                allowed=f"no {name}, or release {since} or later{backport}")
 
 
 @dataclass(frozen=True)
@@ -236,6 +254,7 @@ class ReleaseSwitches:
     kvfree_polled: bool
     eevdf: bool
     timer_pull: bool
+    sr_normal_wake_from_gp: bool
     sr_normal_sync_wq: bool
     nocb_lazy_defer_leader: bool
     wake_from_gp_auto: bool
