@@ -21,10 +21,11 @@ segcblist.pxi      rcu_segcblist and the callback pool
 core.pxi           call_rcu, rcu_core, rcu_do_batch, softirq, rcuc
 nocb.pxi           tree_nocb.h: bypass, nocb_gp_wait, nocb_cb_wait
 exp.pxi            tree_exp.h: expedited grace periods
+barrier.pxi        rcu_barrier(): barrier_mutex, the entrain by IPI, rcu_barrier_callback()
 tree_plugin.pxi    readers, blocked readers, cond_resched()
 kvfree.pxi         kvfree_rcu() batching and rcuscale's kfree threads
 classic.pxi        classic RCU (before v2.6.29) and its 2004 patches
-workloads.pxi      sync_loop, rt_latency_probe and call_rcu_load tasks
+workloads.pxi      sync_loop (rcuscale's gp_async writer too), rt_latency_probe and call_rcu_load tasks
 noise.pxi          OS noise: interrupts and kthread bursts per CPU
 records.pxi        request and grace-period records
 checker.pxi        the always-on safety checker
@@ -106,11 +107,13 @@ ENTITY_KINDS = {
     "noise": ENT_NOISE,
 }
 CALLBACK_KINDS = {"wakeme_after_rcu": CB_WAKEME, "kfree": CB_KFREE, "generic": CB_GENERIC,
-                  "rcu_work_rcufn": CB_RCU_WORK}
+                  "rcu_work_rcufn": CB_RCU_WORK, "rcu_scale_async_cb": CB_RCUSCALE_ASYNC,
+                  "rcu_barrier_callback": CB_BARRIER}
 LAST_QS_KINDS = {"gp_kthread_cpu": LAST_QS_GP_CPU, "idle_cpu": LAST_QS_IDLE, "busy_cpu": LAST_QS_BUSY,
                  "blocked_reader": LAST_QS_READER}
 PRIMITIVES = {"synchronize_rcu": PRIM_SYNCHRONIZE_RCU,
-              "synchronize_rcu_expedited": PRIM_SYNCHRONIZE_RCU_EXPEDITED}
+              "synchronize_rcu_expedited": PRIM_SYNCHRONIZE_RCU_EXPEDITED,
+              "call_rcu_hurry": PRIM_CALL_RCU_HURRY}
 RECORDS_MODES = {"all": RECORDS_ALL, "sample": RECORDS_SAMPLE, "none": RECORDS_NONE}
 DIGEST_FINE_SUB_BITS = FINE_SUB_BITS
 
@@ -139,6 +142,7 @@ include "segcblist.pxi"
 include "core.pxi"
 include "nocb.pxi"
 include "exp.pxi"
+include "barrier.pxi"
 include "tree_plugin.pxi"
 include "kvfree.pxi"
 include "vmalloc.pxi"
@@ -221,11 +225,13 @@ cdef class Engine:
         self.mtx_owner = NULL
         self.mtx_head = NULL
         self.mtx_tail = NULL
+        self.mtx_handoff = NULL
         self.gprec_ipis = NULL
         self.gprec_exp = NULL
         self.gprec_fqs = NULL
         self.gprec_last = NULL
-        self.lat_fine[0] = self.lat_fine[1] = NULL
+        self.lat_fine[0] = self.lat_fine[1] = self.lat_fine[2] = NULL
+        self.chk_inv_ns = NULL
         self.cbl_fine = NULL
         self.rwl_len_ns = NULL
         self.rwl_gap_ns = NULL
@@ -286,6 +292,7 @@ cdef class Engine:
         free(self.mtx_owner)
         free(self.mtx_head)
         free(self.mtx_tail)
+        free(self.mtx_handoff)
         free(self.rwl_len_ns)
         free(self.rwl_gap_ns)
         free(self.rwl_len_exp)
@@ -295,6 +302,7 @@ cdef class Engine:
         records_free(self)
         free(self.lat_rec)
         free(self.trace_buf)
+        free(self.chk_inv_ns)
 
     def __init__(self, inp, bit_generator):
         """Build the engine from an EngineInput (rcusim's engine input: one
@@ -327,6 +335,7 @@ cdef class Engine:
         e = rcu_spawn_nocb_kthreads(self, inp.nocb, e)
         e = rcu_spawn_cpu_kthreads(self, inp.nocb, inp.gp.gp_kthread_rt, e)
         e = rcu_exp_init(self, inp.exp, e)
+        barrier_init(self, inp.nocb)
         e = rcu_readers_init(self, inp.readers, e)
         e = kvfree_init(self, inp.kvfree, e)
         self.n_ents = e
@@ -504,6 +513,10 @@ cdef class Engine:
                 ev_task_timeout(self, ev.target)
             elif ev.kind == EV_NOHZ_ILB:
                 ev_nohz_ilb(self, ev.target)
+            elif ev.kind == EV_BARRIER_IPI:
+                ev_barrier_ipi(self, ev.target)
+            elif ev.kind == EV_BARRIER_CB:
+                ev_barrier_cb(self, ev.target)
             else:
                 raise RuntimeError(f"event of unknown kind {ev.kind}")
 
@@ -526,7 +539,7 @@ cdef class Engine:
         asked, to the caller queued, to its running again."""
         cdef int p
         out = {}
-        for p in range(2):
+        for p in range(PRIM_N):
             if self.lat_count[p] == 0:
                 continue
             out[p] = {
@@ -632,6 +645,11 @@ cdef class Engine:
         if self.tasks_vmalloc:  # lib/test_vmalloc.c's vmalloc()/vfree() (vmalloc.pxi)
             out["vmap_lock_wait_ns"] = self.n_vmap_wait_ns
             out["vmap_purges"] = self.n_vmap_purges
+        if self.barrier_check:  # rcu_barrier() callers (barrier.pxi)
+            out["rcu_barriers"] = self.n_barriers
+            out["rcu_barrier_early_exits"] = self.n_barrier_early
+            out["rcu_barrier_ipis"] = self.n_barrier_ipis
+            out["rcu_barrier_mutex_waits"] = self.n_barrier_mutex_wait
         if self.halt_poll:  # a KVM guest: how its vCPUs' halts ended (kvm.pxi)
             out["halts_polled"] = self.n_halt_polled
             out["halts_blocked"] = self.n_halt_blocked
@@ -648,7 +666,7 @@ cdef class Engine:
 
     @property
     def requests_done(self):
-        return self.lat_count[0] + self.lat_count[1]
+        return self.lat_count[0] + self.lat_count[1] + self.lat_count[2]
 
     @property
     def tasks_remaining(self):

@@ -19,6 +19,8 @@ cdef void rcu_core_init(Engine self, c) except *:
     self.cb_cost[CB_KFREE] = c.cb_kfree_ns
     self.cb_cost[CB_GENERIC] = c.cb_generic_ns
     self.cb_cost[CB_RCU_WORK] = self.ttwu_ns  # rcu_work_rcufn(): __queue_work() wakes a kworker
+    # rcu_barrier_callback(): atomic_dec_and_test() and, the last, complete(), as wakeme_after_rcu().
+    self.cb_cost[CB_BARRIER] = c.cb_wakeme_ns
     self.cb_cap = 0
     self.cb_free = -1
 
@@ -96,10 +98,15 @@ cdef i64 invoke_one(Engine self, int cb, int r, i64 t, int runner_cpu, int runne
         t += try_to_wake_up(self, self.cbs[cb].arg, runner_cpu, t, self.cb_cost[kind])
     else:
         t += self.cb_cost[kind]
+    check_cb_invoked(self, cb, t)
     if kind == CB_KFREE or kind == CB_GENERIC:
         record_callback(self, t, t - self.cbs[cb].t_queued)
     if kind == CB_RCU_WORK:
         rcu_work_rcufn(self, self.cbs[cb].arg, runner_cpu, t)
+    elif kind == CB_RCUSCALE_ASYNC:
+        rcu_scale_async_cb(self, self.cbs[cb].arg, runner_cpu)
+    elif kind == CB_BARRIER:
+        push(self, t, PRIO_NORMAL, EV_BARRIER_CB, runner_cpu, 0)
     self.cbs[cb].next = self.cb_free
     self.cb_free = cb
     self.n_cbs_invoked += 1
@@ -133,6 +140,8 @@ cdef i64 rcu_do_batch(Engine self, int r, i64 t0, int ctx) except -2:
                 break
         if tlimit and (count & 31) == 0 and t >= tlimit:
             break
+    if t > cp.batch_end:
+        cp.batch_end = t
     if cp.blimit == DEFAULT_MAX_RCU_BLIMIT and n_cbs(self, cp) <= self.qlowmark:
         cp.blimit = self.blimit_default
     if self.trace_on:

@@ -31,6 +31,8 @@ cdef enum:
     EV_NOISE_KTHREAD = 14 # work for the noise kthread of CPU target arrives
     EV_NOHZ_ILB = 15     # kick_ilb(): the nohz idle-balance IPI reaches CPU target
     EV_TASK_TIMEOUT = 16 # process_timeout(): the schedule_timeout() timer of sync_loop task target expires
+    EV_BARRIER_IPI = 17  # rcu_barrier_handler() IPI reaching CPU target
+    EV_BARRIER_CB = 18   # an rcu_barrier_callback() invoked by CPU target ends
 
 # Deliberate model faults (Engine.fault), each breaking one rule the kernel relies
 # on, for tests that the safety checker catches them: numbered as the catalogue
@@ -45,6 +47,7 @@ cdef enum:
     FAULT_CB_ONE_SEGMENT_TOO_FAR = 6
     FAULT_BLKD_READER_DROPPED = 7
     FAULT_BYPASS_WRONG_SEGMENT = 8
+    FAULT_BARRIER_ENTRAIN_AT_HEAD = 9
 
 # Event priorities: urgent events run before normal ones at the same instant.
 cdef enum:
@@ -93,11 +96,16 @@ cdef enum:
     CB_KFREE = 1         # a kfree-like callback
     CB_GENERIC = 2       # a mixed kernel callback
     CB_RCU_WORK = 3      # rcu_work_rcufn: queue_rcu_work()'s callback queues the work (arg = work id)
+    CB_RCUSCALE_ASYNC = 4 # rcu_scale_async_cb: one callback fewer in flight (arg = the writer task)
+    CB_BARRIER = 5       # rcu_barrier_callback: counts rcu_state.barrier_cpu_count down
+    CB_KINDS = 6
 
-# synchronize_rcu*() primitives of a sync_loop workload (the requests' primitive column).
+# Primitives of a sync_loop workload (the requests' primitive column).
 cdef enum:
     PRIM_SYNCHRONIZE_RCU = 0
     PRIM_SYNCHRONIZE_RCU_EXPEDITED = 1
+    PRIM_CALL_RCU_HURRY = 2  # rcuscale's gp_async writer: call_rcu_hurry(), or rcu_barrier() when full
+    PRIM_N = 3
 
 # Segments of struct rcu_segcblist.
 cdef enum:
@@ -135,6 +143,9 @@ cdef enum:
     TASK_EXP_OWNER = 5   # holds exp_mutex; sleeps on the root's exp_wq until its GP ends
     TASK_EXP_DRIVE = 6   # holds the GP mutex and drives the expedited GP itself (before v4.9)
     TASK_SLEEPING = 7    # thinking, then sleeping in schedule_timeout_idle() before the next call
+    TASK_BARRIER = 8     # in rcu_barrier(), holding barrier_mutex: entraining on each CPU with callbacks
+    TASK_BARRIER_WAIT = 9 # in rcu_barrier(): waiting for the last rcu_barrier_callback()
+    TASK_ASYNC_RETRY = 10 # back from rcu_barrier(): retrying call_rcu_hurry(), the same measurement (before v6.12)
 
 # Reader phases (ent_t.phase for ENT_READER).
 cdef enum:
@@ -196,6 +207,10 @@ cdef struct ent_t:
     i64 req_s            # the gp_seq (or expedited_sequence) snapshot it waits for
     int32_t fl_held      # expedited funnel: the mutex it holds, -1 if none
     int32_t fl_next      # ... and the one it is waiting for
+    int32_t async_inflight # rcuscale's ws_inflight: its callbacks not yet invoked (from v6.12)
+    i64 barrier_s        # rcu_barrier(): its rcu_seq_snap() of rcu_state.barrier_sequence
+    i64 barrier_cb_seq   # ... callbacks queued before it began (the checker's bound)
+    int32_t barrier_cpu  # ... the next CPU it looks at
     # ENT_READER only
     i64 rd_start         # when the current read-side critical section began (ns)
     i64 rd_gpc0          # normal GPs completed when it began (Reader Pipe)
@@ -261,6 +276,8 @@ cdef struct cpu_t:
     int32_t rcud_len
     int32_t cl_snap      # classic RCU: RCU_last_qsctr(cpu) is valid (snapshot taken)
     int32_t softirq_pending # RCU softirq work was left for ksoftirqd: the next irq exit runs it
+    i64 batch_end        # when the last rcu_do_batch() computed ahead ends: its callbacks still count in ->cblist.len
+    int32_t async_inflight # rcuscale's per-CPU n_async_inflight (before v6.12)
     i64 probe_next       # next timer interrupt of an rt_latency_probe on this CPU (ns)
     i64 timeout_next     # next schedule_timeout() timer of a sync_loop task sleeping on this CPU (ns)
     i64 probe_runnable_at # a probe woken on this CPU is runnable from here until it runs (ns)
@@ -372,6 +389,7 @@ cdef struct cb_t:
     int32_t kind         # CB_*
     int32_t arg          # CB_WAKEME: the waiting task
     i64 t_queued         # call_rcu() time (ns)
+    i64 seq              # queued order over all CPUs (the rcu_barrier() check)
 
 
 # ---------------------------------------------------------------------------

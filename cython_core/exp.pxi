@@ -10,11 +10,12 @@
 cdef int rcu_exp_init(Engine self, x, int e) except -1:
     """The expedited machinery of the release: the GP kworker on the housekeeping
     CPU, one worker per leaf on the leaf's first CPU (the kernel makes it affine
-    to the leaf's CPUs), and the sleeping mutexes."""
+    to the leaf's CPUs), and the sleeping mutexes (rcu_state.barrier_mutex among them)."""
     cdef int n, i
     self.ipi_send_ns = x.ipi_send_ns
     self.ipi_handler_ns = x.ipi_handler_ns
     self.exp_mutex_rt = x.exp_mutex_rt
+    self.mutex_handoff = x.mutex_handoff
     self.exp_ent = e
     self.ents[e].kind = ENT_EXP_GP
     self.ents[e].cpu = self.gp_cpu
@@ -32,15 +33,17 @@ cdef int rcu_exp_init(Engine self, x, int e) except -1:
     self.exp_driver_task = x.exp_driver_task
     self.exp_par = x.exp_par
     self.exp_driver = self.exp_ent
-    self.n_mtx = self.num_nodes + self.nr_cpus + 1
+    self.n_mtx = self.num_nodes + self.nr_cpus + 2
     self.mtx_owner = <int *> malloc(self.n_mtx * sizeof(int))
     self.mtx_head = <int *> malloc(self.n_mtx * sizeof(int))
     self.mtx_tail = <int *> malloc(self.n_mtx * sizeof(int))
-    if self.mtx_owner == NULL or self.mtx_head == NULL or self.mtx_tail == NULL:
+    self.mtx_handoff = <int *> calloc(self.n_mtx, sizeof(int))
+    if self.mtx_owner == NULL or self.mtx_head == NULL or self.mtx_tail == NULL or self.mtx_handoff == NULL:
         raise MemoryError()
     for i in range(self.n_mtx):
         self.mtx_owner[i] = self.mtx_head[i] = self.mtx_tail[i] = -1
     self.exp_mutex = self.n_mtx - 1
+    self.barrier_mutex = self.n_mtx - 2
     self.gp_mutex = 0 if self.exp_funnel_mutexes else self.exp_mutex
     return e
 

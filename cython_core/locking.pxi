@@ -1,6 +1,7 @@
 # Locks: rcu_node spinlocks as resources free again at lock_free (waiting costs
 # the waiter time), and sleeping mutexes (kernel/locking/mutex.c, rtmutex.c) with
-# FIFO waiters, optimistic stealing for the plain mutex.
+# FIFO waiters, optimistic stealing for the plain mutex bounded by its hand-off
+# to a waiter that lost a race (v4.10).
 #
 # Included by _core.pyx: module-level functions on the Engine.
 
@@ -28,7 +29,7 @@ cdef bint mutex_trylock(Engine self, int m, int e) noexcept:
     self.acc += self.rnp_lock_ns
     if self.mtx_owner[m] >= 0:
         return False
-    if self.mtx_head[m] >= 0:
+    if self.mtx_head[m] >= 0 and m != self.barrier_mutex:
         self.n_exp_mutex_steal += 1  # a newcomer overtakes a woken waiter
     self.mtx_owner[m] = e
     return True
@@ -38,7 +39,8 @@ cdef bint mutex_lock(Engine self, int m, int e) noexcept:
     """mutex_lock(): True if e holds m now, else e is queued and must sleep."""
     if mutex_trylock(self, m, e):
         return True
-    self.n_exp_mutex_wait += 1
+    if m != self.barrier_mutex:
+        self.n_exp_mutex_wait += 1
     self.ents[e].phase = TASK_MUTEX_WAIT
     self.ents[e].link = -1
     if self.mtx_tail[m] >= 0:
@@ -50,11 +52,15 @@ cdef bint mutex_lock(Engine self, int m, int e) noexcept:
 
 
 cdef bint mutex_retry(Engine self, int m, int e) noexcept:
-    """The woken waiter e runs: a plain mutex may have been taken meanwhile."""
+    """The woken waiter e runs: a plain mutex may have been taken meanwhile. From
+    v4.10 the first waiter then sets MUTEX_FLAG_HANDOFF, so that the taker's
+    mutex_unlock() hands the mutex to it."""
     cdef int x = self.mtx_head[m], prev = -1
     if self.mtx_owner[m] == e:
-        return True  # rt_mutex hand-off
+        return True  # handed off (rt_mutex, or MUTEX_FLAG_HANDOFF)
     if self.mtx_owner[m] >= 0:
+        if self.mutex_handoff:
+            self.mtx_handoff[m] = 1
         return False  # lost the race; still first in the wait list
     while x >= 0 and x != e:
         prev = x
@@ -75,11 +81,14 @@ cdef void mutex_unlock(Engine self, int m, int c) except *:
     """mutex_unlock() by a task on CPU c.
 
     A plain mutex is left free and its first waiter woken: anyone who asks
-    before that waiter runs takes it (queue jumping). An rt_mutex hands the
-    lock to its first waiter (FIFO among equal priorities).
+    before that waiter runs takes it (queue jumping), unless that waiter lost such
+    a race already and set MUTEX_FLAG_HANDOFF. An rt_mutex (the expedited mutexes
+    with kernel.exp_mutex: rt_mutex) and a plain mutex with MUTEX_FLAG_HANDOFF go
+    to the first waiter (FIFO among equal priorities).
     """
     cdef int w = self.mtx_head[m]
-    if self.exp_mutex_rt and w >= 0:
+    if w >= 0 and (self.mtx_handoff[m] or (self.exp_mutex_rt and m != self.barrier_mutex)):
+        self.mtx_handoff[m] = 0
         self.mtx_head[m] = self.ents[w].link
         if self.mtx_head[m] < 0:
             self.mtx_tail[m] = -1

@@ -174,7 +174,7 @@ cdef class Engine:
     cdef int rcu_divisor
     cdef i64 rcu_resched_ns
     cdef int use_softirq
-    cdef i64 cb_cost[4]
+    cdef i64 cb_cost[CB_KINDS]
     cdef i64 call_rcu_ns
 
     # --- NOCB groups (nocb.pxi) -----------------------------------------------
@@ -190,14 +190,17 @@ cdef class Engine:
     cdef i64 ipi_handler_ns
     cdef int exp_mutex_rt
     cdef readonly i64 exp_seq
-    # Sleeping mutexes: rcu_state.exp_mutex, and before v4.6 the funnel's
-    # rnp->exp_funnel_mutex (index = node) and rdp->exp_funnel_mutex
+    # Sleeping mutexes: rcu_state.exp_mutex, rcu_state.barrier_mutex, and before v4.6
+    # the funnel's rnp->exp_funnel_mutex (index = node) and rdp->exp_funnel_mutex
     # (index = num_nodes + CPU). Waiters queue FIFO through ent_t.link.
     cdef int n_mtx
     cdef int *mtx_owner          # task holding it, -1 if free
     cdef int *mtx_head
     cdef int *mtx_tail
+    cdef int *mtx_handoff        # MUTEX_FLAG_HANDOFF: the next mutex_unlock() hands it to the first waiter
+    cdef int mutex_handoff       # a woken first waiter that finds the mutex taken sets it (v4.10)
     cdef int exp_mutex           # index of rcu_state.exp_mutex
+    cdef int barrier_mutex       # index of rcu_state.barrier_mutex (a plain mutex on every build)
     cdef int gp_mutex            # the mutex held for a whole expedited GP
     cdef int exp_funnel_mutexes  # before v4.6: the funnel is mutexes held hand over hand
     cdef int exp_driver_task     # before v4.9: the requester drives its GP itself
@@ -227,6 +230,16 @@ cdef class Engine:
     cdef i64[::1] wl_runtime_jiffies # a task ends only once this many jiffies after its start have passed
     cdef i64[::1] task_end_ns     # from when each task may end (its minimum run time; 0: none)
     cdef i64 sync_entry_ns
+    cdef i64[::1] wl_async_max    # call_rcu_hurry: callbacks in flight at which rcu_barrier() is called
+    cdef int async_per_task       # rcuscale counts them per task (v6.12), else per CPU
+    cdef i64 async_kmalloc_ns     # rcuscale's kmalloc() of each rcu_head (before v6.12)
+
+    # --- rcu_barrier(): rcu_state.barrier_* (barrier.pxi) ----------------------
+    cdef i64 barrier_sequence     # rcu_state.barrier_sequence
+    cdef int barrier_cpu_count    # rcu_state.barrier_cpu_count
+    cdef int barrier_task         # the task in wait_for_completion(&barrier_completion), -1 if none
+    cdef int barrier_wakes_rcuog  # rcu_barrier_entrain() wakes rcuog after flushing the bypass (v6.2)
+    cdef i64 n_barriers, n_barrier_early, n_barrier_ipis, n_barrier_mutex_wait
 
     # --- reader tasks (tree_plugin.pxi) ---------------------------------------
     cdef int n_rwl
@@ -331,14 +344,14 @@ cdef class Engine:
     cdef i64 *req_end
     cdef i64 req_n                # rows kept
     cdef i64 req_cap              # rows the arrays hold
-    cdef i64 lat_count[2]         # every finished request, by primitive: how many,
-    cdef i64 lat_sum_ns[2]        # ... the sum, least and greatest of their latencies,
-    cdef i64 lat_min_ns[2]
-    cdef i64 lat_max_ns[2]
-    cdef i64 lat_log2_us[2][LOG2_SLOTS]   # ... bcc's log2 histogram of whole µs,
-    cdef i64 *lat_fine[2]         # ... a log-linear histogram (FINE_SUB_BITS per octave),
-    cdef i64 bd_n[2]              # ... and, for those matched with the GP of their snapshot,
-    cdef i64 bd_sum_ns[2][6]      # sums of call->GP start, ->all QS, ->GP end, ->wake-up asked, ->queued, ->running
+    cdef i64 lat_count[PRIM_N]    # every finished request, by primitive: how many,
+    cdef i64 lat_sum_ns[PRIM_N]   # ... the sum, least and greatest of their latencies,
+    cdef i64 lat_min_ns[PRIM_N]
+    cdef i64 lat_max_ns[PRIM_N]
+    cdef i64 lat_log2_us[PRIM_N][LOG2_SLOTS]   # ... bcc's log2 histogram of whole µs,
+    cdef i64 *lat_fine[PRIM_N]    # ... a log-linear histogram (FINE_SUB_BITS per octave),
+    cdef i64 bd_n[PRIM_N]         # ... and, for those matched with the GP of their snapshot,
+    cdef i64 bd_sum_ns[PRIM_N][6] # sums of call->GP start, ->all QS, ->GP end, ->wake-up asked, ->queued, ->running
     cdef i64 *gprec_seq
     cdef i64 *gprec_start
     cdef i64 *gprec_end
@@ -370,6 +383,11 @@ cdef class Engine:
     cdef i64 reader_pipe[2][3]   # readers by GPs (0, 1, 2+) completed during them
     cdef i64 n_violations
     cdef list violations
+    cdef i64 cb_seq               # callbacks queued so far (cb_t.seq numbers them)
+    cdef int barrier_check        # a task may call rcu_barrier(): the checker follows every callback
+    cdef i64 *chk_inv_ns          # ring over callbacks chk_low..cb_seq-1: when each was invoked, -1 before
+    cdef i64 chk_cap              # its size, a power of two
+    cdef i64 chk_low              # every callback numbered below this one was invoked by now
 
     # --- optional trace buffer: every hook tests trace_on first (trace.pxi) ---
     cdef bint trace_on

@@ -52,7 +52,7 @@ cdef void records_init(Engine self, i64 expected_requests, int mode, u64 sample_
         self.req_cap = 16
     self.req_cols = {name: np.empty(self.req_cap, dtype=dtype) for name, dtype in REQUEST_DTYPES.items()}
     records_point(self)
-    for p in range(2):
+    for p in range(PRIM_N):
         self.lat_min_ns[p] = INT64_MAX
         self.lat_fine[p] = <i64 *> calloc(FINE_SLOTS, sizeof(i64))
         if self.lat_fine[p] == NULL:
@@ -73,8 +73,9 @@ cdef void records_init(Engine self, i64 expected_requests, int mode, u64 sample_
 
 
 cdef void records_free(Engine self) noexcept:
-    free(self.lat_fine[0])
-    free(self.lat_fine[1])
+    cdef int p
+    for p in range(PRIM_N):
+        free(self.lat_fine[p])
     free(self.cbl_fine)
     free(self.gprec_seq)
     free(self.gprec_start)
@@ -120,8 +121,10 @@ cdef void record_request(Engine self, int e, i64 t_end) except *:
     cdef int prim = self.wl_prim[self.task_wl[e]]
     cdef i64 t_call = self.ents[e].t_call
     cdef i64 lat = t_end - t_call
-    cdef i64 g = satisfying_gp(self, prim, self.ents[e].req_s), woken, queued
-    cdef u64 nth = self.lat_count[0] + self.lat_count[1]
+    # A call_rcu_hurry() waits for no grace period.
+    cdef i64 g = satisfying_gp(self, prim, self.ents[e].req_s) if prim != PRIM_CALL_RCU_HURRY else -1
+    cdef i64 woken, queued
+    cdef u64 nth = self.lat_count[0] + self.lat_count[1] + self.lat_count[2]
     self.lat_count[prim] += 1
     self.lat_sum_ns[prim] += lat
     self.lat_min_ns[prim] = min(self.lat_min_ns[prim], lat)

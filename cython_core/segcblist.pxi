@@ -1,6 +1,6 @@
 # Segmented callback lists (kernel/rcu/rcu_segcblist.c): the four segments DONE,
-# WAIT, NEXT_READY and NEXT with their gp_seq, advance and accelerate, and the
-# callback pool.
+# WAIT, NEXT_READY and NEXT with their gp_seq, advance, accelerate and entrain, and
+# the callback pool.
 #
 # Included by _core.pyx: module-level functions on the Engine.
 
@@ -106,6 +106,7 @@ cdef int cb_alloc(Engine self, int kind, int arg) except -1:
     self.cbs[i].kind = kind
     self.cbs[i].arg = arg
     self.cbs[i].t_queued = self.now
+    check_cb_queued(self, i)
     return i
 
 
@@ -116,3 +117,25 @@ cdef void rcu_segcblist_enqueue(Engine self, cpu_t *cp, int cb) noexcept:
         cp.cb_head = cb
     cp.cb_tail = cb
     cp.seg_len[RCU_NEXT_TAIL] += 1
+
+
+cdef void rcu_segcblist_entrain(Engine self, cpu_t *cp, int cb) noexcept:
+    """rcu_segcblist_entrain(): cb joins the last non-empty segment (DONE if all are empty),
+    at the list's tail, so that it is invoked after every callback queued before it."""
+    cdef int i = RCU_NEXT_TAIL
+    if self.fault == FAULT_BARRIER_ENTRAIN_AT_HEAD:
+        # Ahead of every queued callback, as a done one.
+        self.cbs[cb].next = cp.cb_head
+        cp.cb_head = cb
+        if cp.cb_tail < 0:
+            cp.cb_tail = cb
+        cp.seg_len[RCU_DONE_TAIL] += 1
+        return
+    while i > RCU_DONE_TAIL and cp.seg_len[i] == 0:
+        i -= 1
+    if cp.cb_tail >= 0:
+        self.cbs[cp.cb_tail].next = cb
+    else:
+        cp.cb_head = cb
+    cp.cb_tail = cb
+    cp.seg_len[i] += 1

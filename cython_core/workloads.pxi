@@ -1,4 +1,5 @@
-# Workload entities: the sync_loop task (synchronize_rcu*() in a loop), the
+# Workload entities: the sync_loop task (synchronize_rcu*() in a loop, or
+# rcuscale's gp_async writer: call_rcu_hurry() and rcu_barrier()), the
 # rt_latency_probe task (amlat: a SCHED_FIFO task woken by a timer interrupt)
 # and the call_rcu_load tasks (operations of kernel work, non-preemptible
 # sections and call_rcu()).
@@ -44,6 +45,12 @@ cdef int tasks_init(Engine self, t) except -1:
     self.wl_sleep_jiffies_max = np.ascontiguousarray(t.sleep_jiffies_max, dtype=np.int64)
     self.wl_runtime_jiffies = np.ascontiguousarray(t.runtime_jiffies, dtype=np.int64)
     self.task_end_ns = np.zeros(self.n_tasks, dtype=np.int64)
+    self.wl_async_max = np.ascontiguousarray(t.async_max, dtype=np.int64)
+    self.async_per_task = t.async_per_task
+    self.async_kmalloc_ns = t.async_kmalloc_ns
+    self.cb_cost[CB_RCUSCALE_ASYNC] = t.async_cb_ns
+    # A task that may call rcu_barrier(): the checker follows every callback.
+    self.barrier_check = PRIM_CALL_RCU_HURRY in t.primitive
     return self.n_tasks
 
 
@@ -126,13 +133,13 @@ cdef i64 task_run(Engine self, int e, i64 t0) except -2:
     cdef int phase = self.ents[e].phase
     if phase == TASK_WAITING:
         return task_return(self, e, t0)
-    if phase == TASK_MUTEX_WAIT or phase == TASK_EXP_OWNER:
+    if phase == TASK_MUTEX_WAIT or phase == TASK_EXP_OWNER or phase == TASK_BARRIER_WAIT:
         return self.rnp_lock_ns  # mutex_lock() retry / mutex_unlock(): one cache line
     if phase == TASK_EXP_DRIVE:
         return rcu_exp_sel_wait_wake_next(self, e, t0)
     if phase == TASK_SLEEPING:
         return task_enter(self, e, t0)  # woken by its timer
-    if phase == TASK_NEW and self.wl_runtime_jiffies[self.task_wl[e]]:
+    if phase == TASK_NEW and self.wl_runtime_jiffies[self.task_wl[e]] >= 0:
         # jdone = jiffies + minruntime * HZ: the task may end once time_after(jiffies, jdone).
         self.task_end_ns[e] = (jiffies(self) + self.wl_runtime_jiffies[self.task_wl[e]] + 1) * self.jiffy_ns
     return task_next(self, e, t0, 0)
@@ -175,6 +182,8 @@ cdef i64 task_enter(Engine self, int e, i64 t0) except -2:
     cdef int w = self.task_wl[e]
     cdef i64 dur = self.sync_entry_ns
     ep.phase = TASK_RUNNING
+    if self.wl_prim[w] == PRIM_CALL_RCU_HURRY:
+        return self.async_kmalloc_ns  # the rcu_head; call_rcu_hurry() itself is charged when made
     if self.wl_vmalloc[w]:
         dur += vmalloc_page(self, ep.cpu, t0)
     if self.wl_prim[w] == PRIM_SYNCHRONIZE_RCU and not self.wake_from_gp:
@@ -209,8 +218,17 @@ cdef i64 task_done(Engine self, int e) except -2:
         self.tasks_left -= 1
         return -1
     self.acc = 0
-    if ep.phase == TASK_MUTEX_WAIT:
+    if ep.phase == TASK_MUTEX_WAIT and ep.fl_next == self.barrier_mutex:
+        nxt = rcu_barrier_mutex_retry(self, e, c)
+    elif ep.phase == TASK_MUTEX_WAIT:
         nxt = exp_mutex_retry(self, e, c)
+    elif ep.phase == TASK_BARRIER:
+        nxt = rcu_barrier_next(self, e, c)
+    elif ep.phase == TASK_BARRIER_WAIT:
+        nxt = rcu_barrier_end(self, e, c)
+    elif ep.phase == TASK_ASYNC_RETRY:
+        ep.phase = TASK_RUNNING
+        nxt = rcu_scale_async(self, e, c)
     elif ep.phase == TASK_EXP_OWNER:
         # Woken by rcu_exp_wait_wake(): let the next expedited GP start, return.
         mutex_unlock(self, self.gp_mutex, c)
@@ -226,6 +244,11 @@ cdef i64 task_done(Engine self, int e) except -2:
             # rcu_exp_wait_wake() done: let the next expedited GP start, return.
             mutex_unlock(self, self.gp_mutex, c)
             nxt = task_return(self, e, self.now + self.acc)
+    elif self.wl_prim[self.task_wl[e]] == PRIM_CALL_RCU_HURRY:
+        ep.t_call = self.now - self.async_kmalloc_ns
+        if self.trace_on:
+            trace(self, ep.t_call, TR_TASK_WAIT, c, e, 0, PRIM_CALL_RCU_HURRY, 0)
+        nxt = rcu_scale_async(self, e, c)
     else:
         ep.loops_left -= 1
         ep.t_call = self.now - self.sync_entry_ns
@@ -244,6 +267,47 @@ cdef i64 task_done(Engine self, int e) except -2:
             trace(self, ep.t_call, TR_TASK_WAIT, c, e, ep.req_s, self.wl_prim[self.task_wl[e]], 0)
     self.cpus[c].debt += self.acc
     return nxt
+
+
+# --- rcuscale's gp_async writer: call_rcu_hurry(), rcu_barrier() when full ----
+cdef i64 rcu_scale_async(Engine self, int e, int c) except -2:
+    """rcu_scale_writer()'s gp_async step: call_rcu_hurry() while fewer than gp_async_max of
+    its callbacks are in flight, counted per task (v6.12 and later) or, before, on its CPU
+    (which the callback counts down on the CPU that invokes it); else rcu_barrier()."""
+    cdef ent_t *ep = &self.ents[e]
+    cdef int32_t *inflight = &ep.async_inflight if self.async_per_task else &self.cpus[c].async_inflight
+    if inflight[0] >= self.wl_async_max[self.task_wl[e]]:
+        return rcu_barrier(self, e, c)
+    inflight[0] += 1
+    call_rcu(self, c, CB_RCUSCALE_ASYNC, e)
+    self.acc += self.call_rcu_ns
+    ep.loops_left -= 1
+    return task_return(self, e, self.now + self.acc)
+
+
+cdef void rcu_scale_async_cb(Engine self, int e, int runner_cpu) noexcept:
+    """rcu_scale_async_cb(): one callback of writer e fewer in flight, on its own count
+    (v6.12 and later) or on the count of the CPU invoking it (this_cpu_ptr())."""
+    if self.async_per_task:
+        self.ents[e].async_inflight -= 1
+    else:
+        self.cpus[runner_cpu].async_inflight -= 1
+
+
+cdef i64 rcu_scale_barrier_done(Engine self, int e, int c) except -2:
+    """rcu_barrier() returned to the writer. Before v6.12 it retries the call, measured from
+    the same start; from v6.12 the iteration is no measurement, unless it is the one that
+    finds the writer done (loops_left 1 is rcuscale's i >= MIN_MEAS, and the run time is
+    over): its duration then fills the writer's last slot."""
+    cdef ent_t *ep = &self.ents[e]
+    if not self.async_per_task:
+        ep.phase = TASK_ASYNC_RETRY  # goto retry, once rcu_barrier()'s own time has passed
+        return 0
+    ep.phase = TASK_RUNNING
+    if ep.loops_left <= 1 and self.now + self.acc >= self.task_end_ns[e]:
+        ep.loops_left = 0
+        return task_return(self, e, self.now + self.acc)
+    return task_next(self, e, self.now + self.acc, 0)
 
 
 # --- rt_latency_probe: amlat, a SCHED_FIFO task woken by a timer interrupt ----

@@ -51,6 +51,6 @@ def test_the_engine_refuses_an_input_without_a_section():
 
 
 def test_the_engine_exports_its_codes_and_the_trace_names_every_entity_kind():
-    assert set(_core.PRIMITIVES) == {"synchronize_rcu", "synchronize_rcu_expedited"}
+    assert set(_core.PRIMITIVES) == {"synchronize_rcu", "synchronize_rcu_expedited", "call_rcu_hurry"}
     assert len(set(_core.ENTITY_KINDS.values())) == len(_core.ENTITY_KINDS)
     assert set(_ENTITY_NAMES) | {_core.ENTITY_KINDS["gp"]} == set(_core.ENTITY_KINDS.values())

@@ -130,7 +130,8 @@ def test_written_results_have_memory_series(seed_run, tmp_path):
 
 @pytest.mark.parametrize("args, key", [
     (["--bootargs", "rcuscale.kfree_rcu_test=1 rcuscale.kfree_bogus=3"], "kfree_bogus"),
-    (["--bootargs", "rcuscale.kfree_rcu_test=0 rcuscale.gp_async=1"], "gp_async"),  # the writer test's
+    (["--bootargs", "rcuscale.kfree_rcu_test=0 rcuscale.gp_async=1 rcuscale.gp_async_max=0"],
+     "gp_async_max"),  # the writer test's
     (["--bootargs", "rcuscale.kfree_rcu_test=1", "--kconfig", "CONFIG_FOO=y"], "CONFIG_FOO"),
     (["--bootargs", "rcuscale.kfree_rcu_test=1 rcuscale.kfree_loops=2"], "kfree_loops"),
     (["--bootargs", "rcuscale.kfree_rcu_test=1", "--torture", "rcu"], "--torture"),

@@ -98,3 +98,24 @@ def test_the_boot_parameter_turns_laziness_off_and_on():
     on = _metrics(lambda d: release(d, "rcutree.enable_rcu_lazy=1", True))
     assert off["call_rcu_latency_us"]["max"] < 100e3
     assert on["call_rcu_latency_us"]["mean"] > 1e6
+
+
+def test_rcu_barrier_flushes_the_lazy_callbacks_of_every_cpu():
+    """rcu_barrier_entrain() flushes each offloaded CPU's bypass, lazy callbacks included, and
+    wakes its rcuog: the lazy callbacks queued before the barrier are invoked before it
+    returns (which the safety checker verifies), long before jiffies_lazy_flush."""
+    def lazy_load_beside(primitive):
+        def change(d):
+            d["workloads"] = [{"kind": "sync_loop", "tasks": 1, "loops": 2, "cpus": "0", "start_us": 500e3,
+                               "primitive": primitive},
+                              {"kind": "call_rcu_load", "cpus": "1-7", "work_us": 1000, "call_rcu_per_op": 1}]
+            if primitive == "call_rcu_hurry":
+                d["workloads"][0]["async_max"] = 1  # the second call is an rcu_barrier() first
+        return change
+    barrier = _metrics(lazy_load_beside("call_rcu_hurry"))
+    sync = _metrics(lazy_load_beside("synchronize_rcu"))
+    # Half a second of lazy callbacks on CPUs 1-7: synchronize_rcu() on CPU 0 flushes none of them.
+    assert sync["call_rcu_latency_us"]["invoked"] == 0
+    cb = barrier["call_rcu_latency_us"]
+    assert cb["invoked"] > 7 * 400
+    assert 0.4e6 < cb["max"] < 0.6e6 < LAZY_FLUSH_S * 1e6

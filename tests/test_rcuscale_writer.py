@@ -1,21 +1,40 @@
-"""rcuscale's GP-writer test through `python -m rcusim rcuscale`, and
-kvm-recheck-rcuscale.sh's summary computed as its awk program computes it."""
+"""rcuscale's GP-writer test through `python -m rcusim rcuscale` and as the `rcuscale_writer`
+workload kind, its gp_async writers with rcu_barrier(), and kvm-recheck-rcuscale.sh's summary
+computed as its awk program computes it."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 
 import numpy as np
 import pytest
 
-from rcusim import run
+from rcusim import _core, run
 from rcusim.commands.cli import main
+from rcusim.engine.engine_input import engine_input
 from rcusim.engine.rcuscale import MAX_MEAS, MIN_MEAS, recheck_lines, writer_durations
+from rcusim.engine.simulate import build_engine
+from rcusim.errors import ScenarioError
+from rcusim.input.config import CallRcuLoad, SyncLoop
 from rcusim.input.kvmcmd import scenario_from_kvm
 from rcusim.input.scenario import load_scenario
+from rcusim.results.run import run_scenario
 
 BOOT = "rcuscale.nwriters=4 rcuscale.nreaders=0 rcuscale.holdoff=1"
+ASYNC = BOOT + " rcuscale.gp_async=1 rcuscale.gp_async_max=100"
+
+
+def writer_data(boot: str, release: str = "7.0", nr_cpus: int = 8) -> dict:
+    """The scenario of a kvm.sh rcuscale command line."""
+    args = argparse.Namespace(torture="rcuscale", kconfig=[f"CONFIG_NR_CPUS={nr_cpus}"], bootargs=[boot], ignored=[])
+    return scenario_from_kvm(args, release=release)[0]
+
+
+def writer_spec(boot: str, release: str = "7.0"):
+    """The resolved variant of a kvm.sh rcuscale command line."""
+    return load_scenario(writer_data(boot, release)).variants["default"]
 
 
 def test_recheck_follows_the_awk_program():
@@ -66,19 +85,11 @@ def test_gp_exp_measures_expedited_grace_periods(capsys):
 def test_readers_keep_the_cpus_busy(capsys):
     """rcu_scale_reader() kthreads, one per CPU by default, at nice 19: no CPU idles, so an
     expedited GP finds every CPU running and its writers never wait for an idle exit."""
-    from types import SimpleNamespace
-
-    from rcusim.input.kvmcmd import scenario_from_kvm
-
-    args = SimpleNamespace(torture="rcuscale", kconfig=["CONFIG_NR_CPUS=8"], bootargs=["rcuscale.nwriters=4"],
-                           ignored=[])
-    data, _ = scenario_from_kvm(args)
-    readers = [w for w in data["workloads"] if w["kind"] == "call_rcu_load"]
-    assert [(w["cpus"], w["tasks_per_cpu"], w["nice"], w["call_rcu_per_op"]) for w in readers] == [("all", 1, 19, 0)]
-    args.bootargs = ["rcuscale.nwriters=4 rcuscale.nreaders=11"]
-    data, _ = scenario_from_kvm(args)
-    assert [(w["cpus"], w["tasks_per_cpu"]) for w in data["workloads"] if w["kind"] == "call_rcu_load"] == \
-        [("all", 1), ("0-2", 1)]
+    readers = [w for w in writer_spec("rcuscale.nwriters=4").workloads if isinstance(w, CallRcuLoad)]
+    assert [(w.cpus, w.tasks_per_cpu, w.nice, w.call_rcu_per_op) for w in readers] == [("all", 1, 19, 0)]
+    readers = [w for w in writer_spec("rcuscale.nwriters=4 rcuscale.nreaders=11").workloads
+               if isinstance(w, CallRcuLoad)]
+    assert [(w.cpus, w.tasks_per_cpu) for w in readers] == [("all", 1), ("0-2", 1)]
     idle = durations_us(rcuscale(capsys, "rcuscale.nwriters=4 rcuscale.nreaders=0 rcuscale.holdoff=1 rcuscale.gp_exp=1"))
     busy = durations_us(rcuscale(capsys, "rcuscale.nwriters=4 rcuscale.holdoff=1 rcuscale.gp_exp=1"))
     assert np.median(busy) < np.median(idle)
@@ -86,8 +97,8 @@ def test_readers_keep_the_cpus_busy(capsys):
 
 @pytest.mark.parametrize("boot, fragment", [
     ("rcuscale.nwriters=4", "CONFIG_PREEMPTION=n"),
-    (BOOT + " rcuscale.gp_async=1", "gp_async"),
-    ("rcuscale.nwriters=0 rcuscale.nreaders=0", "no writers"),
+    (BOOT + " rcuscale.gp_async=1 rcuscale.gp_async_max=0", "rcuscale.gp_async_max: 0 with gp_async"),
+    ("rcuscale.nwriters=0 rcuscale.nreaders=0", "rcuscale.nwriters: no writers"),
 ])
 def test_what_is_not_modelled_is_refused(boot, fragment, capsys):
     kconfig = ["--kconfig", "CONFIG_PREEMPT_NONE=y CONFIG_PREEMPT=n"] if fragment == "CONFIG_PREEMPTION=n" else []
@@ -184,7 +195,160 @@ def test_writer_parameters_exist_from_v6_6(param, capsys):
                  "--bootargs", f"{BOOT} rcuscale.{param}"]) == 2
     err = capsys.readouterr().err
     assert f"rcuscale.{param.split('=')[0]}" in err and "v6.6" in err and err.count("\n") == 1
-    args = argparse.Namespace(torture="rcuscale", kconfig=[], bootargs=[f"{BOOT} rcuscale.{param}"], ignored=[])
-    data, _ = scenario_from_kvm(args, release="6.6")
-    (writers,) = [w for w in data["workloads"] if w["kind"] == "sync_loop"]
-    assert writers["sleep_jiffies_max"] == 3 or writers["min_runtime_s"] == 5
+    (writers,) = [w for w in writer_spec(f"{BOOT} rcuscale.{param}", release="6.6").workloads
+                  if isinstance(w, SyncLoop)]
+    assert writers.sleep_jiffies_max == 3 or writers.min_runtime_s == 5
+
+
+# --------------------------------------------------------------------------
+# gp_async: call_rcu_hurry() and rcu_barrier()
+# --------------------------------------------------------------------------
+
+def start_line(lines) -> dict:
+    """rcu_scale_cleanup()'s "start: T end: T duration: D gps: N batches: B" line, by field."""
+    f = next(ln for ln in lines if " start: " in ln).split()
+    return {f[i].rstrip(":"): int(f[i + 1]) for i in range(1, len(f), 2)}
+
+
+def test_gp_async_writers_report_the_engines_calls_and_grace_periods(capsys):
+    lines = rcuscale(capsys, ASYNC)
+    result = run(writer_data(ASYNC)).variants["default"]
+    line = start_line(lines)
+    counts = [int(ln.split()[-1]) for ln in lines if re.fullmatch(r"rcu-scale: writer \d gps: \d+", ln)]
+    assert line["gps"] == sum(counts) == len(result.requests)
+    # "batches" is rcu_seq_diff() of gp_seq over the test: the normal GPs that overlapped it, or
+    # one more (rcu_seq_diff() counts K + 1 from idle to idle).
+    gps = result.gps[~result.gps["expedited"]]
+    overlapping = int(((gps["t_end_ns"] > line["start"]) & (gps["t_start_ns"] <= line["end"])).sum())
+    assert 1 <= overlapping <= line["batches"] <= overlapping + 1
+    # Every writer queues 100 callbacks (call_rcu_ns each), then calls rcu_barrier(): one grace
+    # period serves them all, and that iteration, done since a jiffy has begun, is its last slot.
+    assert line["gps"] >= 100 * line["batches"]
+    d = durations_us(lines)
+    assert (d < 1).sum() == 4 * 100 and (d > 4000).sum() == 4
+    assert f"Grace periods: {line['gps']} Batches: 1 Ratio: {line['gps']}" in lines
+
+
+def in_flight(data: dict) -> tuple[dict, dict]:
+    """The most rcu_scale_async_cb() callbacks each writer, and each CPU, had queued and not yet
+    invoked, from the trace: call_rcu() by the writer, invocation of the callback it queued."""
+    v = run_scenario(load_scenario(data), progress=False, trace_limit=2_000_000).variants["default"]
+    rec = v.trace["records"]
+    mine = rec[np.isin(rec["kind"], [_core.TRACE_KINDS["callback"], _core.TRACE_KINDS["cb_invoke"]])
+               & (rec["arg"] == _core.CALLBACK_KINDS["rcu_scale_async_cb"])]
+    # In time order, an invocation before a call at the same instant.
+    mine = mine[np.lexsort((mine["kind"] == _core.TRACE_KINDS["callback"], mine["t"]))]
+    queued_by, now, most = {}, {}, {}
+    for r in mine:
+        if r["kind"] == _core.TRACE_KINDS["callback"]:
+            who = (int(r["ent"]), int(r["cpu"]))
+            queued_by[int(r["arg2"])] = who
+            keys = [("task", who[0]), ("cpu", who[1])]
+            for k in keys:
+                now[k] = now.get(k, 0) + 1
+                most[k] = max(most.get(k, 0), now[k])
+        else:
+            ent, cpu = queued_by.pop(int(r["arg2"]))
+            now[("task", ent)] -= 1
+            now[("cpu", cpu)] -= 1
+    return ({k[1]: n for k, n in most.items() if k[0] == "task"},
+            {k[1]: n for k, n in most.items() if k[0] == "cpu"})
+
+
+def test_in_flight_callbacks_stop_at_gp_async_max_per_writer_from_v6_12_per_cpu_before():
+    """Two writers on one CPU: from v6.12 each counts its own callbacks, so together they have
+    twice gp_async_max in flight; before, they share their CPU's count."""
+    boot = "rcuscale.nwriters=2 rcuscale.nreaders=0 rcuscale.holdoff=1 rcuscale.gp_async=1 rcuscale.gp_async_max=10"
+    per_task, per_cpu = in_flight(writer_data(boot, "7.0", nr_cpus=1))
+    assert per_task == {0: 10, 1: 10} and per_cpu == {0: 20}
+    per_task, per_cpu = in_flight(writer_data(boot, "6.6", nr_cpus=1))
+    assert per_cpu == {0: 10} and sum(per_task.values()) >= 10
+
+
+def test_before_v6_12_the_barrier_is_inside_the_measured_call(capsys):
+    """rcuscale before v6.12 retries the call after rcu_barrier(), in the same measurement, and
+    kmalloc()s each rcu_head; from v6.12 the iteration that calls rcu_barrier() instead is no
+    measurement."""
+    boot = ASYNC + " rcuscale.minruntime=1"
+    old, new = durations_us(rcuscale(capsys, boot, "--release", "6.6")), durations_us(rcuscale(capsys, boot))
+    # Over a second every writer calls rcu_barrier() dozens of times.
+    assert (old > 1000).sum() > 4 * 20
+    assert (new > 1000).sum() <= 4  # at most each writer's last slot
+    assert np.median(old) > np.median(new)  # kmalloc() of the rcu_head
+
+
+@pytest.mark.parametrize("release", ["6.6", "7.0"])
+def test_the_checker_sees_rcu_barrier_return_before_an_earlier_callback(release):
+    """rcu_barrier()'s guarantee: when it returns, every callback queued before it began has
+    been invoked. Entrained ahead of them, its callback lets it return too soon."""
+    spec = writer_spec(ASYNC, release)
+
+    def safety(fault):
+        engine, _ = build_engine(spec, 0, fault=fault)
+        engine.run(round(spec.run.max_sim_time_s * 1e9), 10**9)
+        return engine.safety(), engine.counters()
+
+    fine, counters = safety(None)
+    assert fine["violations"] == 0 and counters["rcu_barriers"] > 0
+    broken, _ = safety("barrier-entrain-at-head")
+    assert broken["violations"] > 0 and broken["messages"][0].startswith("rcu_barrier() by task")
+
+
+YAML_WRITER = """\
+hardware: {profile: x86-64-server-2023, nr_cpus: 8}
+kernel: {release: "7.0"}
+workloads:
+  - {kind: rcuscale_writer, nwriters: 4, nreaders: 0, holdoff: 1, gp_async: true, gp_async_max: 100}
+"""
+
+
+def test_the_rcuscale_writer_kind_is_the_kvm_command(tmp_path, capsys):
+    path = tmp_path / "w.yaml"
+    path.write_text(YAML_WRITER)
+    a, _ = engine_input(load_scenario(path).variants["default"])
+    b, _ = engine_input(writer_spec(ASYNC))
+    for section in dataclasses.fields(a):
+        x, y = getattr(a, section.name), getattr(b, section.name)
+        for f in dataclasses.fields(x):
+            u, v = getattr(x, f.name), getattr(y, f.name)
+            assert np.array_equal(u, v) if isinstance(u, np.ndarray) else u == v, f"{section.name}.{f.name}"
+    kvm = rcuscale(capsys, ASYNC)
+    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    summary = [ln for ln in kvm if " start: " in ln] + recheck_lines(kvm)
+    assert [ln.removeprefix("default: ") for ln in out if ln.startswith("default: ")] == summary
+
+
+@pytest.mark.parametrize("workload, key", [
+    ({"kind": "rcuscale_writer", "gp_async": True, "gp_async_max": 0}, "workloads[0].gp_async_max"),
+    ({"kind": "rcuscale_writer", "gp_async": True}, "workloads[0].gp_async"),  # release 4.12
+    ({"kind": "sync_loop", "tasks": 1, "loops": 1, "primitive": "call_rcu_hurry"}, "workloads[0].primitive"),
+    ({"kind": "sync_loop", "tasks": 1, "loops": 1, "async_max": 5}, "workloads[0].async_max"),
+    ({"kind": "sync_loop", "tasks": 1, "loops": 1, "primitive": "call_rcu_hurry", "work_after": "vfree"},
+     "workloads[0].work_after"),
+])
+def test_what_rcuscale_or_the_kernel_lacks_is_refused(workload, key):
+    data = {"hardware": {"profile": "x86-64-server-2023", "nr_cpus": 4}, "kernel": {"release": "7.0"},
+            "workloads": [workload]}
+    if key.endswith((".gp_async", ".primitive")):
+        data["kernel"]["release"] = "4.12"
+    with pytest.raises(ScenarioError, match=re.escape(key)):
+        load_scenario(data)
+
+
+def test_one_rcuscale_writer_whose_workloads_keep_unique_names(tmp_path, capsys):
+    two = YAML_WRITER + "  - {kind: rcuscale_writer}\n"
+    clash = YAML_WRITER + "  - {kind: sync_loop, name: rcu_scale_writer, tasks: 1, loops: 1}\n"
+    for text, key in ((two, "workloads[1].kind"), (clash, "workloads[0].name")):
+        path = tmp_path / "bad.yaml"
+        path.write_text(text)
+        assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert key in err and err.count("\n") == 1
+        assert not (tmp_path / "out").exists()
+
+
+def test_gp_async_exists_from_v4_13(capsys):
+    assert main(["rcuscale", "--release", "4.12", "--kconfig", "CONFIG_NR_CPUS=8", "--bootargs", ASYNC]) == 2
+    err = capsys.readouterr().err
+    assert "rcuscale.gp_async" in err and "v4.13" in err and err.count("\n") == 1

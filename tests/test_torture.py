@@ -27,7 +27,7 @@ def test_a_bounded_torture_is_clean_and_sees_every_kind_of_check(tmp_path):
     total = torture(seed=0, max_configs=40, workers=1, out=tmp_path, echo=quiet)
     assert total["configurations"] >= 40
     assert total["gps"] > 0 and total["exp_gps"] > 0
-    assert total["callbacks"] > 0 and total["readers"] > 0
+    assert total["callbacks"] > 0 and total["readers"] > 0 and total["barriers"] > 0
     assert sum(total["pipe_normal"]) == total["readers"]
     assert total["violations"] == 0 and total["reproducer"] is None
     assert not any(tmp_path.iterdir())

@@ -24,11 +24,11 @@ from pathlib import Path
 import yaml
 
 from rcusim.commands import bench, compare, sweep, torture
-from rcusim.engine.rcuscale import rcuscale_line, recheck_lines, writer_lines
-from rcusim.engine.simulate import ModelError, estimate_memory_bytes, kfree_flood, sync_loops
+from rcusim.engine.rcuscale import rcuscale_line, rcuscale_writer_lines, recheck_lines
+from rcusim.engine.simulate import ModelError, estimate_memory_bytes, sync_loops
 from rcusim.errors import ScenarioError
 from rcusim.input.bootargs import PARAMETERS
-from rcusim.input.kvmcmd import add_kvm_arguments, scenario_from_kvm
+from rcusim.input.kvmcmd import add_kvm_arguments, kvm_error, scenario_from_kvm
 from rcusim.input.scenario import load_scenario
 from rcusim.input.schema import key_reference, scenario_json_schema, with_key_reference
 from rcusim.plots import save_result_figures
@@ -99,7 +99,7 @@ def _parser() -> argparse.ArgumentParser:
     sweep.add_parser(sub)
     torture.add_parser(sub)
     bench.add_parser(sub)
-    rcuscale = sub.add_parser("rcuscale", help="run a kvm.sh rcuscale command line (kfree test)")
+    rcuscale = sub.add_parser("rcuscale", help="run a kvm.sh rcuscale command line (GP-writer or kfree test)")
     add_kvm_arguments(rcuscale)
     rcuscale.set_defaults(func=cmd_rcuscale)
     return parser
@@ -179,6 +179,12 @@ def cmd_run(args) -> int:
     for name, v in result.variants.items():
         if v.metrics.get("total_time_ns") is not None:  # a kfree_rcu() flood, as rcuscale prints it
             print(f"{name}: {rcuscale_line(v.metrics)}")
+        spec = scenario.variants[name]
+        if spec.rcuscale_writer is not None and v.metrics["finished"]:
+            # rcuscale's GP-writer test: its start/end line and kvm-recheck-rcuscale.sh's summary.
+            lines = rcuscale_writer_lines(spec, v.requests, v.gps)
+            for line in [ln for ln in lines if " start: " in ln] + recheck_lines(lines):
+                print(f"{name}: {line}")
     with Stages(args.progress) as stages:
         stages.stage(f"write {out}")
         path = _write_result(result, out, log2=False if args.linear else True if args.log2 else None)
@@ -265,17 +271,20 @@ def cmd_bootargs(args) -> int:
 def cmd_rcuscale(args) -> int:
     _check_seed(args.seed)
     data, notes = scenario_from_kvm(args, profile=args.profile, release=args.release, seed=args.seed)
-    scenario = load_scenario(data)
+    try:
+        scenario = load_scenario(data)
+    except ScenarioError as exc:
+        raise kvm_error(exc) from None
     for note in notes:
         print(f"rcusim: note: {note}", file=sys.stderr)
     result = run_scenario(scenario, progress=False)
     spec = next(iter(scenario.variants.values()))
     for v in result.variants.values():
         m = v.metrics
-        if kfree_flood(spec) is None:  # the GP-writer test: rcuscale's lines, then kvm-recheck's
+        if spec.rcuscale_writer is not None:  # the GP-writer test: rcuscale's lines, then kvm-recheck's
             if not m["finished"]:
                 raise ScenarioError("the writers did not finish within run.max_sim_time_s")
-            lines = writer_lines(v.requests, v.gps, gp_exp=spec.workloads[0].primitive != "synchronize_rcu")
+            lines = rcuscale_writer_lines(spec, v.requests, v.gps)
             print("\n".join(lines + recheck_lines(lines)))
             continue
         if m["total_time_ns"] is None:

@@ -2,10 +2,10 @@
 
 Draws random scenarios over the space rcusim models (CPU counts, tree shapes, HZ,
 releases, preemption models, NOCB and nohz_full= masks, normal and expedited
-callers, pinned and unpinned, readers of every kind, call_rcu() load, kfree_rcu()
-floods, noise),
+callers, rcuscale's gp_async writers with rcu_barrier(), pinned and unpinned, readers of
+every kind, call_rcu() load, kfree_rcu() floods, noise),
 runs each variant with the safety checker and the engine's invariant checks, and
-prints rcutorture-style totals: grace periods, callbacks and readers checked,
+prints rcutorture-style totals: grace periods, callbacks, rcu_barrier() calls and readers checked,
 with the Reader Pipe, and violations. A violation writes the reproducing scenario
 (with its seed) and ends with exit status 1.
 
@@ -27,7 +27,7 @@ from rcusim.engine.engine_input import RCU_CPU_STALL_TIMEOUT_S
 from rcusim.engine.faults import FAULTS
 from rcusim.engine.simulate import EVENT_CHUNK, ExitReason, build_engine
 from rcusim.errors import ScenarioError
-from rcusim.input.releases import SWITCHES, parse_release
+from rcusim.input.releases import MODULE_PARAMS, SWITCHES, parse_release
 from rcusim.input.profiles import profile_topology
 from rcusim.input.scenario import load_scenario
 
@@ -38,6 +38,8 @@ RELEASES = ("3.10", "4.9", "4.14", "4.19", "5.4", "5.10", "5.15", "6.1", "6.2", 
             "6.9", "6.12", "6.17", "7.0")
 LAZY_SINCE = next(s.since for s in SWITCHES if s.name == "rcu_lazy")
 WAKE_FROM_GP_SINCE = next(s.since for s in SWITCHES if s.name == "sr_normal_wake_from_gp")
+ASYNC_SINCE = next(p.since for p in MODULE_PARAMS if p.name == "rcuscale.gp_async")
+ASYNC_PER_TASK_SINCE = next(s.since for s in SWITCHES if s.name == "rcuscale_async_per_task")
 CLASSIC_RELEASES = ("2.6.10", "2.6.20", "2.6.25")
 PROFILES = ("x86-64-server-2023", "amd-threadripper-3970x", "xeon-e5405-8cpu")
 CPU_COUNTS = (1, 2, 3, 4, 7, 8, 16, 33, 64, 128, 256, 1024, 4096, 8192)
@@ -109,6 +111,16 @@ def draw_scenario(rng: random.Random, index: int) -> dict:
               else "synchronize_rcu"}
     if classic:
         caller["nice"] = 0
+    # rcuscale's gp_async writer loop (call_rcu_hurry() and rcu_barrier()), drawn from the
+    # index's own stream. Not on offloaded CPUs before v6.12: there rcuscale counts the
+    # callbacks in flight per CPU while the rcuop kthreads invoke them elsewhere, and a
+    # writer can call rcu_barrier() forever, as the kernel's did.
+    release = parse_release(kernel["release"])
+    draw = random.Random(f"async {index}")
+    if (not classic and release >= ASYNC_SINCE and draw.random() < 0.3
+            and (not kernel.get("CONFIG_RCU_NOCB_CPU") or release >= ASYNC_PER_TASK_SINCE)):
+        caller["primitive"] = "call_rcu_hurry"
+        caller["async_max"] = draw.choice((1, 10, 100, 1000))
     if not classic and rng.random() < 0.4 and profile_topology(profile) is not None:
         caller["pinned"] = False  # placement needs the profile's scheduling domains
     workloads = [caller]
@@ -152,7 +164,7 @@ def torture_one(data: dict, fault: str | None = None) -> dict:
         scenario = load_scenario(data)
     except ScenarioError as exc:
         return {"refused": str(exc)}
-    out = {"variants": 0, "gps": 0, "exp_gps": 0, "callbacks": 0, "readers": 0,
+    out = {"variants": 0, "gps": 0, "exp_gps": 0, "callbacks": 0, "barriers": 0, "readers": 0,
            "pipe_normal": [0, 0, 0], "pipe_expedited": [0, 0, 0], "violations": 0, "messages": []}
     for name, spec in scenario.variants.items():
         engine, _ = build_engine(spec, scenario.seed, fault=fault)
@@ -186,7 +198,9 @@ def torture_one(data: dict, fault: str | None = None) -> dict:
         out["variants"] += 1
         out["gps"] += int((~gps["expedited"]).sum())
         out["exp_gps"] += int(gps["expedited"].sum())
-        out["callbacks"] += int(engine.counters()["callbacks_invoked"])
+        counters = engine.counters()
+        out["callbacks"] += int(counters["callbacks_invoked"])
+        out["barriers"] += int(counters.get("rcu_barriers", 0) + counters.get("rcu_barrier_early_exits", 0))
         out["readers"] += safety["readers_checked"]
         for k in range(3):
             out["pipe_normal"][k] += safety["reader_pipe_normal"][k]
@@ -205,7 +219,7 @@ def torture(*, seed: int = 0, duration_s: float | None = None, gps: int | None =
     scenario into `out`."""
     rng = random.Random(seed)
     total = {"configurations": 0, "refused": 0, "variants": 0, "gps": 0, "exp_gps": 0, "callbacks": 0,
-             "readers": 0, "pipe_normal": [0, 0, 0], "pipe_expedited": [0, 0, 0], "violations": 0,
+             "barriers": 0, "readers": 0, "pipe_normal": [0, 0, 0], "pipe_expedited": [0, 0, 0], "violations": 0,
              "reproducer": None, "wall_s": 0.0}
     t0 = time.monotonic()
     batch = max(4 * (workers or 1), 4)
@@ -235,7 +249,7 @@ def _add(total: dict, res: dict, data: dict, out: Path | None, echo, fault: str 
         total["refused"] += 1
         return
     total["configurations"] += 1
-    for key in ("variants", "gps", "exp_gps", "callbacks", "readers", "violations"):
+    for key in ("variants", "gps", "exp_gps", "callbacks", "barriers", "readers", "violations"):
         total[key] += res[key]
     for key in ("pipe_normal", "pipe_expedited"):
         total[key] = [a + b for a, b in zip(total[key], res[key])]
@@ -272,7 +286,7 @@ def report_lines(seed: int, total: dict) -> list[str]:
         f"({total['refused']} drawn and refused), {total['variants']} variants, {total['wall_s']:.0f} s",
         f"rcusim-torture: grace periods checked: {total['gps'] + total['exp_gps']} "
         f"(normal {total['gps']}, expedited {total['exp_gps']})",
-        f"rcusim-torture: callbacks checked: {total['callbacks']}",
+        f"rcusim-torture: callbacks checked: {total['callbacks']}; rcu_barrier() calls checked: {total['barriers']}",
         f"rcusim-torture: readers checked: {total['readers']}; Reader Pipe: normal {pn[0]} {pn[1]} {pn[2]}, "
         f"expedited {pe[0]} {pe[1]} {pe[2]}",
         f"rcusim-torture: violations: {total['violations']}",

@@ -32,6 +32,9 @@ __all__ = ["EngineInput", "engine_input", "rcu_geometry", "Sched", "Tree", "Gp",
 #: The kernel starts rcu_state.gp_seq close to wrap on purpose: (0 - 300) << 2.
 GP_SEQ_INIT = -300 << 2
 
+#: rcuscale's gp_async_max default: a call_rcu_hurry sync_loop's async_max unless it gives one.
+ASYNC_MAX_DEFAULT = 1000
+
 #: CONFIG_RCU_CPU_STALL_TIMEOUT default (s); FQS starts resched IPIs at half of it.
 RCU_CPU_STALL_TIMEOUT_S = 21
 
@@ -149,6 +152,7 @@ class Nocb:
     nocb_cb_rt: int
     jiffies_lazy_flush: int    # how long lazy callbacks may wait in the bypass list (LAZY_FLUSH_JIFFIES)
     lazy_defer_leader: int     # wake_nocb_gp_defer() reads the leader's deferral for LAZY (v6.17)
+    barrier_wakes_rcuog: int   # barrier.pxi: rcu_barrier_entrain() wakes rcuog after flushing the bypass (v6.2)
 
 
 @_section
@@ -168,6 +172,7 @@ class Exp:
     exp_par: int
     ipi_send_ns: int
     ipi_handler_ns: int
+    mutex_handoff: int         # locking.pxi: MUTEX_FLAG_HANDOFF bounds a plain mutex's stealing (v4.10)
 
 
 @_section
@@ -194,9 +199,13 @@ class Tasks:
     think_ns: list
     after_ns: list
     primitive: list            # _core.PRIMITIVES
+    async_max: list            # call_rcu_hurry: callbacks in flight at which rcu_barrier() is called (0: other primitives)
+    async_per_task: int        # rcuscale counts its callbacks in flight per task (v6.12), else per CPU
+    async_kmalloc_ns: int      # rcuscale's kmalloc() of each rcu_head (before v6.12; a per-task pool after)
+    async_cb_ns: int           # rcu_scale_async_cb(): kfree() of the rcu_head before v6.12, an llist_add() after
     vmalloc: list              # vmalloc.pxi: the workload vmalloc()s a page before each call, vfree()s it after
     sleep_jiffies_max: list    # schedule_timeout_idle() of 1 to this many jiffies before each call (0: none)
-    runtime_jiffies: list      # a task ends once this many jiffies after its start have passed (0: none)
+    runtime_jiffies: list      # a task ends once a jiffy this many after its start's has begun (-1: no such condition)
     sync_entry_ns: int
 
 
@@ -434,6 +443,7 @@ def _nocb(spec) -> Nocb:
         nocb_cb_rt=int(p.nocb_cb_boost and p.kthread_prio > 0),
         jiffies_lazy_flush=10 * p.hz,  # LAZY_FLUSH_JIFFIES = 10 * HZ
         lazy_defer_leader=int(p.switches.nocb_lazy_defer_leader),
+        barrier_wakes_rcuog=int(p.switches.barrier_wakes_rcuog),
     )
 
 
@@ -448,7 +458,8 @@ def _exp(spec) -> Exp:
     sw = p.switches
     return Exp(exp_kthread_rt=int(p.exp_kthread_rt), exp_mutex_rt=int(p.exp_mutex_rt),
                exp_funnel_mutexes=int(not sw.exp_funnel_wait_queues), exp_driver_task=int(not sw.exp_gp_workqueue),
-               exp_par=int(sw.exp_par_init), ipi_send_ns=costs.ipi_send_ns, ipi_handler_ns=costs.ipi_handler_ns)
+               exp_par=int(sw.exp_par_init), ipi_send_ns=costs.ipi_send_ns, ipi_handler_ns=costs.ipi_handler_ns,
+               mutex_handoff=int(sw.mutex_handoff))
 
 
 def _classic(spec) -> Classic:
@@ -480,11 +491,13 @@ def _column(parts: list, dtype) -> np.ndarray:
 def _tasks(spec) -> Tasks:
     nr_cpus, costs, p = spec.hardware.nr_cpus, spec.hardware.costs, spec.params
     cpu, rt, weight, loops, start, wl_idx, think, after, prim, vmalloc = [], [], [], [], [], [], [], [], [], []
-    sleep, runtime = [], []
+    sleep, runtime, async_max = [], [], []
     aff, fork, n_masks = [], [], 0
     for i, wl in enumerate(w for w in spec.workloads if isinstance(w, SyncLoop)):
         primitive = wl.primitive
-        if p.rcu_normal:
+        if primitive == "call_rcu_hurry":
+            pass  # no grace period to wait for: neither switch applies
+        elif p.rcu_normal:
             primitive = "synchronize_rcu"  # rcupdate.rcu_normal wins over everything
         elif p.rcu_expedited:
             primitive = "synchronize_rcu_expedited"
@@ -507,7 +520,8 @@ def _tasks(spec) -> Tasks:
         prim.append(_core.PRIMITIVES[primitive])
         vmalloc.append(int(wl.work_after == "vfree"))
         sleep.append(wl.sleep_jiffies_max)
-        runtime.append(round(wl.min_runtime_s * p.hz))
+        runtime.append(-1 if wl.min_runtime_s is None else round(wl.min_runtime_s * p.hz))
+        async_max.append(0 if wl.primitive != "call_rcu_hurry" else wl.async_max or ASYNC_MAX_DEFAULT)
     loops_column = _column(loops, np.int64)
     return Tasks(cpu=_column(cpu, np.int32), aff=_column(aff, np.int32),
                  fork_balance=_column(fork, np.int8),
@@ -515,6 +529,10 @@ def _tasks(spec) -> Tasks:
                  loops=loops_column,
                  start_ns=_column(start, np.int64), workload=_column(wl_idx, np.int32),
                  expected_requests=int(loops_column.sum()), think_ns=think, after_ns=after, primitive=prim,
+                 async_max=async_max, async_per_task=int(p.switches.rcuscale_async_per_task),
+                 # rcu_scale_alloc() pops the task's own llist from v6.12: a few ns, not charged.
+                 async_kmalloc_ns=0 if p.switches.rcuscale_async_per_task else costs.kmalloc_ns,
+                 async_cb_ns=costs.cb_generic_ns if p.switches.rcuscale_async_per_task else costs.cb_kfree_ns,
                  vmalloc=vmalloc, sleep_jiffies_max=sleep, runtime_jiffies=runtime,
                  sync_entry_ns=costs.sync_entry_ns)
 

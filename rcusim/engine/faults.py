@@ -38,6 +38,9 @@ FAULTS: dict[str, Fault] = {
         7, "rcu_preempt_ctxt_queue() puts a reader preempted in its section on its leaf's blkd_tasks"),
     "bypass-wrong-segment": Fault(
         8, "rcu_nocb_flush_bypass() appends the bypass callbacks to ->cblist's NEXT segment"),
+    "barrier-entrain-at-head": Fault(
+        9, "rcu_segcblist_entrain() appends rcu_barrier()'s callback after the last non-empty segment, "
+           "behind every callback queued before it"),
 }
 
 

@@ -26,11 +26,13 @@ import math
 import numpy as np
 import pandas as pd
 
+from rcusim.input.config import WRITER_NAME, SyncLoop
 from rcusim.input.rcuscale_params import MAX_MEAS, MIN_MEAS, compute_real
 from rcusim.kernel.seq import rcu_seq_diff
 
 __all__ = ["kfree_metrics", "rcuscale_line", "kvfree_bulk_max_entr",
-           "kmalloc_size", "compute_real", "MIN_MEAS", "MAX_MEAS", "writer_durations", "writer_lines", "recheck_lines"]
+           "kmalloc_size", "compute_real", "MIN_MEAS", "MAX_MEAS", "writer_durations", "writer_lines", "writer_tasks",
+           "rcuscale_writer_lines", "recheck_lines"]
 
 PAGE_SHIFT = 12
 
@@ -115,11 +117,35 @@ def writer_durations(calls_ns: np.ndarray) -> np.ndarray:
     return np.append(calls_ns[:MAX_MEAS - 1], calls_ns[MAX_MEAS - 1:][-1:])
 
 
-def writer_lines(requests: pd.DataFrame, gps: pd.DataFrame, gp_exp: bool, scale_type: str = "rcu") -> list[str]:
-    """rcu_scale_cleanup()'s lines: each writer's count, the start/end/gps/batches line, then
-    every writer-duration. Writer i is task i; its durations are its calls in order, as
-    its array of MAX_MEAS keeps them (past the last slot, each call overwrites it)."""
-    lines = []
+def writer_tasks(spec) -> range:
+    """The engine's entity numbers of an rcuscale_writer's writers: sync_loop tasks are
+    numbered in workload order, and its writers are the sync_loop of its name."""
+    name = spec.rcuscale_writer.name or WRITER_NAME
+    first = 0
+    for wl in spec.workloads:
+        if isinstance(wl, SyncLoop):
+            if wl.name == name:
+                return range(first, first + wl.tasks)
+            first += wl.tasks
+    raise LookupError(f"no sync_loop {name!r}: the variant runs no rcuscale_writer")
+
+
+def rcuscale_writer_lines(spec, requests: pd.DataFrame, gps: pd.DataFrame) -> list[str]:
+    """rcu_scale_cleanup()'s lines for a variant's rcuscale_writer workload."""
+    tasks = writer_tasks(spec)
+    mine = requests[(requests["task"] >= tasks.start) & (requests["task"] < tasks.stop)]
+    w = spec.rcuscale_writer
+    return writer_lines(mine, gps, gp_exp=w.gp_exp, gp_async=w.gp_async)
+
+
+def writer_lines(requests: pd.DataFrame, gps: pd.DataFrame, gp_exp: bool, gp_async: bool = False,
+                 scale_type: str = "rcu") -> list[str]:
+    """rcu_scale_cleanup()'s lines: its complaint about gp_exp with gp_async, each writer's
+    count, the start/end/gps/batches line, then every writer-duration. Writer i is the i-th
+    task; its durations are its calls in order, as its array of MAX_MEAS keeps them (past the
+    last slot, each call overwrites it). With gp_exp, "batches" counts expedited GPs even
+    when gp_async makes the writers call call_rcu_hurry(), as rcuscale reads them."""
+    lines = [f"{scale_type}{SCALE_FLAG}!!! No expedited async GPs, so went with async!"] if gp_exp and gp_async else []
     by_task = [writer_durations(grp["latency_ns"].to_numpy())
                for _, grp in requests.sort_values(["task", "t_start_ns"]).groupby("task")]
     ngps = 0

@@ -34,14 +34,15 @@ from rcusim.input.membarrier import MembarrierLoop
 from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, MAX_IDLE_STATES, PROFILES, Z_P99, load_profile,
                                    noise_presets, profile_halt_poll, profile_idle_states, profile_sources,
                                    profile_topology, profile_vmalloc)
+from rcusim.input.rcuscale_params import MIN_MEAS, compute_real
 from rcusim.input.releases import (PATCHES, RELEASE_ALLOWED, SWITCHES, ReleaseSwitches, check_module_param,
                                    parse_release, release_switches)
 
 __all__ = [
     "MAX_CPUS", "Costs", "CostOverrides", "Hardware", "HardwareSpec", "Kernel",
-    "SyncLoop", "Readers", "KfreeRcuFlood", "MembarrierLoop", "RtLatencyProbe", "CallRcuLoad",
+    "SyncLoop", "Readers", "KfreeRcuFlood", "RcuscaleWriter", "MembarrierLoop", "RtLatencyProbe", "CallRcuLoad",
     "NonpreemptSection", "Noise", "NoiseSource", "Workload", "WORKLOAD_KINDS", "Run", "RcuParams", "VariantInput",
-    "VariantSpec", "parse_release", "resolve_params", "resolve_variant",
+    "VariantSpec", "parse_release", "resolve_params", "resolve_variant", "rcuscale_writer_workloads",
     "build_variant", "scenario_error_from_validation",
 ]
 
@@ -492,7 +493,8 @@ def _nice_only_for_sched_normal(tasks):
 
 
 class SyncLoop(_OnCpuList):
-    """Tasks that call synchronize_rcu() (or the expedited form) in a loop.
+    """Tasks that call synchronize_rcu() (or the expedited form) in a loop, or
+    call_rcu_hurry() with rcu_barrier() as rcuscale's asynchronous writer does.
 
     Pinned, task ``i`` runs on the ``i``-th CPU of `cpus`, modulo the list's
     length, as ``taskset`` pins it. Unpinned, the tasks are forked by one parent on
@@ -508,8 +510,14 @@ class SyncLoop(_OnCpuList):
     """Number of tasks, all started together."""
     loops: Annotated[int, Field(ge=1, le=10_000_000)]
     """Calls per task."""
-    primitive: Literal["synchronize_rcu", "synchronize_rcu_expedited"] = "synchronize_rcu"
-    """The grace-period primitive called."""
+    primitive: Literal["synchronize_rcu", "synchronize_rcu_expedited", "call_rcu_hurry"] = "synchronize_rcu"
+    """The grace-period primitive called. ``call_rcu_hurry`` is rcuscale's gp_async writer loop of
+    the release: each call queues a callback (call_rcu() before v6.2, where no callback is lazy)
+    unless `async_max` of the task's callbacks are in flight, when it calls rcu_barrier()
+    instead; a call is measured from its start to its return."""
+    async_max: Optional[Annotated[int, Field(ge=1, le=1_000_000)]] = None
+    """call_rcu_hurry only: callbacks in flight at which a task calls rcu_barrier() instead, as
+    rcuscale's gp_async_max (counted per task from v6.12, per CPU before); default 1000."""
     cpus: Annotated[str, Field(json_schema_extra={"allowed": CPULIST_ALLOWED})] = "all"
     """CPU list the tasks are spread over round-robin (pinned), or may run on (unpinned)."""
     rt: bool = False
@@ -536,14 +544,25 @@ class SyncLoop(_OnCpuList):
     """Before each call (after the think time), a task sleeps in schedule_timeout_idle() for a random
     1 to this many jiffies, on a timer-wheel timer (its CPU may idle meanwhile), as rcuscale's
     writer_holdoff_jiffies; 0: no sleep."""
-    min_runtime_s: Annotated[float, Field(ge=0, le=MAX_TIME_US / 1e6, allow_inf_nan=False)] = 0.0
+    min_runtime_s: Optional[Annotated[float, Field(ge=0, le=MAX_TIME_US / 1e6, allow_inf_nan=False)]] = None
     """A task ends after its `loops` calls only once this many seconds have passed since its start
-    (time_after(jiffies, jdone), jdone its first jiffy plus min_runtime_s * HZ), calling on until
-    then, as rcuscale's minruntime."""
+    (time_after(jiffies, jdone), jdone its first jiffy plus min_runtime_s * HZ: with 0, once a
+    jiffy has begun since it started), calling on until then, as rcuscale's minruntime; default:
+    no such condition."""
 
     @model_validator(mode="after")
     def _nice_is_for_sched_normal(self):
         return _nice_only_for_sched_normal(self)
+
+    @model_validator(mode="after")
+    def _async_max_is_for_call_rcu_hurry(self):
+        if self.async_max is not None and self.primitive != "call_rcu_hurry":
+            raise ScenarioError("async_max applies to primitive call_rcu_hurry", key="async_max",
+                                allowed="no async_max, or primitive: call_rcu_hurry")
+        if self.primitive == "call_rcu_hurry" and self.work_after == "vfree":
+            raise ScenarioError("vfree is lib/test_vmalloc.c's work around a synchronize_rcu()", key="work_after",
+                                allowed="none or kfree with primitive: call_rcu_hurry")
+        return self
 
     @model_validator(mode="after")
     def _unpinned_is_sched_normal(self):
@@ -640,6 +659,56 @@ class KfreeRcuFlood(_Model):
 
     def check_cpus(self, nr_cpus: int, path: tuple = ()) -> None:
         """Nothing to check: rcuscale puts thread ``i`` on CPU ``i % nr_cpus``."""
+
+
+class RcuscaleWriter(_Model):
+    """rcuscale's GP-writer test (rcuscale.kfree_rcu_test=0), with rcuscale's parameter names.
+
+    An alias: it resolves to the workloads rcuscale's kthreads are, nwriters
+    rcu_scale_writer() tasks as a ``sync_loop`` and nreaders rcu_scale_reader() tasks as
+    ``call_rcu_load`` workloads (``show-config`` shows them), and the ``run`` command
+    prints rcuscale's summary of the writers' measurements.
+    """
+
+    kind: Literal["rcuscale_writer"]
+    """Workload kind."""
+    name: Optional[str] = None
+    """Name used in results; default: the kind and the workload's index."""
+    nwriters: Annotated[int, Field(ge=-MAX_CPUS, le=MAX_CPUS)] = -1
+    """Writer kthreads, writer ``i`` SCHED_FIFO on CPU ``i % nr_cpus``: -1 = one per online CPU;
+    -k = online CPUs - k + 1, at least 1 (compute_real()); 0 (the read-only test) is not modelled."""
+    nreaders: Annotated[int, Field(ge=-MAX_CPUS, le=MAX_CPUS)] = -1
+    """Reader kthreads, reader ``i`` at nice 19 on CPU ``i % nr_cpus``, counted as nwriters."""
+    gp_exp: bool = False
+    """The writers call synchronize_rcu_expedited(); "batches" counts expedited GPs."""
+    gp_async: bool = False
+    """The writers call call_rcu_hurry(), and rcu_barrier() once gp_async_max callbacks are in
+    flight (with gp_exp too, as rcuscale goes with async)."""
+    gp_async_max: Annotated[int, Field(ge=-2**31, le=2**31 - 1)] = 1000
+    """Callbacks in flight per writer (per CPU before v6.12) at which it calls rcu_barrier()."""
+    holdoff: Annotated[int, Field(ge=0, le=86400)] = 10
+    """Seconds before the writers start."""
+    minruntime: Annotated[int, Field(ge=0, le=86400)] = 0
+    """A writer measures until it has 101 measurements (MIN_MEAS + 1) and this many seconds have
+    passed (v6.6 and later)."""
+    writer_holdoff: Annotated[int, Field(ge=0, le=10**9)] = 0
+    """Microseconds each writer spends (udelay()) before each call."""
+    writer_holdoff_jiffies: Annotated[int, Field(ge=0, le=1_000_000)] = 0
+    """Before each call a writer sleeps 1 to this many jiffies (0: none; v6.6 and later)."""
+
+    @model_validator(mode="after")
+    def _modelled(self) -> "RcuscaleWriter":
+        if self.nwriters == 0:
+            raise ScenarioError("no writers: the read-only test is not modelled", key="nwriters",
+                                allowed="an integer >= 1, or -k for the online CPUs minus k-1")
+        if self.gp_async and self.gp_async_max < 1:
+            raise ScenarioError(f"{self.gp_async_max} with gp_async: rcuscale refuses it (from v6.12; before, "
+                                "its writers would call rcu_barrier() forever)", key="gp_async_max",
+                                allowed="an integer >= 1")
+        return self
+
+    def check_cpus(self, nr_cpus: int, path: tuple = ()) -> None:
+        """Nothing to check: rcuscale puts writer and reader ``i`` on CPU ``i % nr_cpus``."""
 
 
 class RtLatencyProbe(_OnCpuList):
@@ -803,15 +872,17 @@ class Noise(_OnCpuList):
                 (NoiseSource(**base[k]) if k in base else None) for k in ("irq", "kthread")}
 
 
-Workload = Annotated[Union[SyncLoop, Readers, KfreeRcuFlood, MembarrierLoop, RtLatencyProbe, CallRcuLoad, Noise],
+Workload = Annotated[Union[SyncLoop, Readers, KfreeRcuFlood, RcuscaleWriter, MembarrierLoop, RtLatencyProbe,
+                           CallRcuLoad, Noise],
                      Field(discriminator="kind")]
 WORKLOAD_KINDS: dict[str, type[BaseModel]] = {"sync_loop": SyncLoop, "readers": Readers,
                                               "kfree_rcu_flood": KfreeRcuFlood,
+                                              "rcuscale_writer": RcuscaleWriter,
                                               "membarrier_loop": MembarrierLoop,
                                               "rt_latency_probe": RtLatencyProbe,
                                               "call_rcu_load": CallRcuLoad, "noise": Noise}
 """Workload kinds by their ``kind`` value."""
-FINITE_WORKLOADS = (SyncLoop, KfreeRcuFlood, MembarrierLoop, RtLatencyProbe)
+FINITE_WORKLOADS = (SyncLoop, KfreeRcuFlood, RcuscaleWriter, MembarrierLoop, RtLatencyProbe)
 """Workloads that end; readers, call_rcu_load and noise run until these are done."""
 
 
@@ -953,15 +1024,18 @@ class VariantSpec(_Model):
     params: RcuParams
     """Every kernel tunable resolved."""
     workloads: list[Workload]
-    """The workloads."""
+    """The workloads, an ``rcuscale_writer`` replaced by the workloads it resolves to."""
     run: Run
     """Run limits."""
+    rcuscale_writer: Optional[RcuscaleWriter] = None
+    """The rcuscale GP-writer test as written, if the variant runs one (its writers are the
+    ``sync_loop`` workload of its name)."""
 
     def resolved(self) -> dict:
         """Everything resolved for this variant but its workloads (which the scenario
         gives as written): hardware with costs and their sources, kernel, every
         tunable and release switch, run limits. JSON-ready."""
-        exclude = {"workloads": True}
+        exclude = {"workloads": True, "rcuscale_writer": True}
         # Said only where the profile has them: a KVM guest, vmalloc() costs.
         absent = {k for k in ("halt_poll", "vmalloc") if getattr(self.hardware, k) is None}
         if absent:
@@ -1067,7 +1141,7 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
             raise ScenarioError(f"{name} is a parameter of the rcuscale module, whose tests a scenario "
                                 "does not run (it would be ignored)", path=_BOOTARGS_PATH,
                                 allowed="'python -m rcusim rcuscale --bootargs ...' for rcuscale's tests, "
-                                        "or the keys of a kfree_rcu_flood or sync_loop workload",
+                                        "or the keys of a kfree_rcu_flood or rcuscale_writer workload",
                                 token=_token_for(kernel.bootargs, name))
     needs(("rcutree.enable_rcu_lazy",), "CONFIG_RCU_LAZY")
     needs(("preempt",), "CONFIG_PREEMPT_DYNAMIC")
@@ -1256,6 +1330,7 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
     _check_vfree(variant.workloads, hw.profile)
     _check_readers(variant.workloads, nr, kernel)
     _check_kfree(variant.workloads, kernel)
+    _check_async(variant.workloads, kernel)
     kernel = kernel.model_copy(update={"CONFIG_NR_CPUS": nr_config})
     params = resolve_params(nr, kernel)
     _check_nice(variant.workloads, params)
@@ -1265,8 +1340,92 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
                             cost_sources=hw.cost_sources(), idle_states=hw.resolved_idle_states(),
                             topology=hw.resolved_topology(), halt_poll=hw.resolved_halt_poll(),
                             vmalloc=profile_vmalloc(hw.profile))
+    workloads, writer = [], None
+    for i, work in enumerate(variant.workloads):
+        if not isinstance(work, RcuscaleWriter):
+            workloads.append(work)
+            continue
+        writer = work
+        for part in rcuscale_writer_workloads(work, nr, kernel, params, path=("workloads", i)):
+            if names.get(part.name, i) != i:
+                raise ScenarioError(f"its {part.name!r} workload has the name of workloads[{names[part.name]}]",
+                                    path=("workloads", i, "name"), allowed="another name for that workload")
+            workloads.append(part)
     return VariantSpec(name=name, hardware=hardware, kernel=kernel, params=params,
-                       workloads=list(variant.workloads), run=variant.run)
+                       workloads=workloads, run=variant.run, rcuscale_writer=writer)
+
+
+#: The name of an unnamed rcuscale_writer's writers (the kernel's kthread name).
+WRITER_NAME = "rcu_scale_writer"
+
+#: rcu_scale_reader()'s loop as call_rcu_load work: how long one modelled operation of
+#: it lasts (the loop has no operations; the length only sets how often the engine looks).
+READER_OP_US = 1000.0
+
+
+def rcuscale_writer_workloads(wl: RcuscaleWriter, nr_cpus: int, kernel: Kernel, params: RcuParams,
+                              path: tuple = ()) -> list:
+    """The workloads rcuscale's GP-writer test runs: rcu_scale_writer() kthreads as a
+    ``sync_loop``, rcu_scale_reader() kthreads as ``call_rcu_load`` workloads.
+
+    The writers are SCHED_FIFO (sched_set_fifo_low()), writer i on CPU i % nr_cpu_ids, after
+    `holdoff` seconds; each is done at its MIN_MEAS-th measurement plus one once a jiffy
+    past `minruntime` seconds has begun (time_after(jiffies, jdone)), sleeping 1 to
+    `writer_holdoff_jiffies` jiffies before each call. The readers run at nice 19 (MAX_NICE),
+    reader i on CPU i % nr_cpu_ids, each looping on an empty rcu_read_lock()/rcu_read_unlock()
+    pair with interrupts off: a tick never lands inside the section, so with preemptible RCU
+    each reports a quiescent state; in rcusim they are kernel-mode CPU hogs that queue no
+    callback.
+    """
+    for name, value, given in (("gp_async", wl.gp_async, wl.gp_async),
+                               ("minruntime", wl.minruntime, wl.minruntime != 0),
+                               ("writer_holdoff_jiffies", wl.writer_holdoff_jiffies, wl.writer_holdoff_jiffies != 0)):
+        if given:
+            try:
+                check_module_param(f"rcuscale.{name}", kernel.release)
+            except ScenarioError as exc:
+                raise ScenarioError(exc.problem, path=path + (name,), allowed=exc.allowed) from None
+    primitive = ("call_rcu_hurry" if wl.gp_async else "synchronize_rcu_expedited" if wl.gp_exp
+                 else "synchronize_rcu")
+    writers = SyncLoop(kind="sync_loop", name=wl.name or WRITER_NAME, tasks=compute_real(wl.nwriters, nr_cpus),
+                       loops=MIN_MEAS + 1, rt=True, primitive=primitive,
+                       async_max=wl.gp_async_max if wl.gp_async else None, work_after="none",
+                       think_us=float(wl.writer_holdoff), start_us=wl.holdoff * 1e6,
+                       sleep_jiffies_max=wl.writer_holdoff_jiffies, min_runtime_s=float(wl.minruntime))
+    nreaders = compute_real(wl.nreaders, nr_cpus)
+    if nreaders == 0:
+        return [writers]
+    if not params.preemption:
+        raise ScenarioError("the writer test's readers on a CONFIG_PREEMPTION=n kernel pass quiescent states "
+                            "only when cond_resched() finds rcu_urgent_qs set, which is not modelled",
+                            path=path + ("nreaders",), allowed="nreaders: 0, or a preemptible kernel")
+    if not params.switches.cfs:
+        raise ScenarioError("the writer test's readers run at nice 19, a weight of the fair class (CFS, v2.6.23 "
+                            "and later)", path=path + ("nreaders",), allowed="nreaders: 0, or kernel.release 2.6.23 or later")
+    per_cpu, extra = divmod(nreaders, nr_cpus)
+    reader = {"kind": "call_rcu_load", "work_us": READER_OP_US, "call_rcu_per_op": 0, "nice": 19}
+    out = [writers]
+    if per_cpu:
+        out.append(CallRcuLoad(**reader, name="rcu_scale_reader", cpus="all", tasks_per_cpu=per_cpu))
+    if extra:
+        out.append(CallRcuLoad(**reader, name="rcu_scale_reader_extra", cpus=f"0-{extra - 1}", tasks_per_cpu=1))
+    return out
+
+
+def _check_async(workloads, kernel: Kernel) -> None:
+    """rcuscale's asynchronous writer loop (call_rcu_hurry) exists from rcuscale's gp_async on;
+    rcuscale runs one GP-writer test."""
+    writers = [i for i, w in enumerate(workloads) if isinstance(w, RcuscaleWriter)]
+    if len(writers) > 1:
+        raise ScenarioError("a second rcuscale_writer workload (rcuscale runs one GP-writer test)",
+                            path=("workloads", writers[1], "kind"), allowed="one rcuscale_writer")
+    for i, work in enumerate(workloads):
+        if isinstance(work, SyncLoop) and work.primitive == "call_rcu_hurry":
+            try:
+                check_module_param("rcuscale.gp_async", kernel.release)
+            except ScenarioError as exc:
+                raise ScenarioError(f"call_rcu_hurry is rcuscale's gp_async writer loop: {exc.problem}",
+                                    path=("workloads", i, "primitive"), allowed=exc.allowed) from None
 
 
 def _check_membarrier(workloads) -> None:

@@ -8,7 +8,7 @@ A kernel developer pastes the options of ``tools/testing/selftests/rcutorture/bi
 
 and rcusim builds the scenario: ``--kconfig`` options become ``kernel`` keys
 (``CONFIG_HZ_1000=y`` or ``CONFIG_HZ=1000`` sets HZ), ``rcuscale.*`` boot
-parameters become a ``kfree_rcu_flood`` workload, the other boot parameters
+parameters become a ``kfree_rcu_flood`` or an ``rcuscale_writer`` workload, the other boot parameters
 stay on the kernel command line, and CONFIG_NR_CPUS sets the CPU count (kvm.sh
 gives the guest that many vCPUs). Options of kvm.sh that do not concern the
 simulation (``--memory``, ``--trust-make``, ``--duration``, ...) are accepted
@@ -17,13 +17,12 @@ and ignored with a note. Anything unknown is an error.
 
 from __future__ import annotations
 
-from rcusim.input.rcuscale_params import MIN_MEAS, compute_real
 from rcusim.errors import ScenarioError
 from rcusim.input.bootargs import parse_bootargs
 from rcusim.input.config import Kernel
 from rcusim.input.releases import check_module_param
 
-__all__ = ["scenario_from_kvm", "add_kvm_arguments", "IGNORED_WITH_VALUE", "IGNORED_FLAGS"]
+__all__ = ["scenario_from_kvm", "add_kvm_arguments", "kvm_error", "IGNORED_WITH_VALUE", "IGNORED_FLAGS"]
 
 #: kvm.sh options taking a value that do not change what rcusim simulates.
 IGNORED_WITH_VALUE = ("--memory", "--duration", "--configs", "--cpus", "--datestamp", "--jitter",
@@ -51,6 +50,9 @@ _Y = {"y": True, "n": False}
 #: The kfree_rcu_flood keys set from rcuscale.* boot parameters.
 _WORKLOAD_PARAMS = ("kfree_nthreads", "kfree_alloc_num", "kfree_loops", "kfree_mult",
                     "kfree_rcu_test_single", "kfree_rcu_test_double", "kfree_by_call_rcu", "holdoff")
+#: The rcuscale_writer keys set from rcuscale.* boot parameters.
+_WRITER_PARAMS = ("nwriters", "nreaders", "gp_exp", "gp_async", "gp_async_max", "holdoff", "minruntime",
+                  "writer_holdoff", "writer_holdoff_jiffies")
 
 
 def _kconfig(kernel: dict, item: str) -> None:
@@ -173,7 +175,7 @@ def scenario_from_kvm(args, profile: str = "x86-64-server-2023", release: str = 
             raise exc.with_context(key="--bootargs") from None
     nr_cpus = kernel.get("CONFIG_NR_CPUS", 64)
     if values.get("rcuscale.kfree_rcu_test", 0) != 1:
-        workloads = _writer_test(values, nr_cpus, kernel.get("CONFIG_PREEMPTION", True))
+        workloads = [_writer_test(values, notes)]
     else:
         workloads = [_kfree_test(values, notes)]
     kernel["bootargs"] = " ".join(t for t in bootargs.split() if not t.startswith("rcuscale."))
@@ -189,54 +191,23 @@ def scenario_from_kvm(args, profile: str = "x86-64-server-2023", release: str = 
     return scenario, notes
 
 
-def _writer_test(values: dict, nr_cpus: int, preemption: bool) -> list[dict]:
-    """rcu_scale_writer() kthreads as a sync_loop workload: SCHED_FIFO (sched_set_fifo_low()),
-    writer i on CPU i % nr_cpu_ids, after `holdoff` seconds, MIN_MEAS measured grace
-    periods each (the writer is done at its MIN_MEAS-th measurement plus one, and once
-    `minruntime` seconds have passed), sleeping 1 to `writer_holdoff_jiffies` jiffies
-    before each; and rcu_scale_reader() kthreads as call_rcu_load workloads without callbacks."""
-    def param(name, default):
-        return values.get(f"rcuscale.{name}", default)
-
-    if param("gp_async", False):
-        raise ScenarioError("rcuscale.gp_async: asynchronous grace periods in the writer test (call_rcu_hurry() "
-                            "and rcu_barrier()) are not modelled", key="--bootargs", allowed="rcuscale.gp_async=0")
-    nwriters = compute_real(param("nwriters", -1), nr_cpus)
-    if nwriters == 0:
-        raise ScenarioError("no writers: the read-only test is not modelled", key="--bootargs",
-                            allowed="rcuscale.nwriters >= 1 or -1")
-    writers = {"kind": "sync_loop", "name": "rcu_scale_writer", "tasks": nwriters, "loops": MIN_MEAS + 1,
-               "rt": True, "primitive": "synchronize_rcu_expedited" if param("gp_exp", False) else "synchronize_rcu",
-               "work_after": "none", "think_us": float(param("writer_holdoff", 0)),
-               "start_us": float(param("holdoff", 10)) * 1e6,
-               "sleep_jiffies_max": param("writer_holdoff_jiffies", 0), "min_runtime_s": float(param("minruntime", 0))}
-    return [writers] + _readers(compute_real(param("nreaders", -1), nr_cpus), nr_cpus, preemption)
+def _writer_test(values: dict, notes: list) -> dict:
+    """rcuscale's GP-writer test as an rcuscale_writer workload, keyed by rcuscale's parameter names."""
+    workload: dict = {"kind": "rcuscale_writer"}
+    for name in _WRITER_PARAMS:
+        if f"rcuscale.{name}" in values:
+            workload[name] = values[f"rcuscale.{name}"]
+    for name in [n for n in _WORKLOAD_PARAMS if n != "holdoff"] + ["shutdown", "verbose"]:
+        if f"rcuscale.{name}" in values:
+            notes.append(f"rcuscale.{name} concerns the kfree test or the power-off: no effect here")
+    return workload
 
 
-#: rcu_scale_reader()'s loop as call_rcu_load work: how long one modelled operation of
-#: it lasts (the loop has no operations; the length only sets how often the engine looks).
-READER_OP_US = 1000.0
-
-
-def _readers(nreaders: int, nr_cpus: int, preemption: bool) -> list[dict]:
-    """rcu_scale_reader() kthreads: reader i on CPU i % nr_cpu_ids at nice 19 (MAX_NICE),
-    each looping on an empty rcu_read_lock()/rcu_read_unlock() pair with interrupts off.
-    A tick never lands inside the section, so with preemptible RCU it reports a quiescent
-    state: in rcusim they are kernel-mode CPU hogs that queue no callback."""
-    if nreaders == 0:
-        return []
-    if not preemption:
-        raise ScenarioError("the writer test's readers on a CONFIG_PREEMPTION=n kernel pass quiescent states "
-                            "only when cond_resched() finds rcu_urgent_qs set, which is not modelled",
-                            key="--bootargs", allowed="rcuscale.nreaders=0, or a preemptible kernel")
-    per_cpu, extra = divmod(nreaders, nr_cpus)
-    reader = {"kind": "call_rcu_load", "work_us": READER_OP_US, "call_rcu_per_op": 0, "nice": 19}
-    out = []
-    if per_cpu:
-        out.append(dict(reader, name="rcu_scale_reader", cpus="all", tasks_per_cpu=per_cpu))
-    if extra:
-        out.append(dict(reader, name="rcu_scale_reader_extra", cpus=f"0-{extra - 1}", tasks_per_cpu=1))
-    return out
+def kvm_error(exc: ScenarioError) -> ScenarioError:
+    """A scenario's error about the rcuscale workload it built, named by the boot parameter."""
+    if exc.path and exc.path[:2] == ("workloads", 0) and len(exc.path) == 3 and exc.path[2] != "kind":
+        return ScenarioError(exc.problem, key=f"--bootargs rcuscale.{exc.path[2]}", allowed=exc.allowed)
+    return exc
 
 
 def _kfree_test(values: dict, notes: list) -> dict:

@@ -83,6 +83,12 @@ SWITCHES = (
            '"softirq: Let ksoftirqd do its job" (Eric Dumazet, Aug 2016); '
            "release not checked against the tag",
            "irq exit leaves pending softirqs to ksoftirqd once it is awake; before, irq exit ran them"),
+    Switch("mutex_handoff", (4, 10),
+           '"locking/mutex: Add lock handoff to avoid starvation" (Peter Zijlstra, Aug 2016, 9d659ae14b54); '
+           "release not checked against the tag",
+           "a mutex's first waiter that wakes to find it taken sets MUTEX_FLAG_HANDOFF, and the taker's "
+           "mutex_unlock() hands it the mutex: a newcomer steals a freed mutex from a woken waiter at most "
+           "once; before, any number of times"),
     Switch("exp_par_init", (4, 17),
            '"rcu: Parallelize expedited grace-period initialization" (McKenney, 2017); '
            "release not checked against the tag",
@@ -112,6 +118,11 @@ SWITCHES = (
            "v6.2; release not checked against the tag",
            "CONFIG_RCU_LAZY exists: call_rcu() on an offloaded CPU queues lazy callbacks, which wait "
            "in the bypass list for up to jiffies_lazy_flush (10 s)"),
+    Switch("barrier_wakes_rcuog", (6, 2),
+           '"rcu: Wake up nocb gp thread on rcu_barrier_entrain()" (Frederic Weisbecker, Oct 2022), in the '
+           "lazy RCU series of the RCU pull request for v6.2; release not checked against the tag",
+           "rcu_barrier_entrain() wakes an offloaded CPU's rcuog when flushing the bypass gave its empty "
+           "->cblist pending callbacks; before, they waited for rcuog's next pass"),
     Switch("rcu_lazy_boot_param", (6, 9),
            '"rcu: Provide a boot time parameter to control lazy RCU" (Qais Yousef, Dec 2023, '
            "<20231203011252.233748-1-qyousef@layalina.io>); release not checked against the tag",
@@ -147,6 +158,14 @@ SWITCHES = (
            "release is not checked)",
            "rcu_sr_normal_gp_cleanup_work runs on sync_wq, an ordinary workqueue; before (v6.9), on "
            "system_highpri_wq (nice -20)"),
+    Switch("rcuscale_async_per_task", (6, 12),
+           '"rcuscale: Make rcu_scale_writer() tolerate repeated GFP_KERNEL failure", "rcuscale: Use special '
+           'allocator for rcu_scale_writer()" and "rcuscale: Count outstanding callbacks per-task rather than '
+           'per-CPU" (McKenney, Aug 2024), tag rcu.release.v6.12 ("[GIT PULL] RCU changes for v6.12")',
+           "rcuscale's gp_async writer takes its rcu_head from a pool of gp_async_max per task, counts its "
+           "callbacks in flight per task, and an iteration that calls rcu_barrier() instead is not a "
+           "measurement; before, it kmalloc()s each rcu_head, counts per CPU (the callback decrements the "
+           "count of the CPU that invokes it) and retries the call after rcu_barrier(), in the same measurement"),
     Switch("nocb_lazy_defer_leader", (6, 17),
            '"rcu: Fix delayed execution of hurry callbacks" (Tze-nan Wu, 2025, 463d46044f04), in '
            "rcu.merge.18.07.2025 for v6.17; release not checked against the tag",
@@ -204,6 +223,12 @@ class ModuleParam:
 
 
 MODULE_PARAMS = (
+    ModuleParam("rcuscale.gp_async", (4, 13),
+                '"rcuperf: Add ability to performance-test call_rcu() and friends" (McKenney, Apr 2017, '
+                "881ed593a323); release not checked against the tag"),
+    ModuleParam("rcuscale.gp_async_max", (4, 13),
+                '"rcuperf: Add ability to performance-test call_rcu() and friends" (McKenney, Apr 2017, '
+                "881ed593a323); release not checked against the tag"),
     ModuleParam("rcuscale.writer_holdoff_jiffies", (6, 6),
                 '"rcuscale: Permit blocking delays between writers" (McKenney, Jul 2023), "RCU changes for '
                 'v6.6" pull; release not checked against the tag'),
@@ -243,12 +268,14 @@ class ReleaseSwitches:
     timer_wheel_rounds_up: bool
     exp_gp_workqueue: bool
     ksoftirqd_does_its_job: bool
+    mutex_handoff: bool
     exp_par_init: bool
     menu_keeps_tick: bool
     trace_signed_gp_seq: bool
     preempt_dynamic: bool
     kfree_drain_5hz: bool
     rcu_lazy: bool
+    barrier_wakes_rcuog: bool
     rcu_lazy_boot_param: bool
     kvfree_bulk_list_head: bool
     kvfree_polled: bool
@@ -256,6 +283,7 @@ class ReleaseSwitches:
     timer_pull: bool
     sr_normal_wake_from_gp: bool
     sr_normal_sync_wq: bool
+    rcuscale_async_per_task: bool
     nocb_lazy_defer_leader: bool
     wake_from_gp_auto: bool
     gp_kthread_cpu_qs_early: bool
