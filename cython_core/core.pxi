@@ -99,6 +99,8 @@ cdef i64 invoke_one(Engine self, int cb, int r, i64 t, int runner_cpu, int runne
         wake(self, self.cbs[cb].arg, runner_cpu, t)
     elif kind == CB_RCU_WORK:
         rcu_work_rcufn(self, self.cbs[cb].arg, runner_cpu, t)
+    elif kind == CB_KFREE_OBJ:
+        kfree_obj_reclaim(self)
     self.cbs[cb].next = self.cb_free
     self.cb_free = cb
     self.n_cbs_invoked += 1

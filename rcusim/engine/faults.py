@@ -38,6 +38,9 @@ FAULTS: dict[str, Fault] = {
         7, "rcu_preempt_ctxt_queue() puts a reader preempted in its section on its leaf's blkd_tasks"),
     "bypass-wrong-segment": Fault(
         8, "rcu_nocb_flush_bypass() appends the bypass callbacks to ->cblist's NEXT segment"),
+    "kvfree-no-gp": Fault(
+        9, "kfree_rcu() memory waits for a GP: its call_rcu() before v5.6, queue_rcu_work() after the "
+           "monitor from v5.6, each page's polled snapshot with the v6.3 reclaim"),
 }
 
 
