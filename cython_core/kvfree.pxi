@@ -290,7 +290,7 @@ cdef i64 kfree_done(Engine self, int e) except -2:
             self.kv_objs -= h
             h = 0
         for i in range(h):
-            call_rcu(self, c, CB_KFREE_OBJ, k, self.kv_lazy)
+            call_rcu(self, c, CB_KFREE_OBJ, -1, self.kv_lazy)
     elif h > 0:
         kp.head_count += h
         kp.head_t = self.now

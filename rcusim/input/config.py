@@ -932,7 +932,7 @@ class RcuParams(_Model):
     """Per-page polled-GP reclaim of kvfree_rcu() batches (from v6.3)."""
     rcu_min_cached_objs: int
     """rcutree.rcu_min_cached_objs: bulk pages kvfree_rcu() keeps cached per CPU (from v5.9; default 2,
-    5 from v5.11); before v5.9, the one page of krcp->bcached."""
+    5 from v5.11); before v5.9, the one page of krcp->bcached; none before v5.7 (no bulk pages)."""
 
 
 class VariantSpec(_Model):
@@ -1187,7 +1187,7 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
         kfree_drain_jiffies=5 * hz if switches.kfree_drain_5hz else hz // 50,
         kvfree_polled=switches.kvfree_polled,
         rcu_min_cached_objs=(args.get("rcutree.rcu_min_cached_objs", 5 if switches.kvfree_page_cache_work else 2)
-                             if switches.kvfree_page_cache else 1),
+                             if switches.kvfree_page_cache else int(switches.kfree_bulk)),
     )
 
 
