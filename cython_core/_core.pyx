@@ -108,7 +108,8 @@ ENTITY_KINDS = {
 }
 CALLBACK_KINDS = {"wakeme_after_rcu": CB_WAKEME, "kfree": CB_KFREE, "generic": CB_GENERIC,
                   "rcu_work_rcufn": CB_RCU_WORK, "rcu_scale_async_cb": CB_RCUSCALE_ASYNC,
-                  "rcu_barrier_callback": CB_BARRIER}
+                  "rcu_barrier_callback": CB_BARRIER, "kfree_obj": CB_KFREE_OBJ}
+KVFREE_GENERATIONS = {"call_rcu": KV_CALL_RCU, "head_list": KV_HEAD_LIST, "bulk": KV_BULK}
 LAST_QS_KINDS = {"gp_kthread_cpu": LAST_QS_GP_CPU, "idle_cpu": LAST_QS_IDLE, "busy_cpu": LAST_QS_BUSY,
                  "blocked_reader": LAST_QS_READER}
 PRIMITIVES = {"synchronize_rcu": PRIM_SYNCHRONIZE_RCU,
@@ -381,6 +382,7 @@ cdef class Engine:
                 "start_time_ns": self.kt_start[k],
                 "end_time_ns": self.kv_end_time,
                 "gp_seq_started": self.kv_b_start,
+                "gp_seq_started_ns": self.kv_b_start_t,
                 "gp_seq_finished": self.kv_b_end,
                 "mem_begin_pages": self.kt_mem_begin[k],
                 "mem_during_pages": self.kt_mem_during[k],

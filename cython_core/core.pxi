@@ -107,6 +107,8 @@ cdef i64 invoke_one(Engine self, int cb, int r, i64 t, int runner_cpu, int runne
         rcu_scale_async_cb(self, self.cbs[cb].arg, runner_cpu)
     elif kind == CB_BARRIER:
         push(self, t, PRIO_NORMAL, EV_BARRIER_CB, runner_cpu, 0)
+    elif kind == CB_KFREE_OBJ:
+        kfree_obj_reclaim(self)
     self.cbs[cb].next = self.cb_free
     self.cb_free = cb
     self.n_cbs_invoked += 1

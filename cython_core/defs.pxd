@@ -48,6 +48,7 @@ cdef enum:
     FAULT_BLKD_READER_DROPPED = 7
     FAULT_BYPASS_WRONG_SEGMENT = 8
     FAULT_BARRIER_ENTRAIN_AT_HEAD = 9
+    FAULT_KVFREE_NO_GP = 10
 
 # Event priorities: urgent events run before normal ones at the same instant.
 cdef enum:
@@ -98,7 +99,9 @@ cdef enum:
     CB_RCU_WORK = 3      # rcu_work_rcufn: queue_rcu_work()'s callback queues the work (arg = work id)
     CB_RCUSCALE_ASYNC = 4 # rcu_scale_async_cb: one callback fewer in flight (arg = the writer task)
     CB_BARRIER = 5       # rcu_barrier_callback: counts rcu_state.barrier_cpu_count down
-    CB_KINDS = 6
+    CB_KFREE_OBJ = 6     # a kfree_rcu_flood object: __rcu_reclaim() kfree()s it (kfree_rcu() before v5.6,
+                         # or rcuscale's kfree_call_rcu() for kfree_by_call_rcu)
+    CB_KINDS = 7
 
 # Primitives of a sync_loop workload (the requests' primitive column).
 cdef enum:
@@ -397,6 +400,12 @@ cdef struct cb_t:
 # ---------------------------------------------------------------------------
 cdef enum:
     KFREE_N_BATCHES = 2  # krw_arr[]: batches in flight per CPU
+
+# What a kfree_rcu() call does, by generation (Kvfree.gen).
+cdef enum:
+    KV_CALL_RCU = 0      # call_rcu() of the object (before v5.6; kfree_by_call_rcu)
+    KV_HEAD_LIST = 1     # krcp->head rcu_head list, batched by the monitor (v5.6)
+    KV_BULK = 2          # pointers in bulk pages, the rcu_head list as a fallback (v5.7)
 
 # Work items of one krcp, by index (work id = cpu * KW_N + index).
 cdef enum:

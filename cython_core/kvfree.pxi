@@ -1,7 +1,19 @@
 # kvfree_rcu() batching: kfree_rcu_cpu ("krcp"), bulk pages ("bnodes"),
 # the monitor work, kfree_rcu_work after a grace period, the rcu_head
 # fallback list (channel 3), the page cache, and the rcuscale kfree
-# threads that flood it (kernel/rcu/tree.c ~v6.1..v6.3, rcuscale.c).
+# threads that flood it (kernel/rcu/tree.c v5.6..v6.3, rcuscale.c).
+#
+# What a kfree_rcu() call does depends on the release (kv_gen):
+# KV_CALL_RCU   before v5.6: call_rcu() with the rcu_head's offset; the
+#               callback (CB_KFREE_OBJ) kfree()s the object. Also
+#               rcuscale's kfree_by_call_rcu (v6.2), lazy.
+# KV_HEAD_LIST  v5.6: the object joins krcp->head; the monitor moves the
+#               list to a free krw_arr[] batch (the channel-3 path below).
+# KV_BULK       v5.7 on: pointers in bulk pages; a page comes from the
+#               cache (one page, v5.9 rcu_min_cached_objs), else from
+#               __get_free_page() in the call (v5.7-v5.10), else (v5.11)
+#               a two-argument call takes the rcu_head list and starts
+#               page_cache_work.
 #
 # Only the slab channel of bulk_head[] is modelled: rcuscale's objects
 # are kmalloc()ed, so the vmalloc channel stays empty.
@@ -49,14 +61,20 @@ cdef int kvfree_init(Engine self, kv, int e) except -1:
     grow_bnodes(self, 1024)
     self.kt_alloc_num = kv.alloc_num
     self.kt_loops = kv.loops
+    self.kv_gen = kv.gen
+    self.kv_lazy = kv.lazy
     self.kv_polled = kv.polled
     self.kv_chunk = kv.chunk
     self.kv_form = kv.form
     self.kv_max_entr = kv.max_entr
     self.kv_drain_jiffies = kv.drain_jiffies
+    self.kv_flood_delay = kv.flood_delay
+    self.kv_page_cache_work = kv.page_cache_work
     self.kv_min_cached = kv.min_cached
     self.kv_obj_bytes = kv.obj_bytes
-    self.kv_call_ns = kv.kmalloc_ns + kv.kvfree_call_rcu_ns
+    self.kv_call_ns = kv.kmalloc_ns + (self.call_rcu_ns if self.kv_gen == KV_CALL_RCU else kv.kvfree_call_rcu_ns)
+    # The callback frees the object as kfree_rcu_work's rcu_head walk does (kvfree_rcu_list()).
+    self.cb_cost[CB_KFREE_OBJ] = kv.kfree_ns
     self.kv_page_alloc_ns = kv.page_alloc_ns
     self.kv_kfree_bulk_ns = kv.kfree_bulk_ns
     self.kv_kfree_ns = kv.kfree_ns
@@ -70,6 +88,11 @@ cdef int kvfree_init(Engine self, kv, int e) except -1:
         for k in range(KFREE_N_BATCHES):
             kp.krw[k].bulk_head = kp.krw[k].bulk_tail = -1
             kp.krw[k].hand_head = kp.krw[k].hand_tail = -1
+        if kv.cache_prefill:
+            # kfree_rcu_batch_init() (v5.9, v5.10): rcu_min_cached_objs pages per possible CPU.
+            kp.cache = self.kv_min_cached
+            self.kv_pages += self.kv_min_cached
+            self.n_kv_page_allocs += self.kv_min_cached
     self.kfree_first = e
     for k in range(self.n_kfree):
         self.ents[e].kind = ENT_KFREE
@@ -82,7 +105,7 @@ cdef int kvfree_init(Engine self, kv, int e) except -1:
     # kfree_rcu_work items of a krcp run on kworkers of its CPU.  A work item
     # that sleeps (synchronize_rcu()) lets another kworker run the others.
     for c in range(self.nr_cpus):
-        if not kv.has_thread[c]:
+        if not kv.has_thread[c] or self.kv_gen == KV_CALL_RCU:
             continue
         kp = &self.krcs[c]
         for w in range(KFREE_N_BATCHES + 1):
@@ -184,7 +207,8 @@ cdef inline i64 si_mem_available(Engine self) noexcept:
 
 # --- rcuscale kfree_scale_thread -----------------------------------------
 cdef i64 kfree_run(Engine self, int e, i64 t0) except -2:
-    """Plan the next burst: kmalloc() + kfree_rcu() until the current page is full."""
+    """Plan the next burst: kmalloc() + kfree_rcu() until the current page is full
+    (without pages: until the loop ends)."""
     cdef int k = self.ents[e].idx
     cdef krc_t *kp = &self.krcs[self.ents[e].cpu]
     cdef i64 left, room = 0, h = 0, n, src = 0, avail
@@ -195,6 +219,7 @@ cdef i64 kfree_run(Engine self, int e, i64 t0) except -2:
             self.kt_started += 1
             if self.kt_started == self.n_kfree:
                 self.kv_b_start = self.gp_seq  # b_rcu_gp_test_started = cur_ops->get_gp_seq()
+                self.kv_b_start_t = self.now
         avail = si_mem_available(self)
         if self.kt_mem_during[k] == 0:
             self.kt_mem_begin[k] = avail
@@ -202,11 +227,19 @@ cdef i64 kfree_run(Engine self, int e, i64 t0) except -2:
         elif self.kt_loop[k] % quarter == 0:
             self.kt_mem_during[k] = (self.kt_mem_during[k] + avail) // 2
     left = self.kt_alloc_num - self.kt_i[k]
+    if self.kv_gen != KV_BULK:
+        # call_rcu() or krcp->head for every call.
+        h = 1 if self.kv_chunk else left
+        self.kt_plan[3 * k] = h
+        self.kt_plan[3 * k + 1] = self.kt_plan[3 * k + 2] = 0
+        return h * self.kv_call_ns
     if kp.bulk_tail >= 0:
         room = self.kv_max_entr - self.bnodes[kp.bulk_tail].nr_records
     if room == 0:
         if kp.cache > 0:
             src = 1  # get_cached_bnode()
+        elif not self.kv_page_cache_work:
+            src = 2  # __get_free_page(GFP_NOWAIT) under krcp->lock, for either form
         else:
             # No page at hand: a two-argument kfree_rcu() falls back to the
             # rcu_head list; a single-argument one may sleep in __get_free_page().
@@ -248,14 +281,22 @@ cdef i64 kfree_done(Engine self, int e) except -2:
     cdef int c = self.ents[e].cpu
     cdef krc_t *kp = &self.krcs[c]
     cdef i64 h = self.kt_plan[3 * k], src = self.kt_plan[3 * k + 1], n = self.kt_plan[3 * k + 2]
-    cdef i64 calls = h + n, before = kp.count, t_first, m
+    cdef i64 calls = h + n, before = kp.count, t_first, m, i
     cdef int b
     self.acc = 0
-    if h > 0:
+    if self.kv_gen == KV_CALL_RCU:
+        if self.fault == FAULT_KVFREE_NO_GP:
+            check_kvfree(self, c, self.now)  # kfree() at once
+            self.kv_objs -= h
+            h = 0
+        for i in range(h):
+            call_rcu(self, c, CB_KFREE_OBJ, -1, self.kv_lazy)
+    elif h > 0:
         kp.head_count += h
         kp.head_t = self.now
         self.n_kv_head_objs += h
-        run_page_cache_worker(self, c)
+        if self.kv_page_cache_work:
+            run_page_cache_worker(self, c)
     if src:
         kv_add_bulk_page(self, kp, src == 1)
     while n > 0:
@@ -276,12 +317,12 @@ cdef i64 kfree_done(Engine self, int e) except -2:
         n -= m
     self.kv_objs += calls
     kp.count += calls
-    if calls > 0:
+    if calls > 0 and self.kv_gen != KV_CALL_RCU:
         # schedule_delayed_monitor_work() after each call: only the first call
         # and the one reaching KVFREE_BULK_MAX_ENTR can shorten the delay.
         t_first = self.now - (calls - 1) * self.kv_call_ns
         schedule_monitor(self, c, t_first, before + 1)
-        if before + 1 < self.kv_max_entr <= kp.count:
+        if self.kv_flood_delay and before + 1 < self.kv_max_entr <= kp.count:
             schedule_monitor(self, c, t_first + (self.kv_max_entr - before - 1) * self.kv_call_ns,
                                   self.kv_max_entr)
     kv_mem_changed(self)
@@ -321,10 +362,12 @@ cdef void kv_add_bulk_page(Engine self, krc_t *kp, bint cached) except *:
 
 # --- monitor work ----------------------------------------------------------
 cdef void schedule_monitor(Engine self, int c, i64 t_call, i64 count) except *:
-    """schedule_delayed_monitor_work() by a call at t_call that left count queued."""
+    """schedule_delayed_monitor_work() by a call at t_call that left count queued; before
+    v6.1, schedule_delayed_work(KFREE_DRAIN_JIFFIES), which leaves a pending timer alone
+    (as ->monitor_todo did in the releases that had it)."""
     cdef krc_t *kp = &self.krcs[c]
     cdef i64 j = t_call // self.jiffy_ns
-    cdef i64 delay = 1 if count >= self.kv_max_entr else self.kv_drain_jiffies
+    cdef i64 delay = 1 if self.kv_flood_delay and count >= self.kv_max_entr else self.kv_drain_jiffies
     cdef i64 t
     if kp.monitor_queued:
         return  # delayed_work_pending(): queued, its timer already expired
@@ -347,6 +390,12 @@ cdef void ev_kfree_monitor(Engine self, int c, i64 gen) except *:
     timer_tick(self, c)
     self.acc = 0
     wake(self, kp.kworker[KW_MONITOR], c, self.now)
+
+
+cdef void kfree_obj_reclaim(Engine self) except *:
+    """A CB_KFREE_OBJ callback: the object is kfree()d (the checker has seen its GP)."""
+    self.kv_objs -= 1
+    kv_mem_changed(self)
 
 
 cdef void run_page_cache_worker(Engine self, int c) except *:
@@ -395,7 +444,7 @@ cdef void kfree_rcu_monitor(Engine self, int c) except *:
         w.pending = 1
         if was_pending:
             continue  # queue_rcu_work() of a pending work does nothing
-        if self.kv_polled:
+        if self.kv_polled or self.fault == FAULT_KVFREE_NO_GP:
             # queue_work(): reclaim starts now and polls each page's gp_snap.
             w.queued = 1
             if not w.running:
@@ -483,14 +532,16 @@ cdef i64 kfree_rcu_work_step(Engine self, int e, int c, int i) except -2:
         self.n_kv_works += 1
     b = w.hand_head
     if b >= 0:
-        if self.kv_polled and w.step == 0 and not rcu_seq_done(self.gp_seq, self.bnodes[b].gp_snap):
+        if (self.kv_polled and w.step == 0 and not rcu_seq_done(self.gp_seq, self.bnodes[b].gp_snap)
+                and self.fault != FAULT_KVFREE_NO_GP):
             # Not yet ready: one more GP for this page and the newer ones.
             self.ents[e].phase = KWA_SYNC
             return self.sync_entry_ns
         self.ents[e].phase = KWA_PAGE
         return self.rnp_lock_ns + self.bnodes[b].nr_records * self.kv_kfree_bulk_ns
     if w.hand_objs > 0:
-        if self.kv_polled and w.step == 0 and not rcu_seq_done(self.gp_seq, w.hand_gp_snap):
+        if (self.kv_polled and w.step == 0 and not rcu_seq_done(self.gp_seq, w.hand_gp_snap)
+                and self.fault != FAULT_KVFREE_NO_GP):
             self.ents[e].phase = KWA_SYNC  # cond_synchronize_rcu()
             return self.sync_entry_ns
         self.ents[e].phase = KWA_HEAD

@@ -311,14 +311,19 @@ cdef class Engine:
     cdef int kt_started, kt_ended
     cdef int kv_last              # the thread that finished last (prints the line)
     cdef i64 kv_b_start, kv_b_end, kv_end_time
+    cdef i64 kv_b_start_t         # when the last thread to start read kv_b_start
+    cdef int kv_gen               # KV_*: what a kfree_rcu() call does
+    cdef int kv_lazy              # KV_CALL_RCU: the callbacks are lazy (kfree_by_call_rcu)
     cdef int kv_polled            # per-page polled reclaim (seed 001's patch)
     cdef int kv_chunk             # 1 = one event per kfree_rcu() call
     cdef int kv_form              # 0 = both kfree_rcu() forms at random, 1 = single-argument, 2 = two-argument
     cdef i64 kv_max_entr          # KVFREE_BULK_MAX_ENTR: pointers per page
     cdef i64 kv_drain_jiffies     # KFREE_DRAIN_JIFFIES
-    cdef int kv_min_cached        # rcutree.rcu_min_cached_objs
+    cdef int kv_flood_delay       # the monitor runs after 1 jiffy once KVFREE_BULK_MAX_ENTR are queued (v6.1)
+    cdef int kv_page_cache_work   # page_cache_work refills the cache; no allocation in the call (v5.11)
+    cdef int kv_min_cached        # rcutree.rcu_min_cached_objs (krcp->bcached's one page before v5.9)
     cdef i64 kv_obj_bytes         # slab object size (kmalloc size class)
-    cdef i64 kv_call_ns           # kmalloc() + kvfree_call_rcu() per object
+    cdef i64 kv_call_ns           # kmalloc() + kvfree_call_rcu() (call_rcu() for KV_CALL_RCU) per object
     cdef i64 kv_page_alloc_ns
     cdef i64 kv_kfree_bulk_ns
     cdef i64 kv_kfree_ns

@@ -56,7 +56,9 @@ BASE = {
 
 NOCB = {"kernel.CONFIG_RCU_NOCB_CPU": True}
 LAZY = {**NOCB, "kernel.CONFIG_RCU_LAZY": True}
-CLASSIC = {"kernel.release": "2.6.20", "hardware.nr_cpus": 1}
+CLASSIC = {"kernel.release": "2.6.20", "hardware.nr_cpus": 1,
+           # kfree_rcu() came with v3.0
+           "workloads": [w for w in BASE["workloads"] if w["kind"] != "kfree_rcu_flood"]}
 TREE = {"hardware.nr_cpus": 64}
 EXP_KTHREAD = {BOOTARGS + "rcutree.kthread_prio": "1"}
 
@@ -106,6 +108,9 @@ CONDITIONS = {
     "workloads.rcuscale_writer.gp_async_max": ({"workloads.rcuscale_writer.gp_async": True},
                                                "the rcu_barrier() threshold of gp_async writers"),
     "workloads.call_rcu_load.hurry": (LAZY, "call_rcu() and call_rcu_hurry() differ where callbacks may be lazy"),
+    "workloads.kfree_rcu_flood.kfree_by_call_rcu": ({**LAZY, BOOTARGS + "rcu_nocbs": "all"},
+                                                    "without CONFIG_RCU_LAZY rcuscale falls back to kfree_rcu(), "
+                                                    "and its laziness self-test needs every CPU offloaded"),
     "workloads.noise.preset": ({"workloads.noise.kthread": None}, "the preset gives what the workload does not"),
     "workloads.membarrier_loop.*": ({"workloads": [{"kind": "membarrier_loop", "threads": [1]}]},
                                     "without RCU workloads beside it"),
@@ -165,8 +170,6 @@ ELSEWHERE = {
     "workloads.membarrier_loop.*": "sys_membarrier() runs in its own engine (rcusim.engine.membarrier)",
     "workloads.kfree_rcu_flood.holdoff": "by design: it delays rcuscale's GP-writer test, and the kfree "
                                          "threads start at once",
-    "workloads.kfree_rcu_flood.kfree_by_call_rcu": "by design: without CONFIG_RCU_LAZY rcuscale falls back "
-                                                   "to kfree_rcu(), and with it the key is refused",
     BOOTARGS + "torture.disable_onoff_at_boot": "by design: accepted so that kvm.sh command lines run; "
                                                 "rcusim models no CPU hotplug",
     "run.max_sim_time_s": "the time at which the engine's run stops (rcusim.engine.simulate.run_engine)",

@@ -17,6 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: Configurations within which each catalogued fault must be caught.
 FAULT_BUDGET = 300
+#: Faults that fewer drawn configurations can reach: no-wait-for-krwp-work needs two-argument
+#: kfree_rcu() calls without a cached page (v5.11 on) while a batch's grace period is pending.
+FAULT_BUDGETS = {"no-wait-for-krwp-work": 700}
 
 
 def quiet(*_):
@@ -42,9 +45,10 @@ def test_same_seed_same_draws():
 
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_each_fault_is_caught_and_reproducible(fault, tmp_path):
-    total = torture(seed=0, max_configs=FAULT_BUDGET, workers=2, fault=fault, out=tmp_path, echo=quiet)
+    budget = FAULT_BUDGETS.get(fault, FAULT_BUDGET)
+    total = torture(seed=0, max_configs=budget, workers=2, fault=fault, out=tmp_path, echo=quiet)
     assert total["violations"] > 0
-    assert total["configurations"] <= FAULT_BUDGET
+    assert total["configurations"] <= budget
     reproducer = Path(total["reproducer"])
     assert reproducer.parent == tmp_path
     load_scenario(reproducer)  # a scenario file `python -m rcusim run` accepts

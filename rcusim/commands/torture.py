@@ -27,7 +27,7 @@ from rcusim.engine.engine_input import RCU_CPU_STALL_TIMEOUT_S
 from rcusim.engine.faults import FAULTS
 from rcusim.engine.simulate import EVENT_CHUNK, ExitReason, build_engine
 from rcusim.errors import ScenarioError
-from rcusim.input.releases import MODULE_PARAMS, SWITCHES, parse_release
+from rcusim.input.releases import MODULE_PARAMS, SWITCHES, module_param_since, parse_release
 from rcusim.input.profiles import profile_topology
 from rcusim.input.scenario import load_scenario
 
@@ -148,6 +148,8 @@ def draw_scenario(rng: random.Random, index: int) -> dict:
         # The call form decides the channel: a two-argument kfree_rcu() without a
         # page at hand goes on the rcu_head list, a single-argument one sleeps for a page.
         single, double = rng.choice(((False, False), (True, False), (False, True)))
+        if module_param_since("rcuscale.kfree_rcu_test_single", kernel["release"]):
+            single = double = False  # the release's test makes two-argument calls only
         workloads.append({"kind": "kfree_rcu_flood", "kfree_nthreads": threads, "kfree_alloc_num": alloc,
                           "kfree_loops": loops, "holdoff": 0,
                           "kfree_rcu_test_single": single, "kfree_rcu_test_double": double})

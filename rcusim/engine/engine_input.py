@@ -19,6 +19,7 @@ from rcusim import _core
 from rcusim.engine.rcuscale import KFREE_OBJ_BYTES, MEMORY_SAMPLE_NS, compute_real, kmalloc_size, kvfree_bulk_max_entr
 from rcusim.input.config import CallRcuLoad, KfreeRcuFlood, Noise, Readers, RtLatencyProbe, SyncLoop
 from rcusim.input.profiles import VMALLOC_COSTS, Z_P99
+from rcusim.input.releases import module_param_since
 from rcusim.input.cpulist import parse_cpulist
 from rcusim.kernel.cpus import cpu_topology
 from rcusim.kernel.fair import POLICY_CFS, POLICY_EEVDF, POLICY_RR, fair_tunables, weight_of
@@ -230,11 +231,16 @@ class Kvfree:
     has_thread: np.ndarray
     alloc_num: int
     loops: int
+    gen: int                   # _core.KVFREE_GENERATIONS: what a kfree_rcu() call does
+    lazy: int                  # kfree_by_call_rcu's call_rcu() queues lazy callbacks
     polled: int
     chunk: int
     form: int                  # 0 both kfree_rcu() forms at random, 1 single-argument, 2 two-argument
     max_entr: int
     drain_jiffies: int
+    flood_delay: int           # schedule_delayed_monitor_work(): 1 jiffy once KVFREE_BULK_MAX_ENTR are queued
+    page_cache_work: int       # no page allocation in kvfree_call_rcu(); page_cache_work refills the cache
+    cache_prefill: int         # kfree_rcu_batch_init() fills each CPU's page cache at boot
     min_cached: int
     obj_bytes: int
     sample_ns: int
@@ -573,20 +579,33 @@ def _kvfree(spec, chunk: int) -> Kvfree:
     flood = next((w for w in spec.workloads if isinstance(w, KfreeRcuFlood)), None)
     has_thread = np.zeros(nr, dtype=np.int8)
     cpus = np.zeros(0, dtype=np.int32)
+    sw = p.switches
     form = 0  # kfree_rcu_test_both: torture_random() picks each call's form
+    # kfree_by_call_rcu: rcuscale call_rcu()s a kfree callback, unless CONFIG_RCU_LAZY=n makes it fall back.
+    by_call = flood is not None and flood.kfree_by_call_rcu and spec.kernel.CONFIG_RCU_LAZY
+    if by_call or not sw.kfree_rcu_batching:
+        gen = _core.KVFREE_GENERATIONS["call_rcu"]
+    else:
+        gen = _core.KVFREE_GENERATIONS["bulk" if sw.kfree_bulk else "head_list"]
     if flood is not None:
         n = compute_real(flood.kfree_nthreads, nr)
         cpus = np.arange(n, dtype=np.int32) % nr  # set_cpus_allowed_ptr(cpumask_of(me % nr_cpu_ids))
         has_thread[cpus] = 1
         if flood.kfree_rcu_test_single != flood.kfree_rcu_test_double:
             form = 1 if flood.kfree_rcu_test_single else 2
+        if module_param_since("rcuscale.kfree_rcu_test_single", spec.kernel.release):
+            form = 2  # the test's one form, kfree_rcu(p, rh), before v5.13
     return Kvfree(
         cpu=cpus, has_thread=has_thread,
         alloc_num=flood.kfree_alloc_num if flood else 0,
         loops=flood.kfree_loops if flood else 0,
+        gen=gen, lazy=int(bool(by_call) and p.lazy),
         polled=int(p.kvfree_polled), chunk=chunk, form=form,
-        max_entr=kvfree_bulk_max_entr(p.switches),
-        drain_jiffies=p.kfree_drain_jiffies, min_cached=p.rcu_min_cached_objs,
+        max_entr=kvfree_bulk_max_entr(sw),
+        drain_jiffies=p.kfree_drain_jiffies, flood_delay=int(sw.kfree_drain_5hz),
+        page_cache_work=int(sw.kvfree_page_cache_work),
+        cache_prefill=int(sw.kvfree_page_cache and not sw.kvfree_page_cache_work),
+        min_cached=p.rcu_min_cached_objs,
         obj_bytes=kmalloc_size(KFREE_OBJ_BYTES * flood.kfree_mult) if flood else 0,
         sample_ns=MEMORY_SAMPLE_NS,
         kfree_ns=costs.kfree_ns, kmalloc_ns=costs.kmalloc_ns, kvfree_call_rcu_ns=costs.kvfree_call_rcu_ns,

@@ -41,6 +41,9 @@ FAULTS: dict[str, Fault] = {
     "barrier-entrain-at-head": Fault(
         9, "rcu_segcblist_entrain() appends rcu_barrier()'s callback after the last non-empty segment, "
            "behind every callback queued before it"),
+    "kvfree-no-gp": Fault(
+        10, "kfree_rcu() memory waits for a GP: its call_rcu() before v5.6, queue_rcu_work() after the "
+           "monitor from v5.6, each page's polled snapshot with the v6.3 reclaim"),
 }
 
 

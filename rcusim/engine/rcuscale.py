@@ -1,11 +1,13 @@
 """rcuscale's kfree test and GP-writer test: the workloads' low-level values and
 rcuscale's output, with kvm-recheck-rcuscale.sh's summary of the writer test.
 
-``kernel/rcu/rcuscale.c`` (``kfree_scale_thread()``) starts kfree_nthreads
-kthreads; each loops kfree_loops times over kfree_alloc_num ``kmalloc()`` +
-``kfree_rcu()`` calls. The last thread to finish prints::
+``kernel/rcu/rcuscale.c`` (``kfree_scale_thread()``; ``rcuperf.c``'s ``kfree_perf_thread()``
+from v5.6 to v5.9) starts kfree_nthreads kthreads; each loops kfree_loops times over
+kfree_alloc_num ``kmalloc()`` + ``kfree_rcu()`` calls. The last thread to finish prints::
 
     Total time taken by all kfree'ers: N ns, loops: N, batches: N, memory footprint: NMB
+
+(without the memory footprint before v5.7)
 
 * time: its own end minus its own start (queueing time, not reclaim time);
 * batches: ``rcu_seq_diff()`` of ``rcu_state.gp_seq`` read by the last thread to
@@ -42,14 +44,12 @@ KFREE_OBJ_BYTES = 24
 #: kmalloc() size classes of SLUB up to KMALLOC_SHIFT_HIGH = PAGE_SHIFT + 1.
 KMALLOC_SIZES = (8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192)
 
-#: rcutree.rcu_min_cached_objs default: bulk pages cached per CPU.
-RCU_MIN_CACHED_OBJS = 5
-
 #: Memory-over-time sampling period (simulated ns).
 MEMORY_SAMPLE_NS = 1_000_000
 
-KFREE_LINE = ("Total time taken by all kfree'ers: {total_time_ns} ns, loops: {loops}, "
-              "batches: {batches}, memory footprint: {memory_footprint_mb}MB")
+KFREE_LINE = "Total time taken by all kfree'ers: {total_time_ns} ns, loops: {loops}, batches: {batches}"
+#: What the line ends with from v5.7 (kfree_test_footprint).
+KFREE_FOOTPRINT = ", memory footprint: {memory_footprint_mb}MB"
 
 
 def kmalloc_size(nbytes: int) -> int:
@@ -58,19 +58,22 @@ def kmalloc_size(nbytes: int) -> int:
 
 
 def kvfree_bulk_max_entr(switches) -> int:
-    """KVFREE_BULK_MAX_ENTR: pointers in one 4 KiB page after the header.
+    """KVFREE_BULK_MAX_ENTR (KFREE_BULK_MAX_ENTR before v5.9): pointers in one 4 KiB page
+    beside the header.
 
-    v6.1: {nr_records, next} = 16 B -> 510; with a list_head = 24 B -> 509;
+    v5.7: nr_records, next and head_free_debug share the page: 24 B -> 509;
+    v5.9: {nr_records, next} = 16 B -> 510; with a list_head (v6.2) 24 B -> 509;
     with the polled reclaim's unsigned long gp_snap = 32 B -> 508.
     """
-    header = 24 if switches.kvfree_bulk_list_head else 16
+    header = 24 if switches.kvfree_bulk_list_head or not switches.kvfree_page_cache else 16
     if switches.kvfree_polled:
         header += 8
     return ((1 << PAGE_SHIFT) - header) // 8
 
 
-def kfree_metrics(kv: dict, loops: int) -> dict:
-    """rcuscale's printed figures from the engine's kvfree record (None if not finished)."""
+def kfree_metrics(kv: dict, loops: int, switches) -> dict:
+    """rcuscale's printed figures from the engine's kvfree record (None if not finished, and
+    the footprint None for a release whose test does not print it)."""
     if not kv["finished"]:
         return {"total_time_ns": None, "loops": loops, "batches": None, "memory_footprint_mb": None}
     return {
@@ -78,7 +81,8 @@ def kfree_metrics(kv: dict, loops: int) -> dict:
         "loops": loops,
         "batches": rcu_seq_diff(kv["gp_seq_finished"], kv["gp_seq_started"]),
         # (mem_begin - mem_during) >> (20 - PAGE_SHIFT), on long long values.
-        "memory_footprint_mb": int(kv["mem_begin_pages"] - kv["mem_during_pages"]) >> (20 - PAGE_SHIFT),
+        "memory_footprint_mb": (int(kv["mem_begin_pages"] - kv["mem_during_pages"]) >> (20 - PAGE_SHIFT)
+                                if switches.kfree_test_footprint else None),
     }
 
 
@@ -89,8 +93,11 @@ def memory_frame(kv: dict) -> pd.DataFrame:
 
 
 def rcuscale_line(metrics: dict) -> str:
-    """rcuscale's pr_alert() line for one run."""
-    return KFREE_LINE.format(**metrics)
+    """rcuscale's pr_alert() line for one run: without the footprint before v5.7."""
+    line = KFREE_LINE.format(**metrics)
+    if metrics["memory_footprint_mb"] is not None:
+        line += KFREE_FOOTPRINT.format(**metrics)
+    return line
 
 
 # --------------------------------------------------------------------------

@@ -115,7 +115,7 @@ _PARAMS = [
           exclude=(0,)),
     Param("rcutree.enable_rcu_lazy", "bool", "Let call_rcu() queue lazy callbacks (CONFIG_RCU_LAZY)."),
     Param("rcutree.rcu_min_cached_objs", "int",
-          "Bulk pages kvfree_rcu() keeps cached per CPU (default 5).", lo=0, hi=1000),
+          "Bulk pages kvfree_rcu() keeps cached per CPU (from v5.9; default 2, 5 from v5.11).", lo=0, hi=1000),
     # --- NOCB and nohz_full (kernel/rcu/tree_nocb.h, kernel/sched/isolation.c) -----
     Param("rcu_nocbs", "optional_cpulist",
           "Offload callbacks of these CPUs; bare: NOCB machinery on with no CPU offloaded."),

@@ -36,7 +36,7 @@ from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, MAX_IDLE_STATES,
                                    profile_topology, profile_vmalloc)
 from rcusim.input.rcuscale_params import MIN_MEAS, compute_real
 from rcusim.input.releases import (PATCHES, RELEASE_ALLOWED, SWITCHES, ReleaseSwitches, check_module_param,
-                                   parse_release, release_switches)
+                                   module_param_since, parse_release, release_switches)
 
 __all__ = [
     "MAX_CPUS", "Costs", "CostOverrides", "Hardware", "HardwareSpec", "Kernel",
@@ -631,7 +631,8 @@ class KfreeRcuFlood(_Model):
     """rcuscale's kfree test (rcuscale.kfree_rcu_test=1), with rcuscale's parameter names.
 
     kfree_nthreads kthreads, thread ``i`` pinned to CPU ``i % nr_cpus``, each doing
-    kfree_loops loops of kfree_alloc_num ``kmalloc()`` + ``kfree_rcu()`` calls.
+    kfree_loops loops of kfree_alloc_num ``kmalloc()`` + ``kfree_rcu()`` calls. The test
+    appeared in v5.6 (rcuperf); on an earlier release the workload runs v5.6's loop.
     """
 
     kind: Literal["kfree_rcu_flood"]
@@ -653,7 +654,8 @@ class KfreeRcuFlood(_Model):
     kfree_rcu_test_double: bool = False
     """Use the two-argument kfree_rcu(p, rh); if both flags are equal, each call picks one at random."""
     kfree_by_call_rcu: bool = False
-    """call_rcu() a kfree callback instead; without CONFIG_RCU_LAZY rcuscale falls back to kfree_rcu()."""
+    """call_rcu() a kfree callback instead (v6.2): lazy callbacks; without CONFIG_RCU_LAZY rcuscale falls
+    back to kfree_rcu()."""
     holdoff: Annotated[int, Field(ge=0, le=86400)] = 10
     """Seconds the GP-writer test waits before starting; the kfree threads start at once."""
 
@@ -1005,11 +1007,12 @@ class RcuParams(_Model):
     krcud_bhlimit: int
     """2004 rcu-low-lat patch (rcupdate.bhlimit): callbacks in softirq before krcud/N takes over; 0: no krcud."""
     kfree_drain_jiffies: int
-    """KFREE_DRAIN_JIFFIES: kfree_rcu() monitor delay (5*HZ from v6.1, HZ/50 before)."""
+    """KFREE_DRAIN_JIFFIES: kfree_rcu() monitor delay (5*HZ from v6.1, HZ/50 from v5.6)."""
     kvfree_polled: bool
     """Per-page polled-GP reclaim of kvfree_rcu() batches (from v6.3)."""
     rcu_min_cached_objs: int
-    """rcutree.rcu_min_cached_objs: bulk pages kvfree_rcu() keeps cached per CPU (default 5)."""
+    """rcutree.rcu_min_cached_objs: bulk pages kvfree_rcu() keeps cached per CPU (from v5.9; default 2,
+    5 from v5.11); before v5.9, the one page of krcp->bcached; none before v5.7 (no bulk pages)."""
 
 
 class VariantSpec(_Model):
@@ -1266,7 +1269,8 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
         krcud_bhlimit=args.get("rcupdate.bhlimit", 0),
         kfree_drain_jiffies=5 * hz if switches.kfree_drain_5hz else hz // 50,
         kvfree_polled=switches.kvfree_polled,
-        rcu_min_cached_objs=args.get("rcutree.rcu_min_cached_objs", 5),
+        rcu_min_cached_objs=(args.get("rcutree.rcu_min_cached_objs", 5 if switches.kvfree_page_cache_work else 2)
+                             if switches.kvfree_page_cache else int(switches.kfree_bulk)),
     )
 
 
@@ -1334,6 +1338,7 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
     kernel = kernel.model_copy(update={"CONFIG_NR_CPUS": nr_config})
     params = resolve_params(nr, kernel)
     _check_nice(variant.workloads, params)
+    _check_kfree_by_call_rcu(variant.workloads, kernel, params)
     _check_unpinned(variant.workloads, params, hw.resolved_topology())
     _check_classic_smp(params, nr)
     hardware = HardwareSpec(profile=hw.profile, nr_cpus=nr, costs=hw.resolved_costs(),
@@ -1438,21 +1443,52 @@ def _check_membarrier(workloads) -> None:
                             allowed="only membarrier_loop workloads, or none")
 
 
+#: kfree_rcu_flood keys that rcuscale's kfree test (rcuperf's before v5.10) gained after v5.6, with the
+#: value that is the test of an earlier release: any other needs a release whose test has the parameter.
+_KFREE_LATER_PARAMS = {"kfree_mult": 1, "kfree_rcu_test_single": False, "kfree_rcu_test_double": False,
+                       "kfree_by_call_rcu": False}
+
+
 def _check_kfree(workloads, kernel: Kernel) -> None:
-    """At most one kfree flood; kfree_by_call_rcu's lazy callbacks are not modelled."""
+    """At most one kfree flood, on a release with kfree_rcu(), with parameters its kfree test has."""
     floods = [i for i, w in enumerate(workloads) if isinstance(w, KfreeRcuFlood)]
     if len(floods) > 1:
         raise ScenarioError("a second kfree_rcu_flood workload (rcuscale runs one kfree test)",
                             path=("workloads", floods[1], "kind"), allowed="one kfree_rcu_flood")
     for i in floods:
+        if not kernel.switches.kfree_rcu:
+            raise ScenarioError(f"release {kernel.release} has no kfree_rcu() (added in v3.0)",
+                                path=("workloads", i, "kind"), allowed="kernel.release 3.0 or later")
         if workloads[i].kfree_nthreads == 0:
             raise ScenarioError("0 threads: rcuscale would start no kfree thread and never print",
                                 path=("workloads", i, "kfree_nthreads"),
                                 allowed="an integer >= 1, or -k for the online CPUs minus k-1")
-        if workloads[i].kfree_by_call_rcu and kernel.CONFIG_RCU_LAZY:
-            raise ScenarioError("kfree_by_call_rcu with CONFIG_RCU_LAZY=y queues lazy callbacks, "
-                                "which rcusim does not model", path=("workloads", i, "kfree_by_call_rcu"),
-                                allowed="false, or set kernel.CONFIG_RCU_LAZY: false")
+        for key, value in _KFREE_LATER_PARAMS.items():
+            since = module_param_since(f"rcuscale.{key}", kernel.release)
+            if getattr(workloads[i], key) != value and since is not None:
+                raise ScenarioError(f"rcuscale's kfree test has no {key} in release {kernel.release} "
+                                    f"(added in v{since})", path=("workloads", i, key),
+                                    allowed=f"{str(value).lower()}, or kernel.release {since} or later")
+
+
+def _check_kfree_by_call_rcu(workloads, kernel: Kernel, params: RcuParams) -> None:
+    """kfree_by_call_rcu with CONFIG_RCU_LAZY: kfree_scale_init() first checks that one call_rcu()
+    is lazy (invoked 2-3 s later with jiffies_lazy_flush at 2*HZ) and runs no test if it is not.
+    Without CONFIG_RCU_LAZY it falls back to kfree_rcu(), so the key has no effect."""
+    for i, work in enumerate(workloads):
+        if not (isinstance(work, KfreeRcuFlood) and work.kfree_by_call_rcu and kernel.CONFIG_RCU_LAZY):
+            continue
+        path = ("workloads", i, "kfree_by_call_rcu")
+        if not params.lazy:
+            raise ScenarioError("rcuscale's laziness self-test fails with lazy RCU off at boot "
+                                "(rcutree.enable_rcu_lazy=0 or CONFIG_RCU_LAZY_DEFAULT_OFF) and the "
+                                "kfree test does not run", path=path,
+                                allowed="false, or lazy RCU on at boot with every CPU offloaded")
+        if len(params.nocb_cpus) != params.nr_cpu_ids:
+            raise ScenarioError("rcuscale's laziness self-test passes only if its call_rcu() runs on an "
+                                "offloaded CPU, and rcusim does not know which CPU runs rcuscale's init",
+                                path=path, allowed="false, or every CPU offloaded "
+                                                   "(CONFIG_RCU_NOCB_CPU_DEFAULT_ALL or rcu_nocbs=all)")
 
 
 def _check_nice(workloads, params: RcuParams) -> None:

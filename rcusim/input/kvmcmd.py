@@ -8,7 +8,8 @@ A kernel developer pastes the options of ``tools/testing/selftests/rcutorture/bi
 
 and rcusim builds the scenario: ``--kconfig`` options become ``kernel`` keys
 (``CONFIG_HZ_1000=y`` or ``CONFIG_HZ=1000`` sets HZ), ``rcuscale.*`` boot
-parameters become a ``kfree_rcu_flood`` or an ``rcuscale_writer`` workload, the other boot parameters
+parameters (``rcuperf.*`` and ``--torture rcuperf`` before v5.10) become a
+``kfree_rcu_flood`` or an ``rcuscale_writer`` workload, the other boot parameters
 stay on the kernel command line, and CONFIG_NR_CPUS sets the CPU count (kvm.sh
 gives the guest that many vCPUs). Options of kvm.sh that do not concern the
 simulation (``--memory``, ``--trust-make``, ``--duration``, ...) are accepted
@@ -20,7 +21,7 @@ from __future__ import annotations
 from rcusim.errors import ScenarioError
 from rcusim.input.bootargs import parse_bootargs
 from rcusim.input.config import Kernel
-from rcusim.input.releases import check_module_param
+from rcusim.input.releases import check_module_param, parse_release, release_switches
 
 __all__ = ["scenario_from_kvm", "add_kvm_arguments", "kvm_error", "IGNORED_WITH_VALUE", "IGNORED_FLAGS"]
 
@@ -109,7 +110,7 @@ def add_kvm_arguments(parser) -> None:
             namespace.ignored.append(f"{shown}: kvm.sh option with no effect on the simulation, ignored")
 
     parser.set_defaults(ignored=[])
-    parser.add_argument("--torture", default="rcuscale", help="torture type (only rcuscale)")
+    parser.add_argument("--torture", help="torture type: rcuscale (rcuperf before v5.10), the default")
     parser.add_argument("--kconfig", action="append", default=[], metavar="CONFIG_X=v",
                         help="Kconfig option(s), as kvm.sh takes them (repeatable)")
     parser.add_argument("--bootargs", action="append", default=[], metavar="ARGS",
@@ -151,15 +152,22 @@ def scenario_from_kvm(args, profile: str = "x86-64-server-2023", release: str = 
         unknown or malformed boot parameter, or an rcuscale test rcusim does not model.
     """
     notes = list(args.ignored)
-    if args.torture != "rcuscale":
-        raise ScenarioError(f"--torture {args.torture}: not modelled", allowed="--torture rcuscale")
+    try:
+        switches = release_switches(parse_release(release))
+    except ScenarioError as exc:
+        raise exc.with_context(key="--release") from None
+    module = "rcuscale" if switches.rcuscale_name else "rcuperf"
+    if args.torture not in (None, module):
+        renamed = " (rcuperf was renamed rcuscale in v5.10)" if args.torture in ("rcuscale", "rcuperf") else ""
+        raise ScenarioError(f"--torture {args.torture}: not the scalability test of release {release}{renamed}",
+                            allowed=f"--torture {module}")
     kernel: dict = {"release": release}
     for item in args.kconfig:
         _kconfig(kernel, item)
     if "CONFIG_NO_HZ_FULL=y" in " ".join(args.kconfig).split():
         kernel["CONFIG_RCU_NOCB_CPU"] = True  # NO_HZ_FULL selects RCU_NOCB_CPU (kernel/time/Kconfig)
     mode = kernel.pop("preempt=", "full")
-    bootargs = " ".join(args.bootargs)
+    bootargs, written = _module_params(" ".join(args.bootargs), module, release)
     if kernel.get("CONFIG_PREEMPT_DYNAMIC"):
         # A preemptible build; the Kconfig choice is the boot default, a later preempt= wins.
         kernel["CONFIG_PREEMPTION"] = kernel["CONFIG_PREEMPT_RCU"] = True
@@ -170,14 +178,19 @@ def scenario_from_kvm(args, profile: str = "x86-64-server-2023", release: str = 
         raise exc.with_context(key="--bootargs") from None
     for name in values:
         try:
-            check_module_param(name, release)
+            check_module_param(name, release, written=written.get(name))
         except ScenarioError as exc:
             raise exc.with_context(key="--bootargs") from None
     nr_cpus = kernel.get("CONFIG_NR_CPUS", 64)
     if values.get("rcuscale.kfree_rcu_test", 0) != 1:
+        if module != "rcuscale":
+            # rcuperf's lines carry "-perf:" and, before v5.12, one writer-duration more.
+            raise ScenarioError(f"rcuperf's GP-writer test (release {release}): rcusim prints the writer test's "
+                                "lines as rcuscale (v5.10 on) prints them", key="--bootargs",
+                                allowed="rcuperf.kfree_rcu_test=1, or --release 5.10 or later")
         workloads = [_writer_test(values, notes)]
     else:
-        workloads = [_kfree_test(values, notes)]
+        workloads = [_kfree_test(values, notes, module)]
     kernel["bootargs"] = " ".join(t for t in bootargs.split() if not t.startswith("rcuscale."))
     if "CONFIG_NR_CPUS" not in kernel:
         notes.append("no CONFIG_NR_CPUS given: 64 CPUs")
@@ -189,6 +202,26 @@ def scenario_from_kvm(args, profile: str = "x86-64-server-2023", release: str = 
         "workloads": workloads,
     }
     return scenario, notes
+
+
+def _module_params(bootargs: str, module: str, release: str) -> tuple[str, dict]:
+    """The command line with the test module's parameters under the names rcusim knows
+    (rcuscale.*), and the names they were written as. The module was rcuperf before v5.10:
+    a parameter of the other name is refused."""
+    other = "rcuperf" if module == "rcuscale" else "rcuscale"
+    tokens, written = [], {}
+    for token in bootargs.split():
+        name = token.partition("=")[0]
+        if name.startswith(other + "."):
+            raise ScenarioError(f"{name}: the scalability test module of release {release} is {module} "
+                                "(rcuperf was renamed rcuscale in v5.10)", key="--bootargs",
+                                allowed=f"{module}.{name.partition('.')[2]}")
+        if name.startswith(module + "."):
+            known = "rcuscale." + name.partition(".")[2]
+            written[known] = name
+            token = known + token[len(name):]
+        tokens.append(token)
+    return " ".join(tokens), written
 
 
 def _writer_test(values: dict, notes: list) -> dict:
@@ -210,15 +243,20 @@ def kvm_error(exc: ScenarioError) -> ScenarioError:
     return exc
 
 
-def _kfree_test(values: dict, notes: list) -> dict:
+def _kfree_test(values: dict, notes: list, module: str) -> dict:
     """rcuscale's kfree test as a kfree_rcu_flood workload."""
     workload: dict = {"kind": "kfree_rcu_flood"}
     for name in _WORKLOAD_PARAMS:
         if f"rcuscale.{name}" in values:
             value = values[f"rcuscale.{name}"]
             workload[name] = bool(value) if name == "kfree_by_call_rcu" else value
-    for name in ("gp_exp", "gp_async", "gp_async_max", "nreaders", "nwriters", "shutdown", "minruntime",
+    if values.get("rcuscale.gp_exp", False):
+        # kfree_scale_thread() then reads exp_completed() / 2 for its batches.
+        raise ScenarioError(f"{module}.gp_exp: the kfree test would count expedited grace periods as its "
+                            "batches, which rcusim does not report for it", key="--bootargs",
+                            allowed=f"{module}.gp_exp=0 with {module}.kfree_rcu_test=1")
+    for name in ("gp_async", "gp_async_max", "nreaders", "nwriters", "shutdown", "minruntime",
                  "writer_holdoff", "writer_holdoff_jiffies", "verbose"):
         if f"rcuscale.{name}" in values:
-            notes.append(f"rcuscale.{name} concerns the GP-writer test or the power-off: no effect here")
+            notes.append(f"{module}.{name} concerns the GP-writer test or the power-off: no effect here")
     return workload

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from rcusim.errors import ScenarioError
 
 __all__ = ["OLDEST", "NEWEST", "SWITCHES", "PATCHES", "MODULE_PARAMS", "ReleaseSwitches", "Switch", "Patch",
-           "ModuleParam", "check_module_param", "parse_release",
+           "ModuleParam", "check_module_param", "module_param_since", "parse_release",
            "release_switches"]
 
 #: The releases rcusim models: 2.6 (with patch levels up to 2.6.39) to NEWEST.
@@ -57,6 +57,12 @@ SWITCHES = (
            '"rcu: Hierarchical RCU" (Paul E. McKenney, 2008), merged for v2.6.29',
            "Tree RCU's callback lists; before it, classic RCU's rcu_do_batch() and the 2004 "
            "classic-RCU patches' parameters (rcupdate.rcumaxbatch, rcuplugticks, bhlimit)"),
+    Switch("kfree_rcu", (3, 0),
+           '"rcu: introduce kfree_rcu()" (Lai Jiangshan, Manfred Spraul, Paul E. McKenney, 2011, 9ab1544eb419), '
+           "v3.0; release not checked against the tag (batman-adv's compat.h defines its own kfree_rcu() for "
+           "kernels before 3.0.0)",
+           "kfree_rcu() exists: call_rcu() with the offset of the object's rcu_head for a callback, and "
+           "rcu_do_batch() (__rcu_reclaim()) kfree()s the object; before, there is no kfree_rcu()"),
     Switch("gp_kthread", (3, 7),
            '"rcu: Move RCU grace-period initialization into a kthread" (McKenney, 2012), v3.7',
            "grace periods are driven by the rcu_gp_kthread, which tasks can delay; before, "
@@ -100,19 +106,56 @@ SWITCHES = (
            "the menu governor decides whether an idle CPU stops its tick: not when the predicted idle "
            "time is shorter than a tick or the chosen state polls; before, the tick stopped whenever "
            "rcu_needs_cpu() and the timers allowed, ahead of the governor"),
+    Switch("kfree_rcu_batching", (5, 6),
+           '"rcu: Add basic support for kfree_rcu() batching" (Byungchul Park, Joel Fernandes, a35d16905efc) and '
+           '"rcu: Add multiple in-flight batches of kfree_rcu() work" (Fernandes, 0392bebebf26), tip core/rcu of '
+           "Jan 2020, v5.6; read in v5.6.4, absent from v5.5-rc5",
+           "kfree_rcu() puts the object on its CPU's krcp->head list; the monitor, KFREE_DRAIN_JIFFIES after "
+           "the first call, moves the list to one of two krw_arr[] batches, and after queue_rcu_work()'s GP "
+           "kfree_rcu_work kfree()s each object; before, kfree_rcu() is one call_rcu() per object"),
+    Switch("kfree_bulk", (5, 7),
+           '"rcu: Support kfree_bulk() interface in kfree_rcu()" (Uladzislau Rezki, Jan 2020, 34c881745549), '
+           "RCU pull for v5.7; read in v5.7.14",
+           "kfree_rcu() stores pointers in per-CPU bulk pages (KFREE_BULK_MAX_ENTR = 509: nr_records, next "
+           "and a debug pointer share the page), allocated with GFP_NOWAIT under krcp->lock, one freed page "
+           "kept (krcp->bcached); kfree_rcu_work kfree_bulk()s each page"),
+    Switch("kfree_test_footprint", (5, 7),
+           '"rcuperf: Measure memory footprint during kfree_rcu() test" (Joel Fernandes, Dec 2019), tip '
+           "core/rcu, v5.7; read in v5.7.14's rcuperf.c, absent from v5.6.4's",
+           "the kfree test samples si_mem_available() and its line ends with \"memory footprint: NMB\"; "
+           "before, it ends with the batches"),
+    Switch("kvfree_page_cache", (5, 9),
+           '"rcu/tree: cache specified number of objects" (Rezki, 53c72b590b3a) and "rcu/tree: Simplify '
+           'KFREE_BULK_MAX_ENTR macro" (Rezki), RCU pull for v5.9; read in v5.9.1; v5.10 has the same code '
+           "(the v5.11 change below was posted after v5.10-rc1 and reached 5.10 in its 5.10.4 stable release)",
+           "each CPU caches up to rcutree.rcu_min_cached_objs (2) freed bulk pages, filled at boot; a page's "
+           "header is {nr_records, next}: 16 B, 510 pointers"),
     Switch("trace_signed_gp_seq", (5, 10),
            '"rcu/trace: Print negative GP numbers correctly" (Joel Fernandes, Jun 2020), in the "RCU '
            'changes for v5.10" pull (core/rcu)',
            "the rcu_grace_period and rcu_exp_grace_period tracepoints print gp_seq signed (%ld): "
            "-1199; before, unsigned (%lu): 18446744073709550417"),
+    Switch("rcuscale_name", (5, 10),
+           '"rcuperf: Change rcuperf to rcuscale" (McKenney, Aug 2020), v5.10; read in v5.10.7 '
+           "(kernel/rcu/rcuscale.c) and v5.9.1 (kernel/rcu/rcuperf.c)",
+           "the test module is rcuscale (rcuscale.* boot parameters, kvm.sh --torture rcuscale); before, "
+           "rcuperf"),
+    Switch("kvfree_page_cache_work", (5, 11),
+           '"rcu/tree: Defer kvfree_rcu() allocation to a clean context" (Rezki, 56292e8609e3), rcu/next '
+           "fixes.2020.11.19b, v5.11, also in the 5.10.4 stable release; read in v5.11 and v5.10.7",
+           "kvfree_call_rcu() allocates no page: with the cache empty, a two-argument call puts the object on "
+           "krcp->head and starts page_cache_work (an hrtimer, then system_highpri_wq), which refills the "
+           "cache up to rcutree.rcu_min_cached_objs, now 5; nothing is cached at boot"),
     Switch("preempt_dynamic", (5, 12),
            '"sched: Add PREEMPT_DYNAMIC" and the preempt= boot parameter (Michal Hocko, Peter Zijlstra, '
            "Frederic Weisbecker, Jan 2021), v5.12; release not checked against the tag",
            "CONFIG_PREEMPT_DYNAMIC exists: a preemptible build whose preemption model preempt= "
            "chooses at boot"),
     Switch("kfree_drain_5hz", (6, 1),
-           '"rcu/kvfree: Update KFREE_DRAIN_JIFFIES interval" (Uladzislau Rezki, Aug 2022), ~v6.1',
-           "KFREE_DRAIN_JIFFIES is 5*HZ, with a 1-jiffy drain when a CPU's batch is full; before, HZ/50"),
+           '"rcu/kvfree: Update KFREE_DRAIN_JIFFIES interval" (Uladzislau Rezki, Aug 2022), v6.1; read in '
+           "v6.1-rc7 and v6.0.1",
+           "KFREE_DRAIN_JIFFIES is 5*HZ, with a 1-jiffy drain when a CPU's batch is full "
+           "(schedule_delayed_monitor_work()); before, HZ/50"),
     Switch("rcu_lazy", (6, 2),
            '"rcu: Make call_rcu() lazy to save power" (Joel Fernandes, Oct 2022), RCU pull request for '
            "v6.2; release not checked against the tag",
@@ -222,6 +265,12 @@ class ModuleParam:
     """The backportable change (:data:`PATCHES`) that brings it to an earlier release."""
 
 
+_KFREE_TEST = ('"rcuperf: Add kfree_rcu() performance Tests" (Joel Fernandes, Aug 2019, e6e78b004fa7), tip '
+               "core/rcu of Jan 2020, v5.6; read in v5.6.4's rcuperf.c, absent from v5.5-rc5's")
+_KFREE_FORMS = ('"rcuscale: Add kfree_rcu() single-argument scale test" (Uladzislau Rezki, Jan 2021, '
+                "686fe1bf6bcc), rcu/next of 9 Mar 2021 (after v5.12-rc2), v5.13; absent from v5.12.9, read in "
+                "v5.14-rc5")
+
 MODULE_PARAMS = (
     ModuleParam("rcuscale.gp_async", (4, 13),
                 '"rcuperf: Add ability to performance-test call_rcu() and friends" (McKenney, Apr 2017, '
@@ -229,6 +278,21 @@ MODULE_PARAMS = (
     ModuleParam("rcuscale.gp_async_max", (4, 13),
                 '"rcuperf: Add ability to performance-test call_rcu() and friends" (McKenney, Apr 2017, '
                 "881ed593a323); release not checked against the tag"),
+    ModuleParam("rcuscale.kfree_rcu_test", (5, 6), _KFREE_TEST),
+    ModuleParam("rcuscale.kfree_nthreads", (5, 6), _KFREE_TEST),
+    ModuleParam("rcuscale.kfree_alloc_num", (5, 6), _KFREE_TEST),
+    ModuleParam("rcuscale.kfree_loops", (5, 6), _KFREE_TEST),
+    ModuleParam("rcuscale.kfree_mult", (5, 8),
+                '"rcuperf: Add ability to increase object allocation size" (Joel Fernandes, Mar 2020), tip '
+                "core/rcu of Apr 2020, v5.8; read in v5.8.1's rcuperf.c, absent from v5.7.14's"),
+    ModuleParam("rcuscale.kfree_rcu_test_single", (5, 13), _KFREE_FORMS),
+    ModuleParam("rcuscale.kfree_rcu_test_double", (5, 13), _KFREE_FORMS),
+    ModuleParam("rcuscale.kfree_by_call_rcu", (6, 2),
+                '"rcuscale: Add laziness and kfree tests" (Joel Fernandes, posted as [PATCH v2 rcu 07/16] on 21 '
+                "Nov 2022 with the lazy call_rcu() series), v6.2; release not checked against the tag"),
+    ModuleParam("rcutree.rcu_min_cached_objs", (5, 9),
+                '"rcu/tree: cache specified number of objects" (Uladzislau Rezki, 53c72b590b3a), RCU pull for '
+                "v5.9; read in v5.9.1"),
     ModuleParam("rcuscale.writer_holdoff_jiffies", (6, 6),
                 '"rcuscale: Permit blocking delays between writers" (McKenney, Jul 2023), "RCU changes for '
                 'v6.6" pull; release not checked against the tag'),
@@ -245,15 +309,26 @@ MODULE_PARAMS = (
 """Module parameters added after the oldest modelled release."""
 
 
-def check_module_param(name: str, release: str, patches=()) -> None:
-    """Raise :class:`ScenarioError` if module parameter `name` is newer than `release`
-    and none of `patches` brings it."""
+def module_param_since(name: str, release: str, patches=()) -> str | None:
+    """The release that added module parameter `name` ("5.8"), if `release` is older and none
+    of `patches` brings it; else None."""
     for param in MODULE_PARAMS:
         if param.name == name and parse_release(release) < param.since and param.patch not in patches:
-            since = ".".join(map(str, param.since))
-            backport = f", or kernel.patches: [{param.patch}]" if param.patch else ""
-            raise ScenarioError(f"{name}: not a parameter of release {release} (added in v{since})",
-                                allowed=f"no {name}, or release {since} or later{backport}")
+            return ".".join(map(str, param.since))
+    return None
+
+
+def check_module_param(name: str, release: str, patches=(), written: str | None = None) -> None:
+    """Raise :class:`ScenarioError` if module parameter `name` is newer than `release` and none
+    of `patches` brings it; the message names it as `written` (e.g. rcuperf.kfree_mult for
+    rcuscale.kfree_mult)."""
+    since = module_param_since(name, release, patches)
+    if since is not None:
+        written = written or name
+        patch = next(param.patch for param in MODULE_PARAMS if param.name == name)
+        backport = f", or kernel.patches: [{patch}]" if patch else ""
+        raise ScenarioError(f"{written}: not a parameter of release {release} (added in v{since})",
+                            allowed=f"no {written}, or release {since} or later{backport}")
 
 
 @dataclass(frozen=True)
@@ -262,6 +337,7 @@ class ReleaseSwitches:
 
     cfs: bool
     tree_rcu: bool
+    kfree_rcu: bool
     gp_kthread: bool
     softirq_time_limit: bool
     exp_funnel_wait_queues: bool
@@ -271,7 +347,13 @@ class ReleaseSwitches:
     mutex_handoff: bool
     exp_par_init: bool
     menu_keeps_tick: bool
+    kfree_rcu_batching: bool
+    kfree_bulk: bool
+    kfree_test_footprint: bool
+    kvfree_page_cache: bool
     trace_signed_gp_seq: bool
+    rcuscale_name: bool
+    kvfree_page_cache_work: bool
     preempt_dynamic: bool
     kfree_drain_5hz: bool
     rcu_lazy: bool

@@ -57,7 +57,7 @@ def run_variant(name: str, spec, seed: int, progress: Stages | None = None,
     extra["safety"] = {k: v for k, v in run.safety.items() if k != "messages"}
     extra["sched"] = sched_stats(run.sched["busy_ns"], run.sched["rqlen_ns"], run.sim_time_ns, counters)
     if kv is not None:
-        extra.update(kfree_metrics(kv, kfree_flood(spec).kfree_loops))
+        extra.update(kfree_metrics(kv, kfree_flood(spec).kfree_loops, spec.params.switches))
         extra["kvfree_peak_mb"] = round(kv["peak_bytes"] / 2**20, 3)
         counters.update(kv["counters"])
         tables["kvfree_memory"] = memory_frame(kv)
