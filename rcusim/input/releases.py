@@ -271,13 +271,12 @@ _KFREE_FORMS = ('"rcuscale: Add kfree_rcu() single-argument scale test" (Uladzis
                 "686fe1bf6bcc), rcu/next of 9 Mar 2021 (after v5.12-rc2), v5.13; absent from v5.12.9, read in "
                 "v5.14-rc5")
 
+_GP_ASYNC = ('"rcuperf: Add ability to performance-test call_rcu() and friends" (McKenney, Apr 2017, '
+             "881ed593a323); release not checked against the tag")
+
 MODULE_PARAMS = (
-    ModuleParam("rcuscale.gp_async", (4, 13),
-                '"rcuperf: Add ability to performance-test call_rcu() and friends" (McKenney, Apr 2017, '
-                "881ed593a323); release not checked against the tag"),
-    ModuleParam("rcuscale.gp_async_max", (4, 13),
-                '"rcuperf: Add ability to performance-test call_rcu() and friends" (McKenney, Apr 2017, '
-                "881ed593a323); release not checked against the tag"),
+    ModuleParam("rcuscale.gp_async", (4, 13), _GP_ASYNC),
+    ModuleParam("rcuscale.gp_async_max", (4, 13), _GP_ASYNC),
     ModuleParam("rcuscale.kfree_rcu_test", (5, 6), _KFREE_TEST),
     ModuleParam("rcuscale.kfree_nthreads", (5, 6), _KFREE_TEST),
     ModuleParam("rcuscale.kfree_alloc_num", (5, 6), _KFREE_TEST),
