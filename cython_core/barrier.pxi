@@ -103,7 +103,7 @@ cdef void rcu_barrier_entrain(Engine self, int r) except *:
     cdef bint was_alldone = cp.offloaded and pend_cbs(self, cp) == 0
     if cp.offloaded:
         rcu_nocb_flush_bypass(self, cp, -1)
-    if n_cbs(self, cp) > 0 or cp.batch_end > self.now:
+    if rcu_barrier_has_cbs(self, cp):  # the bypass is empty now
         rcu_segcblist_entrain(self, cp, cb_alloc(self, CB_BARRIER, -1))
         self.barrier_cpu_count += 1
     if self.barrier_wakes_rcuog and was_alldone and pend_cbs(self, cp) > 0:

@@ -66,7 +66,8 @@ cdef inline i64 line_cost(Engine self, int a, int b) noexcept:
 
 cdef i64 ttwu_queue(Engine self, int from_cpu, int target, i64 t, i64 *cost) noexcept:
     """ttwu_queue(): how long after the waker's try_to_wake_up() the wakee is on
-    `target`'s run queue.  With `cost`, the waker pays for it (adds to *cost).
+    `target`'s run queue.  With `cost` (given with a topology only), the waker pays
+    for it (adds to *cost).
 
     With a topology, as ttwu_queue_cond() decides: a wake-up on the waker's own CPU,
     or of a busy target sharing its LLC, is enqueued under the target's rq lock by
@@ -81,7 +82,7 @@ cdef i64 ttwu_queue(Engine self, int from_cpu, int target, i64 t, i64 *cost) noe
     cdef i64 line
     if from_cpu == target:
         self.n_wake_local += 1
-        if cost != NULL and self.has_topology:
+        if cost != NULL:
             cost[0] += rq_lock(self, target, from_cpu, t)
         return 0
     if from_cpu < 0 or not self.has_topology:

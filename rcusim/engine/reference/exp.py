@@ -27,7 +27,7 @@ from collections import deque
 
 from rcusim._seq import rcu_seq_endval, rcu_seq_snap, rcu_seq_state
 from rcusim.engine.reference.sched import CPU_BUSY, SLEEP, try_to_wake_up, urgent_at
-from rcusim.engine.reference.tree import raw_spin_lock_rcu_node
+from rcusim.engine.reference.tree import raw_spin_lock_rcu_node, spin_lock
 
 EXP_IDLE, EXP_RESET, EXP_SELECT, EXP_FLUSH, EXP_WAIT, EXP_WAKE = range(6)
 
@@ -136,7 +136,7 @@ def exp_funnel_lock(sim, task, s: int) -> int:
     while True:
         if sim.exp_seq >= s:
             return GP_DONE
-        exp_lock(sim, rnp)
+        spin_lock(sim, rnp.exp_lock)
         if rnp.exp_seq_rq >= s:
             # Someone asked for this GP already: wait for it here.
             sim.counters["exp_funnel_waits"] += 1
@@ -147,15 +147,6 @@ def exp_funnel_lock(sim, task, s: int) -> int:
             break
         rnp = sim.nodes[rnp.parent]
     return MUTEX_HELD if sim.exp_mutex.lock(sim, task) else MUTEX_WAIT
-
-
-def exp_lock(sim, rnp) -> None:
-    """A round on rnp->exp_lock, charged like rnp->lock."""
-    t = sim.env.now + sim.acc
-    wait = max(0, rnp.exp_lock_free - t)
-    rnp.exp_lock_free = t + wait + sim.inp.tree.rnp_lock_ns
-    sim.acc += wait + sim.inp.tree.rnp_lock_ns
-    sim.counters["rnp_lock_wait_ns"] += wait
 
 
 def exp_gp_start_or_done(sim, task) -> bool:

@@ -119,8 +119,7 @@ class Cpu:
         self.menu_enter = 0           # when the CPU entered its idle state
         self.stop_tick = True         # the governor let the idle CPU stop its tick
         self.cfs = CfsRq(sim, self)   # the fair class's queue (the deque above before CFS)
-        self.rq_lock_free = 0         # rq->__lock is free again from here: a waker spins until then
-        self.rq_lock_cpu = self       # the CPU that last held it: its cache line is there
+        self.rq_lock = SpinLock(self)  # rq->__lock, taken by wakers for an enqueue
         self.fair_resched = False     # a fair preemption waits for a non-preemptible section's end
         self.stepping = False         # the running entity's action is being computed
         self.step_resched = False     # ... and asked for a preemption meanwhile
@@ -393,6 +392,23 @@ class Cpu:
                 self.cpuidle_irq(True)
 
 
+class SpinLock:
+    """A spinlock as a resource free again from `free` (the engine's spin_wait());
+    `cpu` is its last holder, where its cache line is, for a lock priced by distance."""
+
+    __slots__ = ("free", "cpu")
+
+    def __init__(self, cpu=None):
+        self.free = 0
+        self.cpu = cpu
+
+    def wait(self, t: int, hold: int) -> int:
+        """Asked for at t and held `hold` ns: how long the taker spins."""
+        wait = max(0, self.free - t)
+        self.free = t + wait + hold
+        return wait
+
+
 def wake(sim, ent: Entity, from_cpu, t: int) -> None:
     """try_to_wake_up(): ent becomes runnable at time t (>= now); the waker's cost,
     if any, is its caller's."""
@@ -436,11 +452,12 @@ def ttwu_queue(sim, waker, target, t: int, cost) -> int:
     """ttwu_queue_cond(): the waker's own CPU, or a busy target in its LLC, is enqueued
     directly under the target's rq lock; otherwise the wakelist, woken by its polling
     flag (POLL or an MWAIT idle state: one line transfer) or by an IPI. No topology:
-    always an IPI.  With `cost` (a one-item list) the waker pays for it."""
+    always an IPI.  With `cost` (a one-item list, given with a topology only) the waker
+    pays for it."""
     s = sim.inp.sched
     if waker is target:
         sim.counters["wakeups_local"] += 1
-        if cost is not None and len(s.cpu_core):
+        if cost is not None:
             cost[0] += rq_lock(sim, target, waker, t)
         return 0
     if waker is None or not len(s.cpu_core):
@@ -469,10 +486,10 @@ def ttwu_queue(sim, waker, target, t: int, cost) -> int:
 def rq_lock(sim, cpu, taker, t: int) -> int:
     """taker takes cpu's rq lock at t for an enqueue held ttwu_ns: the line from its
     last holder, and the spin while another waker holds it."""
-    line = line_cost(sim, cpu.rq_lock_cpu, taker) if cpu.rq_lock_cpu is not taker else 0
-    wait = max(cpu.rq_lock_free - (t + line), 0)
-    cpu.rq_lock_free = t + line + wait + sim.inp.sched.ttwu_ns
-    cpu.rq_lock_cpu = taker
+    lock = cpu.rq_lock
+    line = line_cost(sim, lock.cpu, taker) if lock.cpu is not taker else 0
+    wait = lock.wait(t + line, sim.inp.sched.ttwu_ns)
+    lock.cpu = taker
     sim.counters["rq_lock_wait_ns"] += wait
     return line + wait
 

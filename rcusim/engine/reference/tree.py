@@ -3,8 +3,8 @@
 Sequence numbers are the engine's int64 values, and the rcu_seq helpers are
 the engine's own (rcusim._seq wraps cython_core/rcu_seq.pxd).
 
-Lock cost: an rnp->lock is held ``rnp_lock_ns`` per acquisition and is free
-again at ``rnp.lock_free``; a CPU that finds it held waits.  Both the wait
+Lock cost: an rnp->lock (or rnp->exp_lock) is held ``rnp_lock_ns`` per acquisition
+(a :class:`SpinLock`); a CPU that finds it held waits.  Both the wait
 and the hold are the acting CPU's time, added to the action's cost
 (``sim.acc``), as the engine does.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import deque
 
 from rcusim._seq import rcu_seq_started, rcu_seq_state
+from rcusim.engine.reference.sched import SpinLock
 
 RCU_GP_FLAG_INIT = 0x1   # rcu_state.gp_flags: a grace period is requested
 RCU_GP_FLAG_FQS = 0x2    # ... force a quiescent-state scan (or finish: the root is clear)
@@ -31,22 +32,26 @@ class RcuNode:
         self.qsmaskinit = 0           # children online at GP start
         self.gp_seq = gp_seq
         self.gp_seq_needed = gp_seq   # furthest GP requested through this node
-        self.lock_free = 0            # when rnp->lock is next free
+        self.lock = SpinLock()        # rnp->lock
         # expedited GPs (exp.py)
         self.expmask = 0              # children still owing an expedited QS
         self.expmaskinit = 0          # children online
         self.exp_sel_qs = 0           # leaf: CPUs found quiescent by the running selection
         self.exp_seq_rq = 0           # furthest expedited GP requested through this node
-        self.exp_lock_free = 0        # when rnp->exp_lock is next free
+        self.exp_lock = SpinLock()    # rnp->exp_lock
         self.exp_wq = [deque() for _ in range(4)]  # tasks waiting, by rcu_seq_ctr(s) & 3
         self.exp_par_worker = None    # leaf: its rcu_exp_par_gp_kthread_worker
 
 
 def raw_spin_lock_rcu_node(sim, rnp: RcuNode) -> None:
-    """One round on rnp->lock (wait if held, then hold), charged to the current action."""
-    t = sim.env.now + sim.acc
-    wait = max(0, rnp.lock_free - t)
-    rnp.lock_free = t + wait + sim.inp.tree.rnp_lock_ns
+    """One round on rnp->lock."""
+    spin_lock(sim, rnp.lock)
+
+
+def spin_lock(sim, lock: SpinLock) -> None:
+    """One round on an rcu_node lock (wait if held, then hold), charged to the current
+    action (the engine's spin_lock())."""
+    wait = lock.wait(sim.env.now + sim.acc, sim.inp.tree.rnp_lock_ns)
     sim.acc += wait + sim.inp.tree.rnp_lock_ns
     sim.counters["rnp_lock_wait_ns"] += wait
 
