@@ -59,6 +59,9 @@ from libc.math cimport exp, log, sqrt, cos
 from cpython.pycapsule cimport PyCapsule_IsValid, PyCapsule_GetPointer
 from numpy.random cimport bitgen_t
 
+cdef extern from "<stdlib.h>" nogil:
+    int posix_memalign(void **memptr, size_t alignment, size_t size)
+
 import time
 
 import numpy as np
@@ -200,7 +203,7 @@ cdef class Engine:
         self.sd_has_idle_cores = NULL
         self.sd_nr_idle_scan = self.gs_nr = self.gs_idle = self.gs_weight = NULL
         self.gs_load = NULL
-        self.lb_last = self.lb_interval = self.lb_newidle_cost = self.lb_newidle_decay = NULL
+        self.lb_last = self.lb_interval = self.lb_newidle_cost = self.lb_newidle_decay = self.lb_scan_ns = NULL
         self.lb_failed = NULL
         self.rqlen_ns = NULL
         self.cpu_core = self.cpu_llc = self.cpu_socket = NULL
@@ -276,6 +279,7 @@ cdef class Engine:
         free(self.lb_failed)
         free(self.lb_newidle_cost)
         free(self.lb_newidle_decay)
+        free(self.lb_scan_ns)
         free(self.rqlen_ns)
         free(self.cpu_core)
         free(self.cpu_llc)

@@ -47,10 +47,24 @@ cdef void balance_init(Engine self) except *:
             or self.lb_newidle_cost == NULL or self.lb_newidle_decay == NULL or self.gs_nr == NULL
             or self.gs_idle == NULL or self.gs_weight == NULL or self.gs_load == NULL):
         raise MemoryError()
+    self.lb_scan_ns = <i64 *> calloc(n, sizeof(i64))
+    if self.lb_scan_ns == NULL:
+        raise MemoryError()
     for c in range(self.nr_cpus):
         self.cpus[c].avg_idle = 2 * MIGRATION_COST_NS
         for lvl in range(self.n_levels):
             self.lb_interval[c * 4 + lvl] = sd_weight(self, sd_domain(self, lvl, c))  # sd->min_interval, ms
+            self.lb_scan_ns[c * 4 + lvl] = rq_lines_ns(self, sd_domain(self, lvl, c), c)
+
+
+cdef i64 rq_lines_ns(Engine self, int d, int this_cpu) noexcept:
+    """What reading one line of every other run queue of domain d costs this_cpu."""
+    cdef int i
+    cdef i64 cost = 0
+    for i in range(self.sd_first[d], self.sd_first[d + 1]):
+        if self.sd_cpus[i] != this_cpu:
+            cost += line_cost(self, this_cpu, self.sd_cpus[i])
+    return cost
 
 
 cdef inline int group_of(Engine self, int level, int c) noexcept:
@@ -69,10 +83,9 @@ cdef inline i64 group_avg_load(Engine self, int g) noexcept:
 
 
 cdef i64 update_sd_lb_stats(Engine self, int d, int level, int this_cpu) noexcept:
-    """Each group's runnable count, idle CPUs and load in domain d; returns the
-    CPU time of reading every other run queue's line."""
+    """Each group's runnable count, idle CPUs and load in this_cpu's domain d at
+    `level`; returns the CPU time of reading every other run queue's line."""
     cdef int i, c, g
-    cdef i64 cost = 0
     for i in range(self.sd_first[d], self.sd_first[d + 1]):
         g = group_of(self, level, self.sd_cpus[i])
         self.gs_nr[g] = self.gs_idle[g] = self.gs_weight[g] = 0
@@ -84,9 +97,7 @@ cdef i64 update_sd_lb_stats(Engine self, int d, int level, int this_cpu) noexcep
         self.gs_idle[g] += available_idle_cpu(self, c)
         self.gs_weight[g] += 1
         self.gs_load[g] += cpu_load(self, c)
-        if c != this_cpu:
-            cost += line_cost(self, this_cpu, c)
-    return cost
+    return self.lb_scan_ns[this_cpu * 4 + level]
 
 
 cdef int group_cores(Engine self, int level, int g) noexcept:

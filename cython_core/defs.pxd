@@ -172,48 +172,53 @@ cdef enum:
 
 
 cdef struct ent_t:
+    # The fields are grouped by the paths that use them, one 64-byte cache line a
+    # group (Engine.ents is line-aligned): a wake-up reads the first, the fair
+    # heap's comparisons the second, a task's synchronize_rcu() loop the third.
+    # --- line 1: identity and try_to_wake_up() (sched.pxi, placement.pxi)
     int32_t kind         # ENT_*
     int32_t cpu          # the CPU it runs on, or last ran on (task_cpu())
     int32_t aff          # its allowed CPUs: a mask of Engine.aff_mask, -1 = bound to cpu
-    int32_t fork_place   # a new task placed at its start by find_idlest_cpu() (wake_up_new_task())
-    int32_t rq           # RQ_RT or RQ_NORMAL
-    int32_t head_enqueue # 1 = woken to the head of its class (highpri kworker)
     int32_t state        # ST_*
-    int32_t next         # run-queue link (-1 = end)
-    int32_t phase        # kind-specific state (TASK_*)
-    int32_t idx          # kind-specific index: workload, group or CPU
-    i64 remaining        # rest of a preempted burst (ns), -1 if none
+    int32_t rq           # RQ_RT or RQ_NORMAL
+    int32_t fork_place   # a new task placed at its start by find_idlest_cpu() (wake_up_new_task())
     int32_t kick         # a wake-up arrived while it was running: do not sleep
-    i64 slice_used       # SCHED_OTHER under round robin: CPU time of its slice used before a SCHED_FIFO preemption (ns)
-    # fair class (fair.pxi): struct sched_entity
-    int32_t weight       # load weight from nice (sched_prio_to_weight)
+    int32_t head_enqueue # 1 = woken to the head of its class (highpri kworker)
+    int32_t next         # run-queue link (-1 = end)
+    int32_t wakee_flips  # p->wakee_flips: how often it switched the task it wakes
+    int32_t last_wakee   # p->last_wakee, -1 if none
+    int32_t recent_used_cpu # p->recent_used_cpu
+    i64 wakee_flip_decay_ts # p->wakee_flip_decay_ts (jiffies)
+    i64 t_woken          # when its last wake-up was asked (try_to_wake_up() by the waker, ns)
+    # --- line 2: the fair class (fair.pxi): struct sched_entity
     int32_t hpos         # position in its CPU's fair heap, -1 if not queued there
-    int32_t initial      # ENQUEUE_INITIAL: its first enqueue (a new task)
-    i64 vruntime         # virtual runtime (ns scaled by NICE_0_LOAD / weight)
+    int32_t weight       # load weight from nice (sched_prio_to_weight)
+    u64 seq              # enqueue order, to break key ties as the kernel's rb-tree does
     i64 deadline         # EEVDF virtual deadline
+    i64 vruntime         # virtual runtime (ns scaled by NICE_0_LOAD / weight)
     i64 vlag             # EEVDF lag kept over a sleep; while running, the deadline it was picked with
     i64 exec_start       # when its CPU time was last charged (ns)
     i64 sum_exec         # CPU time so far (ns)
     i64 prev_sum_exec    # sum_exec when it was last picked
-    u64 seq              # enqueue order, to break key ties as the kernel's rb-tree does
-    # wake-up placement (placement.pxi)
-    int32_t wakee_flips  # p->wakee_flips: how often it switched the task it wakes
-    int32_t last_wakee   # p->last_wakee, -1 if none
-    i64 wakee_flip_decay_ts # p->wakee_flip_decay_ts (jiffies)
-    int32_t recent_used_cpu # p->recent_used_cpu
+    # --- line 3: its work
+    int32_t phase        # kind-specific state (TASK_*)
+    int32_t idx          # kind-specific index: workload, group or CPU
+    int32_t initial      # ENQUEUE_INITIAL: its first enqueue (a new task)
+    int32_t loops_left   # ENT_TASK: synchronize_rcu() calls still to make
+    int32_t link         # ENT_TASK: srs_* list link (wake_from_gp path)
+    i64 remaining        # rest of a preempted burst (ns), -1 if none
+    i64 t_call           # ENT_TASK: when the current synchronize_rcu() started (ns)
+    i64 t_queued         # when its last wake-up put it on a run queue (ns)
+    i64 req_s            # ENT_TASK: the gp_seq (or expedited_sequence) snapshot it waits for
+    i64 slice_used       # SCHED_OTHER under round robin: CPU time of its slice used before a SCHED_FIFO preemption (ns)
+    # --- the rest, used by fewer mechanisms
     # ENT_TASK only
-    int32_t loops_left   # synchronize_rcu() calls still to make
-    int32_t link         # srs_* list link (wake_from_gp path)
-    i64 t_call           # when the current synchronize_rcu() started (ns)
-    i64 t_woken          # when its last wake-up was asked (try_to_wake_up() by the waker, ns)
-    i64 t_queued         # when that wake-up put it on a run queue (ns)
-    i64 req_s            # the gp_seq (or expedited_sequence) snapshot it waits for
     int32_t fl_held      # expedited funnel: the mutex it holds, -1 if none
     int32_t fl_next      # ... and the one it is waiting for
     int32_t async_inflight # rcuscale's ws_inflight: its callbacks not yet invoked (from v6.12)
-    i64 barrier_s        # rcu_barrier(): its rcu_seq_snap() of rcu_state.barrier_sequence
+    int32_t barrier_cpu  # rcu_barrier(): the next CPU it looks at
+    i64 barrier_s        # ... its rcu_seq_snap() of rcu_state.barrier_sequence
     i64 barrier_cb_seq   # ... callbacks queued before it began (the checker's bound)
-    int32_t barrier_cpu  # ... the next CPU it looks at
     # ENT_READER only
     i64 rd_start         # when the current read-side critical section began (ns)
     i64 rd_gpc0          # normal GPs completed when it began (Reader Pipe)
@@ -221,14 +226,14 @@ cdef struct ent_t:
     int32_t rd_blocked   # preempted inside the section: counted in its leaf's blkd_n
     int32_t rd_blocks_gp # ... and blocks the current normal GP (rnp->gp_tasks)
     int32_t rd_blocks_exp # ... and the current expedited GP (rnp->exp_tasks)
+    # ENT_RCUOG only
+    int32_t on_waitq     # sleeping on its leaf's rnp->nocb_gp_wq
+    int32_t wait_next    # rnp->nocb_gp_wq link
+    i64 wait_gp_seq      # nocb_gp_seq: the GP it sleeps for
     # ENT_RT_PROBE only (loops_left counts the samples still to take)
     i64 t_wake           # when its timer interrupt fired (ns)
     # ENT_BG only
     i64 sec_ns           # length of the non-preemptible section it runs next (ns)
-    # ENT_RCUOG only
-    int32_t on_waitq     # sleeping on its leaf's rnp->nocb_gp_wq
-    i64 wait_gp_seq      # nocb_gp_seq: the GP it sleeps for
-    int32_t wait_next    # rnp->nocb_gp_wq link
 
 
 cdef struct cpu_t:

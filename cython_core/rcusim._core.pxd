@@ -108,6 +108,7 @@ cdef class Engine:
     cdef int32_t *lb_failed      # sd->nr_balance_failed
     cdef i64 *lb_newidle_cost    # sd->max_newidle_lb_cost (ns)
     cdef i64 *lb_newidle_decay   # sd->last_decay_max_lb_cost (jiffies)
+    cdef i64 *lb_scan_ns         # per CPU and level: reading every other run queue of its domain (ns)
     cdef int32_t *gs_nr          # per group (domains, then CPUs) in a balancing pass: runnable entities
     cdef int32_t *gs_idle        # ... idle CPUs
     cdef int32_t *gs_weight      # ... CPUs

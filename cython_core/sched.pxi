@@ -130,8 +130,9 @@ cdef void ents_alloc(Engine self, inp) except *:
                    + len(inp.rt_latency.probe_cpu) + len(inp.rt_latency.bg_cpu)
                    + (self.nr_cpus if inp.classic.krcud_bhlimit else 0)
                    + int(np.count_nonzero(inp.noise.kthread_gap_ns)))
-    self.ents = <ent_t *> malloc(self.n_ents * sizeof(ent_t))
-    if self.ents == NULL:
+    # On cache-line boundaries, so that each of ent_t's groups is one line.
+    if posix_memalign(<void **> &self.ents, 64, self.n_ents * sizeof(ent_t)) != 0:
+        self.ents = NULL
         raise MemoryError()
     memset(self.ents, 0, self.n_ents * sizeof(ent_t))
     for e in range(self.n_ents):
