@@ -203,6 +203,9 @@ cdef class Engine:
         self.sd_has_idle_cores = NULL
         self.sd_nr_idle_scan = self.gs_nr = self.gs_idle = self.gs_weight = NULL
         self.gs_load = NULL
+        self.grp_cpus = self.grp_first = self.sd_groups = self.sd_groups_first = NULL
+        self.gs_over = self.lb_dirty_cpus = NULL
+        self.nohz_idle_mask = NULL
         self.lb_last = self.lb_interval = self.lb_newidle_cost = self.lb_newidle_decay = self.lb_scan_ns = NULL
         self.lb_failed = NULL
         self.rqlen_ns = NULL
@@ -274,6 +277,13 @@ cdef class Engine:
         free(self.gs_idle)
         free(self.gs_weight)
         free(self.gs_load)
+        free(self.grp_cpus)
+        free(self.grp_first)
+        free(self.sd_groups)
+        free(self.sd_groups_first)
+        free(self.gs_over)
+        free(self.lb_dirty_cpus)
+        free(self.nohz_idle_mask)
         free(self.lb_last)
         free(self.lb_interval)
         free(self.lb_failed)
@@ -723,4 +733,9 @@ cdef class Engine:
                     problems.append(f"CPU {c}: segment {x} length {cp.seg_len[x]}")
             if cp.seg_len[1] and cp.seg_len[2] and cp.seg_gp[1] > cp.seg_gp[2]:
                 problems.append(f"CPU {c}: WAIT gp_seq after NEXT_READY gp_seq")
+        if self.gs_over != NULL:
+            lb_flush(self)
+            x = lb_sums_wrong(self)
+            if x >= 0:
+                problems.append(f"load-balancing group {x}: its sums differ from its CPUs'")
         return problems

@@ -13,6 +13,12 @@
 # source queue for each pull: its CPU time, from the topology's line costs, is
 # what a newidle pass weighs against rq->avg_idle.
 #
+# The kernel's pass reads every CPU of the domain; rcusim keeps each group's
+# sums as its CPUs change (lb_mark(), lb_flush()) and each domain's groups in the
+# order a pass over its CPUs meets them, so that a pass costs the simulation its
+# groups, not its CPUs, and decides exactly as the kernel's walk does.  Likewise
+# nohz.idle_cpus_mask is a bitmap, as in the kernel.
+#
 # Included by _core.pyx: module-level functions on the Engine.
 
 cdef enum:
@@ -43,18 +49,126 @@ cdef void balance_init(Engine self) except *:
     self.gs_idle = <int32_t *> calloc(ng, sizeof(int32_t))
     self.gs_weight = <int32_t *> calloc(ng, sizeof(int32_t))
     self.gs_load = <i64 *> calloc(ng, sizeof(i64))
+    self.gs_over = <int32_t *> calloc(ng, sizeof(int32_t))
+    self.lb_dirty_cpus = <int32_t *> calloc(self.nr_cpus, sizeof(int32_t))
+    self.nohz_idle_mask = <u64 *> calloc((self.nr_cpus + 63) // 64, sizeof(u64))
+    self.lb_scan_ns = <i64 *> calloc(n, sizeof(i64))
     if (self.lb_last == NULL or self.lb_interval == NULL or self.lb_failed == NULL
             or self.lb_newidle_cost == NULL or self.lb_newidle_decay == NULL or self.gs_nr == NULL
-            or self.gs_idle == NULL or self.gs_weight == NULL or self.gs_load == NULL):
+            or self.gs_idle == NULL or self.gs_weight == NULL or self.gs_load == NULL
+            or self.gs_over == NULL or self.lb_dirty_cpus == NULL or self.nohz_idle_mask == NULL
+            or self.lb_scan_ns == NULL):
         raise MemoryError()
-    self.lb_scan_ns = <i64 *> calloc(n, sizeof(i64))
-    if self.lb_scan_ns == NULL:
-        raise MemoryError()
+    balance_groups_init(self)
     for c in range(self.nr_cpus):
+        nohz_idle_update(self, c)
         self.cpus[c].avg_idle = 2 * MIGRATION_COST_NS
         for lvl in range(self.n_levels):
             self.lb_interval[c * 4 + lvl] = sd_weight(self, sd_domain(self, lvl, c))  # sd->min_interval, ms
             self.lb_scan_ns[c * 4 + lvl] = rq_lines_ns(self, sd_domain(self, lvl, c), c)
+
+
+cdef void balance_groups_init(Engine self) except *:
+    """Each group's CPUs and size; each domain's groups in the order of their first
+    CPU, as a pass over the domain's CPUs meets them; every CPU counted in its
+    groups' sums at the first pass (lb_flush())."""
+    cdef int ng = self.sd_first_n + self.nr_cpus, nd = self.sd_first_n, total = self.sd_first[nd]
+    cdef int d, g, c, i, lvl, k = 0
+    cdef int32_t *level = <int32_t *> malloc(nd * sizeof(int32_t))
+    cdef int32_t *seen = <int32_t *> malloc(ng * sizeof(int32_t))
+    self.grp_cpus = <int32_t *> malloc((total + self.nr_cpus) * sizeof(int32_t))
+    self.grp_first = <int32_t *> malloc((ng + 1) * sizeof(int32_t))
+    self.sd_groups = <int32_t *> malloc(total * sizeof(int32_t))
+    self.sd_groups_first = <int32_t *> malloc((nd + 1) * sizeof(int32_t))
+    if (level == NULL or seen == NULL or self.grp_cpus == NULL or self.grp_first == NULL
+            or self.sd_groups == NULL or self.sd_groups_first == NULL):
+        free(level)
+        free(seen)
+        raise MemoryError()
+    for i in range(total):
+        self.grp_cpus[i] = self.sd_cpus[i]
+    for d in range(nd):
+        self.grp_first[d] = self.sd_first[d]
+    for c in range(self.nr_cpus):
+        self.grp_cpus[total + c] = c
+        self.grp_first[nd + c] = total + c
+    self.grp_first[ng] = total + self.nr_cpus
+    for g in range(ng):
+        self.gs_weight[g] = self.grp_first[g + 1] - self.grp_first[g]
+        seen[g] = -1
+    for lvl in range(self.n_levels):
+        for c in range(self.nr_cpus):
+            level[sd_domain(self, lvl, c)] = lvl
+    for d in range(nd):
+        self.sd_groups_first[d] = k
+        for i in range(self.sd_first[d], self.sd_first[d + 1]):
+            g = group_of(self, level[d], self.sd_cpus[i])
+            if seen[g] != d:
+                seen[g] = d
+                self.sd_groups[k] = g
+                k += 1
+    self.sd_groups_first[nd] = k
+    free(level)
+    free(seen)
+    self.n_lb_dirty = 0
+    for c in range(self.nr_cpus):
+        self.cpus[c].lb_dirty = 0
+        lb_mark(self, c)
+
+
+cdef inline void lb_mark(Engine self, int c) noexcept:
+    """CPU c's runnable count, idleness or load may have changed: the group sums
+    take it at the next balancing pass."""
+    if not self.cpus[c].lb_dirty:
+        self.cpus[c].lb_dirty = 1
+        self.lb_dirty_cpus[self.n_lb_dirty] = c
+        self.n_lb_dirty += 1
+
+
+cdef void lb_flush(Engine self) noexcept:
+    """Carry the marked CPUs' changes into the sums of every group holding them, so
+    that a pass reads a domain's groups, not each of its CPUs.  (The kernel's
+    update_sd_lb_stats() reads every CPU: what that costs the balancing CPU is
+    charged all the same, lb_scan_ns.)"""
+    cdef int k, c, g, lvl, d, nr
+    cdef int32_t dn, di, do
+    cdef i64 dl
+    for k in range(self.n_lb_dirty):
+        c = self.lb_dirty_cpus[k]
+        self.cpus[c].lb_dirty = 0
+        g = self.sd_first_n + c
+        nr = nr_running(self, c)
+        dn = nr - self.gs_nr[g]
+        di = available_idle_cpu(self, c) - self.gs_idle[g]
+        do = (nr > 1) - self.gs_over[g]
+        dl = cpu_load(self, c) - self.gs_load[g]
+        if dn == 0 and di == 0 and do == 0 and dl == 0:
+            continue
+        for lvl in range(-1, self.n_levels):
+            d = g if lvl < 0 else sd_domain(self, lvl, c)
+            self.gs_nr[d] += dn
+            self.gs_idle[d] += di
+            self.gs_over[d] += do
+            self.gs_load[d] += dl
+    self.n_lb_dirty = 0
+
+
+cdef int lb_sums_wrong(Engine self) noexcept:
+    """After lb_flush(): the first group whose sums differ from its CPUs' values, -1 if none."""
+    cdef int g, i, c, nr, idle, over
+    cdef i64 load
+    for g in range(self.sd_first_n + self.nr_cpus):
+        nr = idle = over = 0
+        load = 0
+        for i in range(self.grp_first[g], self.grp_first[g + 1]):
+            c = self.grp_cpus[i]
+            nr += nr_running(self, c)
+            idle += available_idle_cpu(self, c)
+            over += nr_running(self, c) > 1
+            load += cpu_load(self, c)
+        if nr != self.gs_nr[g] or idle != self.gs_idle[g] or over != self.gs_over[g] or load != self.gs_load[g]:
+            return g
+    return -1
 
 
 cdef i64 rq_lines_ns(Engine self, int d, int this_cpu) noexcept:
@@ -84,19 +198,8 @@ cdef inline i64 group_avg_load(Engine self, int g) noexcept:
 
 cdef i64 update_sd_lb_stats(Engine self, int d, int level, int this_cpu) noexcept:
     """Each group's runnable count, idle CPUs and load in this_cpu's domain d at
-    `level`; returns the CPU time of reading every other run queue's line."""
-    cdef int i, c, g
-    for i in range(self.sd_first[d], self.sd_first[d + 1]):
-        g = group_of(self, level, self.sd_cpus[i])
-        self.gs_nr[g] = self.gs_idle[g] = self.gs_weight[g] = 0
-        self.gs_load[g] = 0
-    for i in range(self.sd_first[d], self.sd_first[d + 1]):
-        c = self.sd_cpus[i]
-        g = group_of(self, level, c)
-        self.gs_nr[g] += nr_running(self, c)
-        self.gs_idle[g] += available_idle_cpu(self, c)
-        self.gs_weight[g] += 1
-        self.gs_load[g] += cpu_load(self, c)
+    `level` (gs_*); returns the CPU time of reading every other run queue's line."""
+    lb_flush(self)
     return self.lb_scan_ns[this_cpu * 4 + level]
 
 
@@ -164,6 +267,7 @@ cdef void detach_attach(Engine self, int e, int src, int dst) except *:
         clear_buddies(self, src, e)
     tree_remove(self, src, e)
     self.cpus[src].nr_queued -= 1
+    lb_mark(self, src)
     set_task_cpu(self, e, dst)
     rq_account(self, dst)
     update_curr(self, dst)
@@ -171,6 +275,7 @@ cdef void detach_attach(Engine self, int e, int src, int dst) except *:
         place_entity(self, dst, e)
     tree_insert(self, dst, e)
     self.cpus[dst].nr_queued += 1
+    lb_mark(self, dst)
     if nr_running(self, dst) >= 2:
         self.rd_overload = 1
     check_preempt_or_kick(self, dst, e)
@@ -223,10 +328,10 @@ cdef int find_busiest_group(Engine self, int d, int level, int this_cpu, int idl
     domain is balanced.  Sets the amount to move: tasks, or load with *by_load."""
     cdef int local = group_of(self, level, this_cpu), busiest = -1, g, i, t, bt, lt, nl, nb
     cdef i64 total_load = 0, avg, imb, bl, ll
-    for i in range(self.sd_first[d], self.sd_first[d + 1]):
-        g = group_of(self, level, self.sd_cpus[i])
-        total_load += cpu_load(self, self.sd_cpus[i])
-        if g == local or g == busiest:
+    for i in range(self.sd_groups_first[d], self.sd_groups_first[d + 1]):
+        g = self.sd_groups[i]
+        total_load += self.gs_load[g]
+        if g == local:
             continue
         if busiest < 0:
             busiest = g
@@ -287,15 +392,13 @@ cdef int find_busiest_group(Engine self, int d, int level, int this_cpu, int idl
     return busiest if imbalance[0] > 0 else -1
 
 
-cdef int find_busiest_queue(Engine self, int d, int level, int group, bint by_load, i64 imbalance) noexcept:
+cdef int find_busiest_queue(Engine self, int group, bint by_load, i64 imbalance) noexcept:
     """The CPU of the busiest group to pull from: most runnable fair entities, or
     the highest load (skipping a lone entity heavier than the imbalance)."""
     cdef int i, c, busiest = -1, nr
     cdef i64 most = 0, v
-    for i in range(self.sd_first[d], self.sd_first[d + 1]):
-        c = self.sd_cpus[i]
-        if group_of(self, level, c) != group:
-            continue
+    for i in range(self.grp_first[group], self.grp_first[group + 1]):
+        c = self.grp_cpus[i]
         nr = self.cpus[c].nr_fair + (1 if fair_curr(self, c) >= 0 else 0)
         if nr == 0:
             continue
@@ -320,15 +423,11 @@ cdef int load_balance(Engine self, int c, int level, int idle_type, bint *cont, 
         return 0
     cost[0] += update_sd_lb_stats(self, d, level, c)
     if level == self.n_levels - 1:
-        self.rd_overload = 0
-        for i in range(self.sd_first[d], self.sd_first[d + 1]):
-            if nr_running(self, self.sd_cpus[i]) > 1:
-                self.rd_overload = 1
-                break
+        self.rd_overload = self.gs_over[d] > 0
     if self.llc_level == level and idle_type != CPU_NEWLY_IDLE:
         update_idle_cpu_scan(self, d)
     group = find_busiest_group(self, d, level, c, idle_type, &imbalance, &by_load)
-    src = find_busiest_queue(self, d, level, group, by_load, imbalance) if group >= 0 else -1
+    src = find_busiest_queue(self, group, by_load, imbalance) if group >= 0 else -1
     if src >= 0 and src != c:
         moved = detach_tasks(self, src, c, level, idle_type, imbalance, by_load, cost)
     if idle_type == CPU_NEWLY_IDLE:
@@ -442,6 +541,43 @@ cdef void update_avg_idle(Engine self, int c) noexcept:
     cp.idle_stamp = 0
 
 
+cdef inline void nohz_idle_update(Engine self, int c) noexcept:
+    """Keep c's bit of nohz.idle_cpus_mask: set while c is idle with its tick stopped
+    (nohz_balance_enter_idle()), clear otherwise."""
+    cdef u64 bit = (<u64> 1) << (c & 63)
+    if self.nohz_idle_mask == NULL:
+        return
+    if self.cpus[c].state == CPU_IDLE and not self.cpus[c].tick_on:
+        self.nohz_idle_mask[c >> 6] |= bit
+    else:
+        self.nohz_idle_mask[c >> 6] &= ~bit
+
+
+cdef int nohz_idle_next(Engine self, int c) noexcept:
+    """The first CPU from c on in nohz.idle_cpus_mask; nr_cpus if none."""
+    cdef int w = c >> 6, nw = (self.nr_cpus + 63) >> 6
+    cdef u64 m
+    if c >= self.nr_cpus:
+        return self.nr_cpus
+    m = self.nohz_idle_mask[w] & (~(<u64> 0) << (c & 63))
+    while not m:
+        w += 1
+        if w >= nw:
+            return self.nr_cpus
+        m = self.nohz_idle_mask[w]
+    return (w << 6) + ctz64(m)
+
+
+cdef int find_new_ilb(Engine self) noexcept:
+    """The first CPU of nohz.idle_cpus_mask that is idle_cpu(); -1 if none."""
+    cdef int c = nohz_idle_next(self, 0)
+    while c < self.nr_cpus:
+        if available_idle_cpu(self, c):
+            return c
+        c = nohz_idle_next(self, c + 1)
+    return -1
+
+
 cdef void nohz_balancer_kick(Engine self, int c) noexcept:
     """From a busy CPU's tick: if it has more than one runnable entity, or its LLC
     more than one busy CPU, IPI the first tickless idle CPU to balance for all."""
@@ -458,10 +594,7 @@ cdef void nohz_balancer_kick(Engine self, int c) noexcept:
                 busy += 1
         if busy <= 1:
             return
-    for i in range(self.nr_cpus):
-        if self.cpus[i].state == CPU_IDLE and not self.cpus[i].tick_on and available_idle_cpu(self, i):
-            ilb = i
-            break
+    ilb = find_new_ilb(self)
     if ilb < 0:
         return
     self.nohz_next_balance = j + 1
@@ -472,18 +605,31 @@ cdef void nohz_balancer_kick(Engine self, int c) noexcept:
 cdef void ev_nohz_ilb(Engine self, int c) except *:
     """_nohz_idle_balance(): balance every tickless idle CPU that is due, on its
     behalf, starting after c and ending with c; stop if c got work of its own."""
-    cdef int k, j
+    cdef int j
     cdef i64 jf = jiffies(self)
     if self.cpus[c].state != CPU_IDLE:
         return
-    for k in range(1, self.nr_cpus + 1):
-        j = (c + k) % self.nr_cpus
+    j = ilb_next(self, c, c)
+    while True:
         if nr_running(self, c) > 0:
             return
-        if j != c and not (self.cpus[j].state == CPU_IDLE and not self.cpus[j].tick_on):
-            continue
         if jf >= self.cpus[j].next_balance:
             rebalance_domains(self, j, CPU_IDLE_BALANCE)
+        if j == c:
+            return
+        j = ilb_next(self, j, c)
+
+
+cdef int ilb_next(Engine self, int j, int c) noexcept:
+    """After j, the next CPU of nohz.idle_cpus_mask in _nohz_idle_balance()'s walk
+    from c + 1 round to c; c itself, whatever its bit, ends the walk."""
+    if j >= c:
+        j = nohz_idle_next(self, j + 1)
+        if j < self.nr_cpus:
+            return j
+        j = -1
+    j = nohz_idle_next(self, j + 1)
+    return j if j < c else c
 
 
 cdef int find_idlest_cpu(Engine self, int e, int cpu) noexcept:
@@ -495,7 +641,7 @@ cdef int find_idlest_cpu(Engine self, int e, int cpu) noexcept:
         update_sd_lb_stats(self, d, level, cpu)
         g = find_idlest_group(self, d, level, e, cpu)
         if g >= 0:
-            new_cpu = find_idlest_group_cpu(self, d, level, g, e)
+            new_cpu = find_idlest_group_cpu(self, g, e)
             if new_cpu >= 0:
                 cpu = new_cpu
         level -= 1
@@ -503,27 +649,24 @@ cdef int find_idlest_cpu(Engine self, int e, int cpu) noexcept:
 
 
 cdef int find_idlest_group(Engine self, int d, int level, int e, int this_cpu) noexcept:
-    """The least busy group of domain d where e may run; -1 to stay in the local group."""
-    cdef int local = group_of(self, level, this_cpu), idlest = -1, i, g, c, t, it, lt
-    for i in range(self.sd_first[d], self.sd_first[d + 1]):
-        c = self.sd_cpus[i]
-        g = group_of(self, level, c)
-        if g == local or g == idlest or not cpu_allowed(self, e, c):
+    """The least busy group of domain d where e may run; -1 to stay in the local group.
+    Among equally idle groups, the one whose first CPU allowed to e comes first."""
+    cdef int local = group_of(self, level, this_cpu), idlest = -1, i, k, g, first, idlest_first = 0, it, lt
+    for i in range(self.sd_groups_first[d], self.sd_groups_first[d + 1]):
+        g = self.sd_groups[i]
+        if g == local:
             continue
-        if idlest < 0:
-            idlest = g
+        first = -1
+        for k in range(self.grp_first[g], self.grp_first[g + 1]):
+            if cpu_allowed(self, e, self.grp_cpus[k]):
+                first = self.grp_cpus[k]
+                break
+        if first < 0:
             continue
-        t = group_type(self, g)
-        it = group_type(self, idlest)
-        if t < it:
+        if (idlest < 0 or idler_group(self, g, idlest)
+                or (first < idlest_first and not idler_group(self, idlest, g))):
             idlest = g
-        elif t == it:
-            if t == GROUP_HAS_SPARE:
-                if (self.gs_idle[g] > self.gs_idle[idlest]
-                        or (self.gs_idle[g] == self.gs_idle[idlest] and self.gs_nr[g] < self.gs_nr[idlest])):
-                    idlest = g
-            elif group_avg_load(self, g) < group_avg_load(self, idlest):
-                idlest = g
+            idlest_first = first
     if idlest < 0:
         return -1
     lt = group_type(self, local)
@@ -538,14 +681,25 @@ cdef int find_idlest_group(Engine self, int d, int level, int e, int this_cpu) n
     return idlest
 
 
-cdef int find_idlest_group_cpu(Engine self, int d, int level, int g, int e) noexcept:
+cdef bint idler_group(Engine self, int g, int h) noexcept:
+    """Group g is less busy than h: a lesser group_type, then more idle CPUs and
+    fewer runnable entities if they have spare CPUs, else a lesser average load."""
+    cdef int t = group_type(self, g), u = group_type(self, h)
+    if t != u:
+        return t < u
+    if t == GROUP_HAS_SPARE:
+        return self.gs_idle[g] > self.gs_idle[h] or (self.gs_idle[g] == self.gs_idle[h] and self.gs_nr[g] < self.gs_nr[h])
+    return group_avg_load(self, g) < group_avg_load(self, h)
+
+
+cdef int find_idlest_group_cpu(Engine self, int g, int e) noexcept:
     """In group g: an idle CPU in the shallowest idle state (the most recently
     idled among equals), else the least loaded CPU."""
     cdef int i, c, best_idle = -1, least = -1
     cdef i64 min_load = 0, exit_us = 0, stamp = 0, x
-    for i in range(self.sd_first[d], self.sd_first[d + 1]):
-        c = self.sd_cpus[i]
-        if group_of(self, level, c) != g or not cpu_allowed(self, e, c):
+    for i in range(self.grp_first[g], self.grp_first[g + 1]):
+        c = self.grp_cpus[i]
+        if not cpu_allowed(self, e, c):
             continue
         if available_idle_cpu(self, c):
             x = self.idle_exit_us[self.menu[c].state] if self.n_idle_states else 0

@@ -12,10 +12,10 @@ cdef inline int popcount64(uint64_t x) noexcept nogil:
     return n
 
 
+cdef extern from *:
+    int __builtin_ctzll(unsigned long long x) nogil
+
+
 cdef inline int ctz64(uint64_t x) noexcept nogil:
     """Index of the lowest set bit; x must not be 0."""
-    cdef int n = 0
-    while not (x & 1):
-        x >>= 1
-        n += 1
-    return n
+    return __builtin_ctzll(x)

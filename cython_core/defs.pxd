@@ -331,6 +331,7 @@ cdef struct cpu_t:
     i64 halt_start       # when the vCPU executed HLT (kvm_vcpu_halt()'s start)
     i64 halt_irq_lat     # what returning from the HLT an interrupt ended at halt_start costs (-1: none)
     i64 next_balance     # rq->next_balance (jiffies)
+    int32_t lb_dirty     # its runnable count, idleness or load changed since the group sums took it (balance.pxi)
     # scheduler statistics (sched.pxi: rq_account())
     i64 busy_ns          # time running an entity
     i64 rq_t             # when nr_running last changed

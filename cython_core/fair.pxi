@@ -116,6 +116,7 @@ cdef void tree_insert(Engine self, int c, int e) noexcept:
     ep.seq = self.fair_seq
     cp.avg_vsum += (ep.vruntime - cp.min_vruntime) * ep.weight
     cp.avg_load += ep.weight
+    lb_mark(self, c)
     heap_set(self, cp, cp.nr_fair, e)
     cp.nr_fair += 1
     heap_up(self, cp, cp.nr_fair - 1)
@@ -128,6 +129,7 @@ cdef void tree_remove(Engine self, int c, int e) noexcept:
     cdef int i = ep.hpos, last
     cp.avg_vsum -= (ep.vruntime - cp.min_vruntime) * ep.weight
     cp.avg_load -= ep.weight
+    lb_mark(self, c)
     cp.nr_fair -= 1
     ep.hpos = -1
     if i == cp.nr_fair:

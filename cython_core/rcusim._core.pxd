@@ -109,10 +109,18 @@ cdef class Engine:
     cdef i64 *lb_newidle_cost    # sd->max_newidle_lb_cost (ns)
     cdef i64 *lb_newidle_decay   # sd->last_decay_max_lb_cost (jiffies)
     cdef i64 *lb_scan_ns         # per CPU and level: reading every other run queue of its domain (ns)
-    cdef int32_t *gs_nr          # per group (domains, then CPUs) in a balancing pass: runnable entities
+    cdef int32_t *grp_cpus       # the CPUs of each group (domains, then CPUs), in id order ...
+    cdef int32_t *grp_first      # ... from grp_first[g] to grp_first[g + 1]
+    cdef int32_t *sd_groups      # each domain's groups (child domains, or CPUs), by their first CPU ...
+    cdef int32_t *sd_groups_first # ... from sd_groups_first[d] to sd_groups_first[d + 1]
+    cdef int32_t *lb_dirty_cpus  # the CPUs whose lb_dirty is set
+    cdef u64 *nohz_idle_mask     # nohz.idle_cpus_mask: idle CPUs whose tick is stopped
+    cdef int n_lb_dirty
+    cdef int32_t *gs_nr          # per group (domains, then CPUs), as its CPUs were at the last lb_flush(): runnable entities
     cdef int32_t *gs_idle        # ... idle CPUs
-    cdef int32_t *gs_weight      # ... CPUs
+    cdef int32_t *gs_over        # ... CPUs with more than one runnable entity
     cdef i64 *gs_load            # ... load (cpu_load())
+    cdef int32_t *gs_weight      # ... CPUs
     cdef i64 nohz_next_balance   # nohz.next_balance (jiffies)
     cdef int rd_overload         # rd->overload: some CPU has more than one runnable entity
     cdef i64 n_migrations_wakeup # set_task_cpu() by select_task_rq_fair()

@@ -211,6 +211,7 @@ cdef void enqueue(Engine self, int e) noexcept:
     if is_fair(self, e):
         fair_enqueue_wakeup(self, ep.cpu, e)
         cp.nr_queued += 1
+        lb_mark(self, ep.cpu)
         return
     if ep.head_enqueue and cp.rq_head[q] >= 0:
         ep.next = cp.rq_head[q]
@@ -223,6 +224,7 @@ cdef void enqueue(Engine self, int e) noexcept:
             cp.rq_head[q] = e
         cp.rq_tail[q] = e
     cp.nr_queued += 1
+    lb_mark(self, ep.cpu)
 
 
 cdef void requeue(Engine self, int c, int e, bint to_tail) noexcept:
@@ -235,6 +237,7 @@ cdef void requeue(Engine self, int c, int e, bint to_tail) noexcept:
         fair_put_prev(self, c, e)
         self.ents[e].state = ST_RUNNABLE
         cp.nr_queued += 1
+        lb_mark(self, c)
     elif to_tail:
         enqueue(self, e)
     else:
@@ -252,6 +255,7 @@ cdef void enqueue_head(Engine self, int e) noexcept:
     if cp.rq_tail[q] < 0:
         cp.rq_tail[q] = e
     cp.nr_queued += 1
+    lb_mark(self, ep.cpu)
 
 
 cdef int dequeue(Engine self, int c) noexcept:
@@ -263,6 +267,7 @@ cdef int dequeue(Engine self, int c) noexcept:
             e = fair_pick(self, c)
             if e >= 0:
                 cp.nr_queued -= 1
+                lb_mark(self, c)
             return e
         e = cp.rq_head[q]
         if e >= 0:
@@ -271,6 +276,7 @@ cdef int dequeue(Engine self, int c) noexcept:
                 cp.rq_tail[q] = -1
             self.ents[e].next = -1
             cp.nr_queued -= 1
+            lb_mark(self, c)
             return e
     return -1
 
@@ -322,6 +328,7 @@ cdef i64 ttwu(Engine self, int e, int from_cpu, i64 t, i64 local_ns, bint paid) 
         ev_wake(self, e, 0)
     else:
         self.cpus[ep.cpu].ttwu_pending += 1
+        lb_mark(self, ep.cpu)
         push(self, t, PRIO_NORMAL, EV_WAKE, e, 1)
     return cost
 
@@ -333,6 +340,7 @@ cdef void ev_wake(Engine self, int e, i64 pending) except *:
     cdef int c
     if pending:
         self.cpus[ep.cpu].ttwu_pending -= 1
+        lb_mark(self, ep.cpu)
     if ep.fork_place:
         ep.fork_place = 0
         set_task_cpu(self, e, find_idlest_cpu(self, e, ep.cpu))
@@ -359,6 +367,8 @@ cdef void check_preempt_or_kick(Engine self, int c, int e) except *:
         else:
             lat = cpuidle_exit_ns(self, c) if self.n_idle_states else idle_exit_ns(self)
         cp.state = CPU_WAKING
+        lb_mark(self, c)
+        nohz_idle_update(self, c)
         cp.waking_until = self.now + lat
         self.n_idle_exits += 1
         push(self, cp.waking_until, PRIO_NORMAL, EV_CPU_RUN, c, 0)
@@ -421,6 +431,7 @@ cdef void preempt(Engine self, int c, bint to_tail=False) except *:
     cp.gen += 1
     cp.stolen = 0
     cp.curr = -1
+    lb_mark(self, c)
     self.n_preempt += 1
     cpu_pick(self, c)
 
@@ -454,6 +465,8 @@ cdef void cpu_pick(Engine self, int c) except *:
             push(self, (jiffies(self) + 1) * self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
     cp.state = CPU_BUSY
     cp.curr = e
+    lb_mark(self, c)
+    nohz_idle_update(self, c)
     if self.trace_on:
         trace(self, self.now, TR_SWITCH, c, e, 0, 0, 0)
     ep = &self.ents[e]
@@ -492,6 +505,8 @@ cdef void cpu_enter_idle(Engine self, int c) noexcept:
     cdef cpu_t *cp = &self.cpus[c]
     cp.state = CPU_IDLE
     cp.curr = -1
+    lb_mark(self, c)
+    nohz_idle_update(self, c)
     self.last_idle_cpu = c
     cp.watching += 1  # rcu_idle_enter(): extended quiescent state
     cp.cpu_no_qs = 0
@@ -552,6 +567,7 @@ cdef void ev_burst_end(Engine self, int c, i64 gen) except *:
             fair_sleep(self, c, e)
         self.ents[e].state = ST_BLOCKED
     cp.curr = -1
+    lb_mark(self, c)
     cp.resched_reader = 0  # schedule() runs now anyway
     cpu_pick(self, c)
 
@@ -632,6 +648,7 @@ cdef void ev_tick(Engine self, int c) except *:
     if cp.state != CPU_BUSY and (cp.offloaded or n_cbs(self, cp) == 0) and cp.stop_tick and not self.hz_periodic:
         # rcu_needs_cpu() is false and the governor did not keep the tick.
         cp.tick_on = 0
+        nohz_idle_update(self, c)
         return
     push(self, self.now + self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
     tick_slice(self, c)  # the interrupted entity's slice ends at this irq exit

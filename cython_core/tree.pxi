@@ -54,6 +54,7 @@ cdef void rcu_boot_init_percpu_data(Engine self) noexcept:
         cp.rq_tail[0] = -1
         cp.rq_tail[1] = -1
         cp.state = CPU_IDLE
+        cp.lb_dirty = 1  # not in the group sums of load balancing until balance_init()
         self.nodes[cp.leaf].qsmaskinit |= cp.grpmask
         self.nodes[cp.leaf].expmaskinit |= cp.grpmask
         cp.reader = -1

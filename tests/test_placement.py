@@ -188,3 +188,23 @@ def test_cfs_buddies_do_not_follow_a_migrated_task():
     assert c["migrations_newidle"] + c["migrations_balance"] > 0
     assert eng.safety()["violations"] == 0
     assert reason == _core.EXIT_DONE
+
+
+@pytest.mark.parametrize("profile, nr_cpus, cpus", [(TR, 64, "all"), (TR, 64, "1,3,34,36-39,60"),
+                                                    ("x86-64-server-2023", 96, "5-9,33-40")])
+def test_balancing_group_sums_follow_their_cpus(profile, nr_cpus, cpus):
+    """Balancing reads each group's runnable count, idle CPUs and load from sums kept
+    as its CPUs change (balance.pxi: lb_mark(), lb_flush()); Engine.verify() compares
+    every group's sums with its CPUs after each chunk of a run that forks, wakes,
+    migrates and idles unpinned tasks over interleaved SMT siblings."""
+    data = scenario(profile, nr_cpus, tasks=3 * nr_cpus, loops=40, think_us=200, cpus=cpus,
+                    work_after="kfree", start_cpus="38" if cpus != "5-9,33-40" else "5")
+    inp, _ = engine_input(load_scenario(data).variants["default"])
+    eng = _core.Engine(inp, np.random.PCG64(7))
+    chunks = 0
+    while eng.run(10**18, 3000) == _core.EXIT_MAX_EVENTS:
+        assert eng.verify() == []
+        chunks += 1
+    assert eng.verify() == []
+    counters = eng.counters()
+    assert chunks > 5 and counters["migrations_wakeup"] > 0 and counters["nohz_balance_kicks"] > 0
