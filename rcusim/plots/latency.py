@@ -193,13 +193,16 @@ class LatencyHistogramDisplay:
 CDF_POINTS = 4096
 
 
-def _order_statistic_steps(result, ax, y_of) -> None:
-    """One step line per variant through up to CDF_POINTS order statistics of its latencies
-    (min and max included: exact where drawn, and a 10-million-call run draws as fast as a
-    small one), at heights y_of(rank, n), on a log latency axis."""
-    for (label, variant), style in zip(result.variants.items(), series_styles()):
+def order_statistics(result) -> list:
+    """Per variant, in order: ``(label, rank, n, x_ns)``, up to CDF_POINTS ranks of its n
+    latencies (min and max included) and the latencies at them in ns, or None for a
+    variant without requests.  Exact where drawn, and a 10-million-call run draws as fast
+    as a small one."""
+    out = []
+    for label, variant in result.variants.items():
         n = variant.request_count if variant.records != "all" else len(variant.requests)
         if n == 0:
+            out.append(None)
             continue
         rank = np.unique(np.linspace(0, n - 1, min(n, CDF_POINTS)).round().astype(np.int64))
         if variant.records == "all":
@@ -207,12 +210,22 @@ def _order_statistic_steps(result, ax, y_of) -> None:
             x_ns = np.partition(variant.requests["latency_ns"].to_numpy(), rank)[rank]
         else:
             x_ns = fine_order_statistics(_digest_fine(variant), rank)
-        ax.step(x_ns / 1e3, y_of(rank, n), where="post", label=label, **style)
+        out.append((label, rank, n, x_ns))
+    return out
+
+
+def _order_statistic_steps(ax, stats, y_of) -> None:
+    """One step line per variant through its order statistics (order_statistics()), at
+    heights y_of(rank, n), on a log latency axis."""
+    for entry, style in zip(stats, series_styles()):
+        if entry is not None:
+            label, rank, n, x_ns = entry
+            ax.step(x_ns / 1e3, y_of(rank, n), where="post", label=label, **style)
     ax.set_xscale("log")
     ax.set_xlabel("latency (µs)")
 
 
-def plot_latency_cdf(result, ax=None):
+def plot_latency_cdf(result, ax=None, stats=None):
     """Empirical CDF of request latency, one line per variant.
 
     Parameters
@@ -221,6 +234,8 @@ def plot_latency_cdf(result, ax=None):
         The result to show.
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; a new figure is made if not given.
+    stats : list, optional
+        The result's :func:`order_statistics`, if already computed.
 
     Returns
     -------
@@ -228,7 +243,7 @@ def plot_latency_cdf(result, ax=None):
         The axes drawn on.
     """
     ax = new_axes(ax)
-    _order_statistic_steps(result, ax, lambda rank, n: (rank + 1) / n)
+    _order_statistic_steps(ax, stats or order_statistics(result), lambda rank, n: (rank + 1) / n)
     ax.set_ylabel("fraction of requests")
     ax.set_ylim(0.0, 1.0)
     if ax.get_lines():
@@ -236,7 +251,7 @@ def plot_latency_cdf(result, ax=None):
     return ax
 
 
-def plot_latency_ccdf(result, ax=None):
+def plot_latency_ccdf(result, ax=None, stats=None):
     """Complementary CDF (fraction of requests slower than x), log-log, one line per variant:
     the tail that a histogram's linear count axis hides.
 
@@ -246,6 +261,8 @@ def plot_latency_ccdf(result, ax=None):
         The result to show.
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; a new figure is made if not given.
+    stats : list, optional
+        The result's :func:`order_statistics`, if already computed.
 
     Returns
     -------
@@ -254,7 +271,7 @@ def plot_latency_ccdf(result, ax=None):
     """
     ax = new_axes(ax)
     # P(latency >= x): 1 at the minimum, 1/n at the maximum (never 0 on a log axis).
-    _order_statistic_steps(result, ax, lambda rank, n: (n - rank) / n)
+    _order_statistic_steps(ax, stats or order_statistics(result), lambda rank, n: (n - rank) / n)
     ax.set_yscale("log")
     ax.set_ylabel("fraction of requests at least this slow")
     if ax.get_lines():
@@ -278,10 +295,11 @@ def save_latency_histogram(result, path: str | os.PathLike, *, log2: bool | None
     fig, (ax, ax_cdf, ax_ccdf) = agg_figure(ncols=3, figsize=(18, 5))
     LatencyHistogramDisplay.from_result(result, log2=log2).plot(ax=ax)
     ax.set_title(f"{result.scenario_name}: request latency (seed {result.seed})")
-    plot_latency_cdf(result, ax=ax_cdf)
+    stats = order_statistics(result)
+    plot_latency_cdf(result, ax=ax_cdf, stats=stats)
     ax_cdf.set_title("cumulative distribution")
     ax_cdf.grid(True, which="both", alpha=0.3)
-    plot_latency_ccdf(result, ax=ax_ccdf)
+    plot_latency_ccdf(result, ax=ax_ccdf, stats=stats)
     ax_ccdf.set_title("tail: complementary distribution")
     ax_ccdf.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
