@@ -297,7 +297,7 @@ cdef int detach_tasks(Engine self, int src, int dst, int level, int idle_type, i
             break  # leave the source its last entity
         best = -1
         for i in range(sp.nr_fair):
-            e = sp.fh[i]
+            e = sp.fh[i].e
             if self.ents[e].seq > after and (best < 0 or self.ents[e].seq < self.ents[best].seq):
                 best = e
         if best < 0:

@@ -236,6 +236,13 @@ cdef struct ent_t:
     i64 sec_ns           # length of the non-preemptible section it runs next (ns)
 
 
+cdef struct fair_node_t:
+    # A queued fair entity in its CPU's heap, with its key: the heap's comparisons
+    # stay in the heap's own lines instead of reading each entity's.
+    i64 key              # its deadline (EEVDF) or vruntime (CFS), fixed while queued
+    int32_t e
+
+
 cdef struct cpu_t:
     int32_t curr         # running entity, -1 when idle
     int32_t rq_head[2]   # run queues by class
@@ -309,7 +316,7 @@ cdef struct cpu_t:
     # !CONFIG_PREEMPTION: a reschedule that must wait for a preemption point
     int32_t need_resched # TIF_NEED_RESCHED on the running entity, honoured at its next schedule() or cond_resched()
     # fair class (fair.pxi): struct cfs_rq
-    int32_t *fh          # the heap of queued fair entities
+    fair_node_t *fh      # the heap of queued fair entities
     int32_t fh_cap       # its room: at least the entities whose cpu is this one
     int32_t n_assigned   # entities whose cpu is this one
     int32_t nr_fair      # queued fair entities (the running one not counted)

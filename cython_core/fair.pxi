@@ -47,13 +47,14 @@ cdef void fair_reserve(Engine self, int c) except *:
     cdef cpu_t *cp = &self.cpus[c]
     cdef int cap
     cdef int32_t *p
+    cdef fair_node_t *h
     if cp.n_assigned <= cp.fh_cap and cp.fh != NULL:
         return
     cap = max(cp.n_assigned, 2 * cp.fh_cap, 4)
-    p = <int32_t *> realloc(cp.fh, cap * sizeof(int32_t))
-    if p == NULL:
+    h = <fair_node_t *> realloc(cp.fh, cap * sizeof(fair_node_t))
+    if h == NULL:
         raise MemoryError()
-    cp.fh = p
+    cp.fh = h
     cp.fh_cap = cap
     if cap + 1 > self.fscratch_cap:
         p = <int32_t *> realloc(self.fscratch, (cap + 1) * sizeof(int32_t))
@@ -67,57 +68,57 @@ cdef inline i64 calc_delta_fair(i64 delta, i64 weight) noexcept:
     return delta * NICE_0_LOAD // weight
 
 
-cdef inline bint fair_before(Engine self, int a, int b) noexcept:
+cdef inline bint node_before(Engine self, fair_node_t *a, fair_node_t *b) noexcept:
     """a ahead of b in the queue: smaller key (deadline or vruntime), then enqueued earlier."""
-    cdef ent_t *pa = &self.ents[a]
-    cdef ent_t *pb = &self.ents[b]
-    cdef i64 ka = pa.deadline if self.fair_policy == POLICY_EEVDF else pa.vruntime
-    cdef i64 kb = pb.deadline if self.fair_policy == POLICY_EEVDF else pb.vruntime
-    return ka < kb or (ka == kb and pa.seq < pb.seq)
+    return a.key < b.key or (a.key == b.key and self.ents[a.e].seq < self.ents[b.e].seq)
 
 
-cdef inline void heap_set(Engine self, cpu_t *cp, int i, int e) noexcept:
-    cp.fh[i] = e
-    self.ents[e].hpos = i
+cdef inline void heap_set(Engine self, cpu_t *cp, int i, fair_node_t node) noexcept:
+    cp.fh[i] = node
+    self.ents[node.e].hpos = i
 
 
 cdef void heap_up(Engine self, cpu_t *cp, int i) noexcept:
-    cdef int e = cp.fh[i], p
+    cdef fair_node_t node = cp.fh[i]
+    cdef int p
     while i > 0:
         p = (i - 1) >> 1
-        if not fair_before(self, e, cp.fh[p]):
+        if not node_before(self, &node, &cp.fh[p]):
             break
         heap_set(self, cp, i, cp.fh[p])
         i = p
-    heap_set(self, cp, i, e)
+    heap_set(self, cp, i, node)
 
 
 cdef void heap_down(Engine self, cpu_t *cp, int i) noexcept:
-    cdef int e = cp.fh[i], child
+    cdef fair_node_t node = cp.fh[i]
+    cdef int child
     while True:
         child = 2 * i + 1
         if child >= cp.nr_fair:
             break
-        if child + 1 < cp.nr_fair and fair_before(self, cp.fh[child + 1],
-                                                  cp.fh[child]):
+        if child + 1 < cp.nr_fair and node_before(self, &cp.fh[child + 1], &cp.fh[child]):
             child += 1
-        if not fair_before(self, cp.fh[child], e):
+        if not node_before(self, &cp.fh[child], &node):
             break
         heap_set(self, cp, i, cp.fh[child])
         i = child
-    heap_set(self, cp, i, e)
+    heap_set(self, cp, i, node)
 
 
 cdef void tree_insert(Engine self, int c, int e) noexcept:
     """__enqueue_entity(): into the heap and into avg_vruntime's sums."""
     cdef cpu_t *cp = &self.cpus[c]
     cdef ent_t *ep = &self.ents[e]
+    cdef fair_node_t node
     self.fair_seq += 1
     ep.seq = self.fair_seq
     cp.avg_vsum += (ep.vruntime - cp.min_vruntime) * ep.weight
     cp.avg_load += ep.weight
     lb_mark(self, c)
-    heap_set(self, cp, cp.nr_fair, e)
+    node.key = ep.deadline if self.fair_policy == POLICY_EEVDF else ep.vruntime
+    node.e = e
+    heap_set(self, cp, cp.nr_fair, node)
     cp.nr_fair += 1
     heap_up(self, cp, cp.nr_fair - 1)
 
@@ -126,7 +127,8 @@ cdef void tree_remove(Engine self, int c, int e) noexcept:
     """__dequeue_entity()."""
     cdef cpu_t *cp = &self.cpus[c]
     cdef ent_t *ep = &self.ents[e]
-    cdef int i = ep.hpos, last
+    cdef int i = ep.hpos
+    cdef fair_node_t last
     cp.avg_vsum -= (ep.vruntime - cp.min_vruntime) * ep.weight
     cp.avg_load -= ep.weight
     lb_mark(self, c)
@@ -137,7 +139,7 @@ cdef void tree_remove(Engine self, int c, int e) noexcept:
     last = cp.fh[cp.nr_fair]
     heap_set(self, cp, i, last)
     heap_up(self, cp, i)
-    heap_down(self, cp, self.ents[last].hpos)
+    heap_down(self, cp, self.ents[last.e].hpos)
 
 
 cdef inline int fair_curr(Engine self, int c) noexcept:
@@ -198,11 +200,11 @@ cdef void update_min_vruntime(Engine self, int c, bint curr_on_rq=True) noexcept
 cdef int leftmost_vruntime_ent(Engine self, int c) noexcept:
     """The queued entity with the smallest vruntime (the heap's top under CFS)."""
     cdef cpu_t *cp = &self.cpus[c]
-    cdef int i, e, best = cp.fh[0]
+    cdef int i, e, best = cp.fh[0].e
     if self.fair_policy == POLICY_CFS:
         return best
     for i in range(1, cp.nr_fair):
-        e = cp.fh[i]
+        e = cp.fh[i].e
         if self.ents[e].vruntime < self.ents[best].vruntime:
             best = e
     return best
@@ -340,13 +342,12 @@ cdef int pick_eevdf(Engine self, int c, int cur) noexcept:
     while n:
         k = 0
         for i in range(1, n):
-            if fair_before(self, cp.fh[self.fscratch[i]],
-                           cp.fh[self.fscratch[k]]):
+            if node_before(self, &cp.fh[self.fscratch[i]], &cp.fh[self.fscratch[k]]):
                 k = i
         i = self.fscratch[k]
         n -= 1
         self.fscratch[k] = self.fscratch[n]
-        e = cp.fh[i]
+        e = cp.fh[i].e
         if entity_eligible(self, c, e):
             best = e
             break
@@ -377,7 +378,7 @@ cdef int fair_pick(Engine self, int c) noexcept:
     else:
         # The leftmost, unless a buddy is not too far behind it: the wakee that
         # preempted (next), else the entity it preempted (last).
-        left = cp.fh[0]
+        left = cp.fh[0].e
         e = left
         if cp.next_buddy >= 0 and not cfs_wakeup_preempt_entity(self, cp.next_buddy, left):
             e = cp.next_buddy
@@ -429,5 +430,5 @@ cdef bint fair_tick_resched(Engine self, int c) noexcept:
         return True
     if ran < self.min_gran_ns:
         return False
-    left = cp.fh[0]
+    left = cp.fh[0].e
     return self.ents[cur].vruntime - self.ents[left].vruntime > ideal
