@@ -203,33 +203,25 @@ cdef inline int evheap_push(evheap_t *h, event_t *ev) noexcept nogil:
 
 
 cdef inline void evheap_pop(evheap_t *h) noexcept nogil:
-    """Remove a binary heap's first event; it must not be empty.
-
-    Floyd's variant: the hole left at the root goes down to a leaf along the smaller
-    children, one comparison a level, and the last event then rises from there.
-    The last event is a leaf's, so it seldom rises far: about half the comparisons
-    of sifting it down from the root, the same heap order."""
+    """Remove a binary heap's first event; it must not be empty."""
     cdef event_t last
-    cdef int64_t i = 0, child, parent, n
+    cdef int64_t i = 0, child, n
     h.n -= 1
     n = h.n
-    if n == 0:
-        return
-    last = h.ev[n]
-    child = 1
-    while child < n:
-        if child + 1 < n and ev_before(&h.ev[child + 1], &h.ev[child]):
-            child += 1
-        h.ev[i] = h.ev[child]
-        i = child
-        child = 2 * i + 1
-    while i > 0:
-        parent = (i - 1) >> 1
-        if not ev_before(&last, &h.ev[parent]):
-            break
-        h.ev[i] = h.ev[parent]
-        i = parent
-    h.ev[i] = last
+    if n > 0:
+        last = h.ev[n]
+        while True:
+            child = 2 * i + 1
+            if child >= n:
+                break
+            if child + 1 < n and ev_before(&h.ev[child + 1], &h.ev[child]):
+                child += 1
+            if ev_before(&h.ev[child], &last):
+                h.ev[i] = h.ev[child]
+                i = child
+            else:
+                break
+        h.ev[i] = last
 
 
 cdef inline event_t ev_make(uint64_t *seq, int64_t t, int prio, int kind, int target,
