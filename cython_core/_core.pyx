@@ -62,6 +62,9 @@ from numpy.random cimport bitgen_t
 cdef extern from "<stdlib.h>" nogil:
     int posix_memalign(void **memptr, size_t alignment, size_t size)
 
+cdef extern from *:
+    void __builtin_prefetch(const void *addr) nogil
+
 import time
 
 import numpy as np

@@ -79,10 +79,14 @@ cdef void call_rcu(Engine self, int c, int kind, int arg, bint lazy=False) excep
 
 cdef i64 invoke_cb(Engine self, cpu_t *cp, int r, i64 t, int runner_cpu, int runner) except -2:
     """Invoke the first DONE callback of CPU r at t; return when it is done."""
-    cdef int cb = cp.cb_head
-    cp.cb_head = self.cbs[cb].next
-    if cp.cb_head < 0:
+    cdef int cb = cp.cb_head, nxt
+    nxt = cp.cb_head = self.cbs[cb].next
+    if nxt < 0:
         cp.cb_tail = -1
+    elif self.cbs[nxt].kind == CB_WAKEME:
+        # Its task's state is far from the cache (one of thousands): fetch it while
+        # this callback runs.
+        __builtin_prefetch(&self.ents[self.cbs[nxt].arg])
     cp.seg_len[RCU_DONE_TAIL] -= 1
     return invoke_one(self, cb, r, t, runner_cpu, runner)
 

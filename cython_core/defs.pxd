@@ -184,7 +184,7 @@ cdef struct ent_t:
     int32_t fork_place   # a new task placed at its start by find_idlest_cpu() (wake_up_new_task())
     int32_t kick         # a wake-up arrived while it was running: do not sleep
     int32_t head_enqueue # 1 = woken to the head of its class (highpri kworker)
-    int32_t next         # run-queue link (-1 = end)
+    int32_t link         # ENT_TASK: srs_* list link (wake_from_gp path), walked by its waker
     int32_t wakee_flips  # p->wakee_flips: how often it switched the task it wakes
     int32_t last_wakee   # p->last_wakee, -1 if none
     int32_t recent_used_cpu # p->recent_used_cpu
@@ -205,7 +205,7 @@ cdef struct ent_t:
     int32_t idx          # kind-specific index: workload, group or CPU
     int32_t initial      # ENQUEUE_INITIAL: its first enqueue (a new task)
     int32_t loops_left   # ENT_TASK: synchronize_rcu() calls still to make
-    int32_t link         # ENT_TASK: srs_* list link (wake_from_gp path)
+    int32_t next         # SCHED_FIFO and round-robin run-queue link (-1 = end)
     i64 remaining        # rest of a preempted burst (ns), -1 if none
     i64 t_call           # ENT_TASK: when the current synchronize_rcu() started (ns)
     i64 t_queued         # when its last wake-up put it on a run queue (ns)

@@ -65,6 +65,8 @@ cdef void fair_reserve(Engine self, int c) except *:
 
 
 cdef inline i64 calc_delta_fair(i64 delta, i64 weight) noexcept:
+    if weight == NICE_0_LOAD:
+        return delta  # as the kernel's calc_delta_fair(): no division for nice 0
     return delta * NICE_0_LOAD // weight
 
 

@@ -83,6 +83,8 @@ cdef i64 sr_worker_run(Engine self, int w, i64 t0) except -2:
     while e >= 0:
         nxt = self.ents[e].link
         self.ents[e].link = -1
+        if nxt >= 0:
+            __builtin_prefetch(&self.ents[nxt])  # one of thousands: far from the cache
         t += try_to_wake_up(self, e, self.ents[w].cpu, t, self.cb_cost[CB_WAKEME])
         e = nxt
     self.srs_heads_inuse -= self.srs_done_heads
