@@ -235,7 +235,7 @@ cdef class Engine:
         self.mtx_owner = NULL
         self.mtx_head = NULL
         self.mtx_tail = NULL
-        self.mtx_handoff = NULL
+        self.mtx_handoff = self.mtx_rt = self.mtx_exp = NULL
         self.gprec_ipis = NULL
         self.gprec_exp = NULL
         self.gprec_fqs = NULL
@@ -311,6 +311,8 @@ cdef class Engine:
         free(self.mtx_head)
         free(self.mtx_tail)
         free(self.mtx_handoff)
+        free(self.mtx_rt)
+        free(self.mtx_exp)
         free(self.rwl_len_ns)
         free(self.rwl_gap_ns)
         free(self.rwl_len_exp)

@@ -214,7 +214,7 @@ cdef struct ent_t:
     # --- the rest, used by fewer mechanisms
     # ENT_TASK only
     int32_t fl_held      # expedited funnel: the mutex it holds, -1 if none
-    int32_t fl_next      # ... and the one it is waiting for
+    int32_t fl_next      # the sleeping mutex it waits for (an expedited funnel's, or barrier_mutex)
     int32_t async_inflight # rcuscale's ws_inflight: its callbacks not yet invoked (from v6.12)
     int32_t barrier_cpu  # rcu_barrier(): the next CPU it looks at
     i64 barrier_s        # ... its rcu_seq_snap() of rcu_state.barrier_sequence

@@ -14,7 +14,6 @@ cdef int rcu_exp_init(Engine self, x, int e) except -1:
     cdef int n, i
     self.ipi_send_ns = x.ipi_send_ns
     self.ipi_handler_ns = x.ipi_handler_ns
-    self.exp_mutex_rt = x.exp_mutex_rt
     self.mutex_handoff = x.mutex_handoff
     self.exp_ent = e
     self.ents[e].kind = ENT_EXP_GP
@@ -38,12 +37,17 @@ cdef int rcu_exp_init(Engine self, x, int e) except -1:
     self.mtx_head = <int *> malloc(self.n_mtx * sizeof(int))
     self.mtx_tail = <int *> malloc(self.n_mtx * sizeof(int))
     self.mtx_handoff = <int *> calloc(self.n_mtx, sizeof(int))
-    if self.mtx_owner == NULL or self.mtx_head == NULL or self.mtx_tail == NULL or self.mtx_handoff == NULL:
+    self.mtx_rt = <int *> calloc(self.n_mtx, sizeof(int))
+    self.mtx_exp = <int *> calloc(self.n_mtx, sizeof(int))
+    if (self.mtx_owner == NULL or self.mtx_head == NULL or self.mtx_tail == NULL or self.mtx_handoff == NULL
+            or self.mtx_rt == NULL or self.mtx_exp == NULL):
         raise MemoryError()
+    self.exp_mutex = self.n_mtx - 1
+    self.barrier_mutex = self.n_mtx - 2  # rcu_state.barrier_mutex: a plain mutex
     for i in range(self.n_mtx):
         self.mtx_owner[i] = self.mtx_head[i] = self.mtx_tail[i] = -1
-    self.exp_mutex = self.n_mtx - 1
-    self.barrier_mutex = self.n_mtx - 2
+        self.mtx_exp[i] = i != self.barrier_mutex
+        self.mtx_rt[i] = self.mtx_exp[i] and x.exp_mutex_rt
     self.gp_mutex = 0 if self.exp_funnel_mutexes else self.exp_mutex
     return e
 

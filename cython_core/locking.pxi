@@ -29,7 +29,7 @@ cdef bint mutex_trylock(Engine self, int m, int e) noexcept:
     self.acc += self.rnp_lock_ns
     if self.mtx_owner[m] >= 0:
         return False
-    if self.mtx_head[m] >= 0 and m != self.barrier_mutex:
+    if self.mtx_head[m] >= 0 and self.mtx_exp[m]:
         self.n_exp_mutex_steal += 1  # a newcomer overtakes a woken waiter
     self.mtx_owner[m] = e
     return True
@@ -39,7 +39,7 @@ cdef bint mutex_lock(Engine self, int m, int e) noexcept:
     """mutex_lock(): True if e holds m now, else e is queued and must sleep."""
     if mutex_trylock(self, m, e):
         return True
-    if m != self.barrier_mutex:
+    if self.mtx_exp[m]:
         self.n_exp_mutex_wait += 1
     self.ents[e].phase = TASK_MUTEX_WAIT
     self.ents[e].link = -1
@@ -87,7 +87,7 @@ cdef void mutex_unlock(Engine self, int m, int c) except *:
     to the first waiter (FIFO among equal priorities).
     """
     cdef int w = self.mtx_head[m]
-    if w >= 0 and (self.mtx_handoff[m] or (self.exp_mutex_rt and m != self.barrier_mutex)):
+    if w >= 0 and (self.mtx_handoff[m] or self.mtx_rt[m]):
         self.mtx_handoff[m] = 0
         self.mtx_head[m] = self.ents[w].link
         if self.mtx_head[m] < 0:

@@ -197,7 +197,6 @@ cdef class Engine:
     # --- expedited GPs: rcu_state.expedited_sequence and friends (exp.pxi, locking.pxi) 
     cdef i64 ipi_send_ns
     cdef i64 ipi_handler_ns
-    cdef int exp_mutex_rt
     cdef readonly i64 exp_seq
     # Sleeping mutexes: rcu_state.exp_mutex, rcu_state.barrier_mutex, and before v4.6
     # the funnel's rnp->exp_funnel_mutex (index = node) and rdp->exp_funnel_mutex
@@ -207,6 +206,8 @@ cdef class Engine:
     cdef int *mtx_head
     cdef int *mtx_tail
     cdef int *mtx_handoff        # MUTEX_FLAG_HANDOFF: the next mutex_unlock() hands it to the first waiter
+    cdef int *mtx_rt             # an rt_mutex: mutex_unlock() always hands it to the first waiter
+    cdef int *mtx_exp            # an expedited GP's mutex: its steals and waits are counted (n_exp_mutex_*)
     cdef int mutex_handoff       # a woken first waiter that finds the mutex taken sets it (v4.10)
     cdef int exp_mutex           # index of rcu_state.exp_mutex
     cdef int barrier_mutex       # index of rcu_state.barrier_mutex (a plain mutex on every build)
