@@ -125,9 +125,10 @@ RECORDS_MODES = {"all": RECORDS_ALL, "sample": RECORDS_SAMPLE, "none": RECORDS_N
 DIGEST_FINE_SUB_BITS = FINE_SUB_BITS
 
 
-cdef inline void push(Engine self, i64 t, int prio, int kind, int target, i64 arg) except *:
+cdef inline int push(Engine self, i64 t, int prio, int kind, int target, i64 arg) except -1:
     if eventq_push(&self.evq, t, prio, kind, target, arg) < 0:
         raise MemoryError()
+    return 0
 
 
 cdef inline event_t pop(Engine self) noexcept:

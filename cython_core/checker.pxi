@@ -36,22 +36,23 @@ cdef void check_reader(Engine self, int e) except *:
                 f"{self.last_gp_seq[f]} ({self.last_gp_start[f]} ns to its end before {self.now} ns)")
 
 
-cdef void check_request(Engine self, int e, i64 t_end) except *:
+cdef int check_request(Engine self, int e, i64 t_end) except -1:
     """A synchronize_rcu*() returns: a GP of its flavour must have started after the call
     (a call_rcu_hurry() returns at once; its callback is checked when invoked)."""
     cdef int f = self.wl_prim[self.task_wl[e]]
     cdef i64 t_call = self.ents[e].t_call
     if f == PRIM_CALL_RCU_HURRY:
-        return
+        return 0
     if self.last_gp_start[f] < t_call:
         violation(self, 
             f"{'synchronize_rcu_expedited' if f else 'synchronize_rcu'}() by task {e} on CPU "
             f"{self.ents[e].cpu}, called at {t_call} ns, returned at {t_end} ns before any "
             f"{'expedited' if f else 'normal'} grace period started after the call "
             f"(last completed: gp_seq {self.last_gp_seq[f]}, started {self.last_gp_start[f]} ns)")
+    return 0
 
 
-cdef void check_callback(Engine self, int cb, int c) except *:
+cdef int check_callback(Engine self, int cb, int c) except -1:
     """A callback is invoked: a normal GP must have started after its call_rcu(). Not
     rcu_barrier()'s own: entrained behind done callbacks, it is done with them."""
     if self.cbs[cb].kind != CB_BARRIER and self.last_gp_start[0] < self.cbs[cb].t_queued:
@@ -59,6 +60,7 @@ cdef void check_callback(Engine self, int cb, int c) except *:
             f"callback queued on CPU {c} at {self.cbs[cb].t_queued} ns invoked at {self.now} ns "
             f"before a grace period started after it (last completed: gp_seq "
             f"{self.last_gp_seq[0]}, started {self.last_gp_start[0]} ns)")
+    return 0
 
 
 cdef void check_kvfree(Engine self, int c, i64 t_last) except *:
@@ -89,14 +91,14 @@ cdef void chk_advance(Engine self) noexcept:
         self.chk_low += 1
 
 
-cdef void check_cb_queued(Engine self, int cb) except *:
+cdef int check_cb_queued(Engine self, int cb) except -1:
     """Number callback cb in queued order; with rcu_barrier() callers, note it not invoked."""
     cdef i64 s = self.cb_seq, cap, k
     cdef i64 *ring
     self.cbs[cb].seq = s
     self.cb_seq += 1
     if not self.barrier_check:
-        return
+        return 0
     if s - self.chk_low >= self.chk_cap:
         chk_advance(self)
     if s - self.chk_low >= self.chk_cap:
@@ -110,6 +112,7 @@ cdef void check_cb_queued(Engine self, int cb) except *:
         self.chk_inv_ns = ring
         self.chk_cap = cap
     self.chk_inv_ns[s & (self.chk_cap - 1)] = -1
+    return 0
 
 
 cdef inline void check_cb_invoked(Engine self, int cb, i64 t) noexcept:

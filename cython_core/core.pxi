@@ -48,7 +48,7 @@ cdef int rcu_spawn_cpu_kthreads(Engine self, nb, bint kthread_rt, int e) except 
     return e
 
 
-cdef void call_rcu(Engine self, int c, int kind, int arg, bint lazy=False) except *:
+cdef int call_rcu(Engine self, int c, int kind, int arg, bint lazy=False) except -1:
     """__call_rcu_common(): call_rcu_hurry() by default; `lazy` only matters on an
     offloaded CPU (call_rcu_core() ignores it)."""
     cdef cpu_t *cp = &self.cpus[c]
@@ -60,10 +60,10 @@ cdef void call_rcu(Engine self, int c, int kind, int arg, bint lazy=False) excep
               n_cbs(self, cp) + cp.byp_len + 1)
     if cp.offloaded:
         call_rcu_nocb(self, c, cb, lazy)
-        return
+        return 0
     rcu_segcblist_enqueue(self, cp, cb)
     if self.classic:
-        return  # 2.6.0's call_rcu() only queues on nxtlist
+        return 0  # 2.6.0's call_rcu() only queues on nxtlist
     # call_rcu_core(): a callback flood forces the GP machinery along.
     n = n_cbs(self, cp)
     if n > cp.qlen_last_fqs_check + self.qhimark:
@@ -75,6 +75,7 @@ cdef void call_rcu(Engine self, int c, int kind, int arg, bint lazy=False) excep
         else:
             cp.blimit = DEFAULT_MAX_RCU_BLIMIT
         cp.qlen_last_fqs_check = n
+    return 0
 
 
 cdef i64 invoke_cb(Engine self, cpu_t *cp, int r, i64 t, int runner_cpu, int runner) except -2:

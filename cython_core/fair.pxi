@@ -42,14 +42,14 @@ cdef void fair_alloc(Engine self) except *:
         fair_reserve(self, c)
 
 
-cdef void fair_reserve(Engine self, int c) except *:
+cdef int fair_reserve(Engine self, int c) except -1:
     """Room in CPU c's heap, and in pick_eevdf()'s walk, for all its entities."""
     cdef cpu_t *cp = &self.cpus[c]
     cdef int cap
     cdef int32_t *p
     cdef fair_node_t *h
     if cp.n_assigned <= cp.fh_cap and cp.fh != NULL:
-        return
+        return 0
     cap = max(cp.n_assigned, 2 * cp.fh_cap, 4)
     h = <fair_node_t *> realloc(cp.fh, cap * sizeof(fair_node_t))
     if h == NULL:
@@ -62,6 +62,7 @@ cdef void fair_reserve(Engine self, int c) except *:
             raise MemoryError()
         self.fscratch = p
         self.fscratch_cap = cap + 1
+    return 0
 
 
 cdef inline i64 calc_delta_fair(i64 delta, i64 weight) noexcept:

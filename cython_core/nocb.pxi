@@ -80,7 +80,7 @@ cdef void rcu_nocb_flush_bypass(Engine self, cpu_t *cp, int cb) noexcept:
         rcu_segcblist_enqueue(self, cp, cb)
 
 
-cdef void call_rcu_nocb(Engine self, int c, int cb, bint lazy) except *:
+cdef int call_rcu_nocb(Engine self, int c, int cb, bint lazy) except -1:
     """call_rcu_nocb() / rcu_nocb_try_bypass(): the callback goes to ->cblist or to
     the bypass list; lazy callbacks always take the bypass."""
     cdef cpu_t *cp = &self.cpus[c]
@@ -102,7 +102,7 @@ cdef void call_rcu_nocb(Engine self, int c, int cb, bint lazy) except *:
         was_alldone = pend_cbs(self, cp) == 0
         rcu_nocb_flush_bypass(self, cp, cb)
         __call_rcu_nocb_wake(self, c, was_alldone)
-        return
+        return 0
     # A non-lazy bypass older than this jiffy, a lazy one older than
     # jiffies_lazy_flush, or a full one is flushed with the callback.
     if ((ncbs > 0 and not bypass_is_lazy and j != cp.byp_first)
@@ -111,7 +111,7 @@ cdef void call_rcu_nocb(Engine self, int c, int cb, bint lazy) except *:
         was_alldone = pend_cbs(self, cp) == 0
         rcu_nocb_flush_bypass(self, cp, cb)
         __call_rcu_nocb_wake(self, c, was_alldone)
-        return
+        return 0
     # Use the bypass.
     if cp.byp_tail >= 0:
         self.cbs[cp.byp_tail].next = cb
@@ -133,6 +133,7 @@ cdef void call_rcu_nocb(Engine self, int c, int cb, bint lazy) except *:
             __call_rcu_nocb_wake(self, c, True)
         else:
             trace_rcu_nocb_wake(self, c, NOCB_TPS_FIRST_BQ_NO_WAKE)
+    return 0
 
 
 cdef void __call_rcu_nocb_wake(Engine self, int c, bint was_alldone) except *:

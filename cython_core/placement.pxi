@@ -271,20 +271,21 @@ cdef int select_fallback_rq(Engine self, int e, int cpu) noexcept:
     return cpu
 
 
-cdef void set_task_cpu(Engine self, int e, int c) except *:
+cdef int set_task_cpu(Engine self, int e, int c) except -1:
     """Move a sleeping or dequeued entity to CPU c (its fair state follows in
     migrate_task_rq_fair(): CFS keeps vruntime relative to min_vruntime; EEVDF
     keeps the lag it was dequeued with)."""
     cdef ent_t *ep = &self.ents[e]
     cdef int src = ep.cpu
     if src == c:
-        return
+        return 0
     if self.fair_policy == POLICY_CFS:
         ep.vruntime += self.cpus[c].min_vruntime - self.cpus[src].min_vruntime
     self.cpus[src].n_assigned -= 1
     self.cpus[c].n_assigned += 1
     fair_reserve(self, c)
     ep.cpu = c
+    return 0
 
 
 cdef void update_idle_core(Engine self, int c) noexcept:

@@ -117,7 +117,7 @@ cdef void record_callback(Engine self, i64 t, i64 lat) noexcept:
     self.cbl_fine[fine_slot(lat)] += 1
 
 
-cdef void record_request(Engine self, int e, i64 t_end) except *:
+cdef int record_request(Engine self, int e, i64 t_end) except -1:
     cdef int prim = self.wl_prim[self.task_wl[e]]
     cdef i64 t_call = self.ents[e].t_call
     cdef i64 lat = t_end - t_call
@@ -156,6 +156,7 @@ cdef void record_request(Engine self, int e, i64 t_end) except *:
     if self.trace_on:
         trace(self, t_end, TR_TASK_RETURN, self.ents[e].cpu, e, self.ents[e].req_s, prim, 0)
     check_request(self, e, t_end)
+    return 0
 
 
 cdef void record_gp(Engine self, int exp, i64 seq, i64 t0, i64 t_qs, i64 t1, i64 ipis, i64 fqs,

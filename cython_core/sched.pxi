@@ -333,7 +333,7 @@ cdef i64 ttwu(Engine self, int e, int from_cpu, i64 t, i64 local_ns, bint paid) 
     return cost
 
 
-cdef void ev_wake(Engine self, int e, i64 pending) except *:
+cdef int ev_wake(Engine self, int e, i64 pending) except -1:
     """The wake-up lands: e joins its CPU's run queue (`pending`: it was counted in
     the CPU's ttwu_pending).  A new unbound task is placed first (wake_up_new_task())."""
     cdef ent_t *ep = &self.ents[e]
@@ -352,9 +352,10 @@ cdef void ev_wake(Engine self, int e, i64 pending) except *:
     if self.n_unbound and nr_running(self, c) >= 2:
         self.rd_overload = 1
     check_preempt_or_kick(self, c, e)
+    return 0
 
 
-cdef void check_preempt_or_kick(Engine self, int c, int e) except *:
+cdef int check_preempt_or_kick(Engine self, int c, int e) except -1:
     """An entity e was queued on CPU c: wake c from idle, or preempt its running
     entity if e should run first."""
     cdef cpu_t *cp = &self.cpus[c]
@@ -379,6 +380,7 @@ cdef void check_preempt_or_kick(Engine self, int c, int e) except *:
         cp.need_resched = 1  # !PREEMPTION: resched_curr() waits for a preemption point
     elif cp.state == CPU_BUSY and is_fair(self, e) and fair_wakeup_preempt(self, c, e):
         resched_fair(self, c)
+    return 0
 
 
 cdef void resched_fair(Engine self, int c) except *:
@@ -436,16 +438,17 @@ cdef void preempt(Engine self, int c, bint to_tail=False) except *:
     cpu_pick(self, c)
 
 
-cdef void start_burst(Engine self, int c, i64 dur) except *:
+cdef int start_burst(Engine self, int c, i64 dur) except -1:
     cdef cpu_t *cp = &self.cpus[c]
     dur += cp.debt
     cp.debt = 0
     cp.gen += 1
     cp.burst_end = self.now + dur
     push(self, cp.burst_end, PRIO_NORMAL, EV_BURST_END, c, <i64> cp.gen)
+    return 0
 
 
-cdef void cpu_pick(Engine self, int c) except *:
+cdef int cpu_pick(Engine self, int c) except -1:
     """__schedule(): switch to the next runnable entity, or enter idle."""
     cdef cpu_t *cp = &self.cpus[c]
     cdef int e
@@ -457,7 +460,7 @@ cdef void cpu_pick(Engine self, int c) except *:
         e = dequeue(self, c)
     if e < 0:
         cpu_enter_idle(self, c)
-        return
+        return 0
     if cp.state == CPU_IDLE or cp.state == CPU_WAKING:
         cp.watching += 1  # leaving the extended quiescent state
         if not cp.tick_on:
@@ -499,6 +502,7 @@ cdef void cpu_pick(Engine self, int c) except *:
     if cp.step_resched:
         cp.step_resched = 0
         try_preempt(self, c, True)
+    return 0
 
 
 cdef void cpu_enter_idle(Engine self, int c) noexcept:
@@ -534,18 +538,18 @@ cdef void steal(Engine self, int c, i64 dur) noexcept:
         cp.nonpreempt_until = self.now + dur
 
 
-cdef void ev_burst_end(Engine self, int c, i64 gen) except *:
+cdef int ev_burst_end(Engine self, int c, i64 gen) except -1:
     cdef cpu_t *cp = &self.cpus[c]
     cdef int e
     cdef i64 nxt, st
     if <u64> gen != cp.gen or cp.state != CPU_BUSY:
-        return
+        return 0
     if cp.stolen > 0:
         st = cp.stolen
         cp.stolen = 0
         cp.burst_end = self.now + st
         push(self, cp.burst_end, PRIO_NORMAL, EV_BURST_END, c, gen)
-        return
+        return 0
     e = cp.curr
     cp.user_from = 0
     cp.user_to = 0
@@ -558,7 +562,7 @@ cdef void ev_burst_end(Engine self, int c, i64 gen) except *:
             cp.resched_reader = 0
             cp.step_resched = 0
             try_preempt(self, c, True)
-        return
+        return 0
     cp.step_resched = 0
     # The entity blocks (or exits, or yielded in cond_resched()); schedule the next one.
     rq_account(self, c)
@@ -570,6 +574,7 @@ cdef void ev_burst_end(Engine self, int c, i64 gen) except *:
     lb_mark(self, c)
     cp.resched_reader = 0  # schedule() runs now anyway
     cpu_pick(self, c)
+    return 0
 
 
 cdef i64 ent_run(Engine self, int e, i64 t0) except -2:
