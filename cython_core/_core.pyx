@@ -688,7 +688,7 @@ cdef class Engine:
 
     @property
     def requests_done(self):
-        return self.lat_count[0] + self.lat_count[1] + self.lat_count[2]
+        return requests_done(self)
 
     @property
     def tasks_remaining(self):

@@ -196,9 +196,9 @@ cdef inline i64 group_avg_load(Engine self, int g) noexcept:
     return self.gs_load[g] // self.gs_weight[g]
 
 
-cdef i64 update_sd_lb_stats(Engine self, int d, int level, int this_cpu) noexcept:
-    """Each group's runnable count, idle CPUs and load in this_cpu's domain d at
-    `level` (gs_*); returns the CPU time of reading every other run queue's line."""
+cdef i64 update_sd_lb_stats(Engine self, int level, int this_cpu) noexcept:
+    """Each group's runnable count, idle CPUs and load in this_cpu's domain at `level`
+    (gs_*); returns the CPU time of reading every other run queue's line."""
     lb_flush(self)
     return self.lb_scan_ns[this_cpu * 4 + level]
 
@@ -415,13 +415,13 @@ cdef int find_busiest_queue(Engine self, int group, bint by_load, i64 imbalance)
 
 cdef int load_balance(Engine self, int c, int level, int idle_type, bint *cont, i64 *cost) except -1:
     """One pass over c's domain at `level`; returns the entities pulled to c."""
-    cdef int d = sd_domain(self, level, c), group, src, moved = 0, k = c * 4 + level, i
+    cdef int d = sd_domain(self, level, c), group, src, moved = 0, k = c * 4 + level
     cdef i64 imbalance = 0
     cdef bint by_load = False
     if not should_we_balance(self, level, c):
         cont[0] = False
         return 0
-    cost[0] += update_sd_lb_stats(self, d, level, c)
+    cost[0] += update_sd_lb_stats(self, level, c)
     if level == self.n_levels - 1:
         self.rd_overload = self.gs_over[d] > 0
     if self.llc_level == level and idle_type != CPU_NEWLY_IDLE:
@@ -638,7 +638,7 @@ cdef int find_idlest_cpu(Engine self, int e, int cpu) noexcept:
     cdef int level = self.n_levels - 1, d, g, new_cpu
     while level >= 0:
         d = sd_domain(self, level, cpu)
-        update_sd_lb_stats(self, d, level, cpu)
+        update_sd_lb_stats(self, level, cpu)
         g = find_idlest_group(self, d, level, e, cpu)
         if g >= 0:
             new_cpu = find_idlest_group_cpu(self, g, e)

@@ -117,6 +117,15 @@ cdef void record_callback(Engine self, i64 t, i64 lat) noexcept:
     self.cbl_fine[fine_slot(lat)] += 1
 
 
+cdef inline u64 requests_done(Engine self) noexcept:
+    """Requests finished so far, of every primitive."""
+    cdef u64 n = 0
+    cdef int p
+    for p in range(PRIM_N):
+        n += self.lat_count[p]
+    return n
+
+
 cdef int record_request(Engine self, int e, i64 t_end) except -1:
     cdef int prim = self.wl_prim[self.task_wl[e]]
     cdef i64 t_call = self.ents[e].t_call
@@ -124,7 +133,7 @@ cdef int record_request(Engine self, int e, i64 t_end) except -1:
     # A call_rcu_hurry() waits for no grace period.
     cdef i64 g = satisfying_gp(self, prim, self.ents[e].req_s) if prim != PRIM_CALL_RCU_HURRY else -1
     cdef i64 woken, queued
-    cdef u64 nth = self.lat_count[0] + self.lat_count[1] + self.lat_count[2]
+    cdef u64 nth = requests_done(self)
     self.lat_count[prim] += 1
     self.lat_sum_ns[prim] += lat
     self.lat_min_ns[prim] = min(self.lat_min_ns[prim], lat)
