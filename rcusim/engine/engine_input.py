@@ -17,7 +17,8 @@ import numpy as np
 
 from rcusim import _core
 from rcusim.engine.rcuscale import KFREE_OBJ_BYTES, MEMORY_SAMPLE_NS, compute_real, kmalloc_size, kvfree_bulk_max_entr
-from rcusim.input.config import CallRcuLoad, KfreeRcuFlood, Noise, Readers, RtLatencyProbe, SyncLoop
+from rcusim.input.config import (GP_ASYNC_MAX_DEFAULT, CallRcuLoad, KfreeRcuFlood, Noise, Readers, RtLatencyProbe,
+                                 SyncLoop)
 from rcusim.input.profiles import VMALLOC_COSTS, Z_P99
 from rcusim.input.releases import module_param_since
 from rcusim.input.cpulist import parse_cpulist
@@ -32,9 +33,6 @@ __all__ = ["EngineInput", "engine_input", "rcu_geometry", "Sched", "Tree", "Gp",
 
 #: The kernel starts rcu_state.gp_seq close to wrap on purpose: (0 - 300) << 2.
 GP_SEQ_INIT = -300 << 2
-
-#: rcuscale's gp_async_max default: a call_rcu_hurry sync_loop's async_max unless it gives one.
-ASYNC_MAX_DEFAULT = 1000
 
 #: CONFIG_RCU_CPU_STALL_TIMEOUT default (s); FQS starts resched IPIs at half of it.
 RCU_CPU_STALL_TIMEOUT_S = 21
@@ -527,7 +525,7 @@ def _tasks(spec) -> Tasks:
         vmalloc.append(int(wl.work_after == "vfree"))
         sleep.append(wl.sleep_jiffies_max)
         runtime.append(-1 if wl.min_runtime_s is None else round(wl.min_runtime_s * p.hz))
-        async_max.append(0 if wl.primitive != "call_rcu_hurry" else wl.async_max or ASYNC_MAX_DEFAULT)
+        async_max.append(0 if wl.primitive != "call_rcu_hurry" else wl.async_max or GP_ASYNC_MAX_DEFAULT)
     loops_column = _column(loops, np.int64)
     return Tasks(cpu=_column(cpu, np.int32), aff=_column(aff, np.int32),
                  fork_balance=_column(fork, np.int8),

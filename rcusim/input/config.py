@@ -58,6 +58,9 @@ CostNs = Annotated[int, Field(ge=0, le=MAX_COST_NS)]
 MAX_TIME_US = 86_400e6
 """Largest workload time accepted, in microseconds (a day, the longest run)."""
 
+GP_ASYNC_MAX_DEFAULT = 1000
+"""rcuscale's gp_async_max default: callbacks in flight at which a writer calls rcu_barrier()."""
+
 
 class _Model(BaseModel):
     """Base of all configuration models: strict, frozen, no unknown keys."""
@@ -686,7 +689,7 @@ class RcuscaleWriter(_Model):
     gp_async: bool = False
     """The writers call call_rcu_hurry(), and rcu_barrier() once gp_async_max callbacks are in
     flight (with gp_exp too, as rcuscale goes with async)."""
-    gp_async_max: Annotated[int, Field(ge=-2**31, le=2**31 - 1)] = 1000
+    gp_async_max: Annotated[int, Field(ge=-2**31, le=2**31 - 1)] = GP_ASYNC_MAX_DEFAULT
     """Callbacks in flight per writer (per CPU before v6.12) at which it calls rcu_barrier()."""
     holdoff: Annotated[int, Field(ge=0, le=86400)] = 10
     """Seconds before the writers start."""

@@ -307,13 +307,15 @@ MODULE_PARAMS = (
 )
 """Module parameters added after the oldest modelled release."""
 
+_MODULE_PARAM = {param.name: param for param in MODULE_PARAMS}
+
 
 def module_param_since(name: str, release: str, patches=()) -> str | None:
     """The release that added module parameter `name` ("5.8"), if `release` is older and none
     of `patches` brings it; else None."""
-    for param in MODULE_PARAMS:
-        if param.name == name and parse_release(release) < param.since and param.patch not in patches:
-            return ".".join(map(str, param.since))
+    param = _MODULE_PARAM.get(name)
+    if param is not None and parse_release(release) < param.since and param.patch not in patches:
+        return ".".join(map(str, param.since))
     return None
 
 
@@ -324,7 +326,7 @@ def check_module_param(name: str, release: str, patches=(), written: str | None 
     since = module_param_since(name, release, patches)
     if since is not None:
         written = written or name
-        patch = next(param.patch for param in MODULE_PARAMS if param.name == name)
+        patch = _MODULE_PARAM[name].patch
         backport = f", or kernel.patches: [{patch}]" if patch else ""
         raise ScenarioError(f"{written}: not a parameter of release {release} (added in v{since})",
                             allowed=f"no {written}, or release {since} or later{backport}")
