@@ -177,7 +177,7 @@ cdef i64 exp_gp_start_or_done(Engine self, int e, int c) except -2:
         ep.phase = TASK_EXP_DRIVE
         return rcu_exp_sel_wait_wake_next(self, e, self.now + self.acc)
     # Queue rcu_exp_sel_wait_wake() on the kworker, then sleep on the root's exp_wq.
-    self.acc += try_to_wake_up(self, self.exp_ent, c, self.now + self.acc, self.ttwu_ns)
+    wake_from_acc(self, self.exp_ent, c, self.ttwu_ns)
     ep.phase = TASK_EXP_OWNER
     exp_wq_add(self, 0, ep.req_s, e)
     return -1
@@ -257,7 +257,7 @@ cdef i64 sync_rcu_exp_select_cpus(Engine self) except -2:
         if self.nodes[n].expmask == 0:
             continue
         self.exp_par_pending += 1
-        self.acc += try_to_wake_up(self, self.nodes[n].par_ent, c, self.now + self.acc, self.ttwu_ns)
+        wake_from_acc(self, self.nodes[n].par_ent, c, self.ttwu_ns)
     # The burst starts with this queueing cost (acc, charged as debt) and goes on inline.
     return exp_select_node_cpus(self, self.exp_last_leaf, c, self.now + self.acc)
 
@@ -272,7 +272,7 @@ cdef i64 sync_rcu_exp_select_node_cpus(Engine self, int e) except -2:
     rcu_report_exp_cpu_mult(self, n, self.nodes[n].exp_sel_qs, False)
     self.exp_par_pending -= 1
     if self.exp_par_pending == 0 and self.exp_phase == EXP_FLUSH:
-        self.acc += try_to_wake_up(self, self.exp_driver, self.ents[e].cpu, self.now + self.acc, self.ttwu_ns)
+        wake_from_acc(self, self.exp_driver, self.ents[e].cpu, self.ttwu_ns)
     self.cpus[self.ents[e].cpu].debt += self.acc
     return -1
 
@@ -373,7 +373,7 @@ cdef void rcu_report_exp_rnp(Engine self, int n, bint do_wake) except *:
                 self.exp_gp_qs = self.now + self.acc
             if do_wake and self.exp_phase == EXP_WAIT:
                 # swake_up_one(&expedited_wq), from a CPU not tracked here
-                self.acc += try_to_wake_up(self, self.exp_driver, -1, self.now + self.acc, self.ttwu_ns)
+                wake_from_acc(self, self.exp_driver, -1, self.ttwu_ns)
             return
         mask = np.grpmask
         n = np.parent

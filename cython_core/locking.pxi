@@ -97,4 +97,4 @@ cdef void mutex_unlock(Engine self, int m, int c) except *:
     else:
         self.mtx_owner[m] = -1
     if w >= 0:
-        self.acc += try_to_wake_up(self, w, c, self.now + self.acc, self.ttwu_ns)
+        wake_from_acc(self, w, c, self.ttwu_ns)

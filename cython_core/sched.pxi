@@ -298,6 +298,13 @@ cdef i64 try_to_wake_up(Engine self, int e, int from_cpu, i64 t, i64 local_ns) e
     return ttwu(self, e, from_cpu, t, local_ns, True)
 
 
+cdef int wake_from_acc(Engine self, int e, int from_cpu, i64 local_ns) except -1:
+    """try_to_wake_up() made by the code running now on from_cpu, at the end of the time
+    it has taken so far (self.acc), which the wake-up extends."""
+    self.acc += try_to_wake_up(self, e, from_cpu, self.now + self.acc, local_ns)
+    return 0
+
+
 cdef i64 ttwu(Engine self, int e, int from_cpu, i64 t, i64 local_ns, bint paid) except -2:
     cdef ent_t *ep = &self.ents[e]
     cdef i64 cost = local_ns, delay

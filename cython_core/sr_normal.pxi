@@ -55,7 +55,7 @@ cdef void sr_normal_gp_cleanup(Engine self) except *:
     while e >= 0 and done < SR_MAX_USERS_WAKE_FROM_GP:
         nxt = self.ents[e].link
         self.ents[e].link = -1
-        self.acc += try_to_wake_up(self, e, self.gp_cpu, self.now + self.acc, self.cb_cost[CB_WAKEME])
+        wake_from_acc(self, e, self.gp_cpu, self.cb_cost[CB_WAKEME])
         done += 1
         e = nxt
     if e < 0 and self.srs_done_heads == 0:

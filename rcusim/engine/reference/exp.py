@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import deque
 
 from rcusim._seq import rcu_seq_endval, rcu_seq_snap, rcu_seq_state
-from rcusim.engine.reference.sched import CPU_BUSY, SLEEP, try_to_wake_up, urgent_at
+from rcusim.engine.reference.sched import CPU_BUSY, SLEEP, try_to_wake_up, urgent_at, wake_from_acc
 from rcusim.engine.reference.tree import raw_spin_lock_rcu_node, spin_lock
 
 EXP_IDLE, EXP_RESET, EXP_SELECT, EXP_FLUSH, EXP_WAIT, EXP_WAKE = range(6)
@@ -76,7 +76,7 @@ class SleepingMutex:
         else:
             self.owner = None
         if w is not None:
-            sim.acc += try_to_wake_up(sim, w, cpu, sim.env.now + sim.acc, sim.inp.sched.ttwu_ns)
+            wake_from_acc(sim, w, cpu, sim.inp.sched.ttwu_ns)
 
 
 def exp_wq(rnp, s: int) -> deque:
@@ -159,7 +159,7 @@ def exp_gp_start_or_done(sim, task) -> bool:
     sim.exp_gp_start = sim.exp_gp_qs = sim.env.now + sim.acc
     sim.exp_gp_ipis = 0
     sim.exp_work_queued = True
-    sim.acc += try_to_wake_up(sim, sim.exp_kworker, cpu, sim.env.now + sim.acc, sim.inp.sched.ttwu_ns)
+    wake_from_acc(sim, sim.exp_kworker, cpu, sim.inp.sched.ttwu_ns)
     exp_wq(sim.nodes[0], task.req_s).append(task)
     return True
 
@@ -207,8 +207,7 @@ def rcu_exp_par_gp_kworker(sim, worker, rnp):
             rcu_report_exp_cpu_mult(sim, rnp, rnp.exp_sel_qs, wake_gp=False)
             sim.exp_par_pending -= 1
             if not sim.exp_par_pending and sim.exp_phase == EXP_FLUSH:
-                sim.acc += try_to_wake_up(sim, sim.exp_kworker, worker.cpu, sim.env.now + sim.acc,
-                                          sim.inp.sched.ttwu_ns)
+                wake_from_acc(sim, sim.exp_kworker, worker.cpu, sim.inp.sched.ttwu_ns)
         t0 = yield SLEEP
 
 
@@ -229,8 +228,7 @@ def sync_rcu_exp_select_cpus(sim, worker) -> int:
         if not rnp.expmask:
             continue
         sim.exp_par_pending += 1
-        sim.acc += try_to_wake_up(sim, rnp.exp_par_worker, worker.cpu, sim.env.now + sim.acc,
-                                  sim.inp.sched.ttwu_ns)
+        wake_from_acc(sim, rnp.exp_par_worker, worker.cpu, sim.inp.sched.ttwu_ns)
     return exp_select_node_cpus(sim, sim.leaves[-1], worker.cpu, sim.env.now + sim.acc)
 
 
@@ -317,7 +315,7 @@ def rcu_report_exp_rnp(sim, rnp, wake_gp: bool) -> None:
                 sim.exp_gp_qs = sim.env.now + sim.acc
             if wake_gp and sim.exp_phase == EXP_WAIT:
                 # swake_up_one(&expedited_wq), from a CPU not tracked here
-                sim.acc += try_to_wake_up(sim, sim.exp_kworker, None, sim.env.now + sim.acc, sim.inp.sched.ttwu_ns)
+                wake_from_acc(sim, sim.exp_kworker, None, sim.inp.sched.ttwu_ns)
             return
         mask = rnp.grpmask
         rnp = sim.nodes[rnp.parent]

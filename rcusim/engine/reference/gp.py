@@ -21,7 +21,7 @@ from rcusim._core import LAST_QS_KINDS as LAST_QS
 from rcusim._seq import rcu_seq_endval, rcu_seq_snap
 from rcusim.engine.reference.core import note_gp_changes, rcu_need_resched, rcu_report_qs_rdp
 from rcusim.kernel.timer import timer_expiry_jiffy
-from rcusim.engine.reference.sched import BLOCKED, CPU_BUSY, SLEEP, try_to_wake_up, urgent_at, wake
+from rcusim.engine.reference.sched import BLOCKED, CPU_BUSY, SLEEP, try_to_wake_up, urgent_at, wake, wake_from_acc
 from rcusim.engine.reference.tree import (RCU_GP_FLAG_FQS, RCU_GP_FLAG_INIT, raw_spin_lock_rcu_node, rcu_report_qs_rnp,
                                           rcu_start_this_gp)
 
@@ -260,7 +260,7 @@ def rcu_sr_normal_gp_cleanup(sim) -> None:
     waiters, sim.srs_wait = sim.srs_wait, deque()
     gp_cpu = sim.gp_kthread.cpu
     for _ in range(min(SR_MAX_USERS_WAKE_FROM_GP, len(waiters))):
-        sim.acc += try_to_wake_up(sim, waiters.popleft(), gp_cpu, sim.env.now + sim.acc, sim.inp.core.cb_wakeme_ns)
+        wake_from_acc(sim, waiters.popleft(), gp_cpu, sim.inp.core.cb_wakeme_ns)
     if not waiters and not sim.srs_done_heads:
         sim.srs_heads_inuse -= 1
         return

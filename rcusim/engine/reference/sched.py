@@ -422,6 +422,12 @@ def try_to_wake_up(sim, ent: Entity, from_cpu, t: int, local_ns: int) -> int:
     return ttwu(sim, ent, from_cpu, t, local_ns, paid=True)
 
 
+def wake_from_acc(sim, ent: Entity, from_cpu, local_ns: int) -> None:
+    """try_to_wake_up() made by the code running now, at the end of the time it has taken
+    so far (sim.acc), which the wake-up extends (the engine's wake_from_acc())."""
+    sim.acc += try_to_wake_up(sim, ent, from_cpu, sim.env.now + sim.acc, local_ns)
+
+
 def ttwu(sim, ent: Entity, from_cpu, t: int, local_ns: int, paid: bool) -> int:
     if ent.state != BLOCKED:
         return local_ns
