@@ -27,7 +27,7 @@ from rcusim.engine.engine_input import RCU_CPU_STALL_TIMEOUT_S
 from rcusim.engine.faults import FAULTS
 from rcusim.engine.simulate import EVENT_CHUNK, ExitReason, build_engine
 from rcusim.errors import ScenarioError
-from rcusim.input.releases import MODULE_PARAMS, SWITCHES, module_param_since, parse_release
+from rcusim.input.releases import module_param_since, parse_release, release_switches
 from rcusim.input.profiles import profile_topology
 from rcusim.input.scenario import load_scenario
 
@@ -36,10 +36,6 @@ __all__ = ["draw_scenario", "torture_one", "torture", "add_parser", "cmd_torture
 #: Releases drawn (Tree RCU; classic RCU is modelled on one CPU only, drawn there).
 RELEASES = ("3.10", "4.9", "4.14", "4.19", "5.4", "5.10", "5.15", "6.1", "6.2", "6.3", "6.6",
             "6.9", "6.12", "6.17", "7.0")
-LAZY_SINCE = next(s.since for s in SWITCHES if s.name == "rcu_lazy")
-WAKE_FROM_GP_SINCE = next(s.since for s in SWITCHES if s.name == "sr_normal_wake_from_gp")
-ASYNC_SINCE = next(p.since for p in MODULE_PARAMS if p.name == "rcuscale.gp_async")
-ASYNC_PER_TASK_SINCE = next(s.since for s in SWITCHES if s.name == "rcuscale_async_per_task")
 CLASSIC_RELEASES = ("2.6.10", "2.6.20", "2.6.25")
 PROFILES = ("x86-64-server-2023", "amd-threadripper-3970x", "xeon-e5405-8cpu")
 CPU_COUNTS = (1, 2, 3, 4, 7, 8, 16, 33, 64, 128, 256, 1024, 4096, 8192)
@@ -78,6 +74,7 @@ def draw_scenario(rng: random.Random, index: int) -> dict:
     classic = nr == 1 and rng.random() < 0.3
     kernel = {"release": rng.choice(CLASSIC_RELEASES if classic else RELEASES),
               "HZ": rng.choice((100, 250, 1000))}
+    switches = release_switches(parse_release(kernel["release"]))
     preempt = rng.random() < 0.6
     kernel["CONFIG_PREEMPTION"] = preempt
     kernel["CONFIG_PREEMPT_RCU"] = preempt and rng.random() < 0.8
@@ -91,11 +88,11 @@ def draw_scenario(rng: random.Random, index: int) -> dict:
             bootargs.append(f"nohz_full={nr // 2}-{nr - 1}")
         # Lazy RCU where the release has it, drawn from the index's own stream so that
         # no other draw depends on it.
-        kernel["CONFIG_RCU_LAZY"] = (parse_release(kernel["release"]) >= LAZY_SINCE
+        kernel["CONFIG_RCU_LAZY"] = (switches.rcu_lazy
                                      and random.Random(f"lazy {index}").random() < 0.5)
     if not classic and rng.random() < 0.3:
         bootargs.append("rcutree.rcu_normal_wake_from_gp=1")
-        if parse_release(kernel["release"]) < WAKE_FROM_GP_SINCE:
+        if not switches.sr_normal_wake_from_gp:
             kernel["patches"] = ["rcu-sr-normal-wake-from-gp"]  # the series as measured on 6.6
     kernel["bootargs"] = " ".join(bootargs)
     endurance = not classic and nr <= 64 and rng.random() < 0.5
@@ -115,10 +112,10 @@ def draw_scenario(rng: random.Random, index: int) -> dict:
     # index's own stream. Not on offloaded CPUs before v6.12: there rcuscale counts the
     # callbacks in flight per CPU while the rcuop kthreads invoke them elsewhere, and a
     # writer can call rcu_barrier() forever, as the kernel's did.
-    release = parse_release(kernel["release"])
     draw = random.Random(f"async {index}")
-    if (not classic and release >= ASYNC_SINCE and draw.random() < 0.3
-            and (not kernel.get("CONFIG_RCU_NOCB_CPU") or release >= ASYNC_PER_TASK_SINCE)):
+    if (not classic and module_param_since("rcuscale.gp_async", kernel["release"]) is None
+            and draw.random() < 0.3
+            and (not kernel.get("CONFIG_RCU_NOCB_CPU") or switches.rcuscale_async_per_task)):
         caller["primitive"] = "call_rcu_hurry"
         caller["async_max"] = draw.choice((1, 10, 100, 1000))
     if not classic and rng.random() < 0.4 and profile_topology(profile) is not None:
