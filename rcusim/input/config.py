@@ -1385,9 +1385,8 @@ def rcuscale_writer_workloads(wl: RcuscaleWriter, nr_cpus: int, kernel: Kernel, 
     each reports a quiescent state; in rcusim they are kernel-mode CPU hogs that queue no
     callback.
     """
-    for name, value, given in (("gp_async", wl.gp_async, wl.gp_async),
-                               ("minruntime", wl.minruntime, wl.minruntime != 0),
-                               ("writer_holdoff_jiffies", wl.writer_holdoff_jiffies, wl.writer_holdoff_jiffies != 0)):
+    for name, given in (("gp_async", wl.gp_async), ("minruntime", wl.minruntime != 0),
+                        ("writer_holdoff_jiffies", wl.writer_holdoff_jiffies != 0)):
         if given:
             try:
                 check_module_param(f"rcuscale.{name}", kernel.release)
