@@ -471,6 +471,10 @@ class VariantResult:
     """The variant ran the RCU engine; False for a model without grace periods
     (sys_membarrier()), whose metrics are its :attr:`extra_metrics` alone."""
 
+    runs: int = 1
+    """Independent runs pooled into this variant (a real kernel's boots): the rows and the
+    latency figures are the pooled samples', the GP counts and the completion time a run's mean."""
+
     trace: dict | None = None
     """Engine trace of a traced run (``records``: structured array of
     ``rcusim._core.TRACE_DTYPE``; ``entities``: kind, CPU and index of each
@@ -538,6 +542,10 @@ class VariantResult:
             return None
         return self.request_count / n_gps
 
+    def _per_run(self, count) -> int | float:
+        """A count of the pooled rows as one run's: itself for a single run, else the mean."""
+        return int(count) if self.runs == 1 else round(int(count) / self.runs, _RATIO_DECIMALS)
+
     @cached_property
     def metrics(self) -> dict:
         """Headline numbers of this variant, ready for JSON, computed once.
@@ -564,8 +572,8 @@ class VariantResult:
             "completion_time_s": _round_or_none(self.completion_time_ns / 1e9, _S_DECIMALS) if finished else None,
             "latency_us": (latency_stats_us(self.requests["latency_ns"].to_numpy()) if self.records == "all"
                            else digest_stats_us(self.digest)),
-            "grace_periods": int(np.count_nonzero(~expedited)),
-            "expedited_grace_periods": int(np.count_nonzero(expedited)),
+            "grace_periods": self._per_run(np.count_nonzero(~expedited)),
+            "expedited_grace_periods": self._per_run(np.count_nonzero(expedited)),
             "batching": _round_or_none(self.batching, _RATIO_DECIMALS),
         }
         gp = normal_gp_stats(self.gps)

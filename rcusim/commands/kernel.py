@@ -1,0 +1,109 @@
+"""``python -m rcusim kernel SCENARIO``: run a scenario in a real Linux kernel under QEMU.
+
+Writes a results directory in ``run``'s layout (summary.json with the same metric names,
+latencies.parquet, gps.parquet, report.txt, figures) plus ``raw/<variant>/boot-<k>/``: the
+guest's plan, its log, the console, the kernel's log and the trace. ``--twin`` also
+simulates the same scenario (aligned with the image's Kconfig) and prints both side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import shlex
+import sys
+from pathlib import Path
+
+from rcusim.commands.compare import compare_table, save_overlaid_histogram
+from rcusim.errors import ScenarioError
+from rcusim.plots import save_result_figures
+from rcusim.results.run import run_scenario
+from rcusim.twin.qemu import CLOCKS
+from rcusim.twin.run import MAX_BOOTS, run_kernel
+
+__all__ = ["add_parser", "cmd_kernel"]
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("kernel", help="run a scenario in a real Linux kernel under QEMU (the model's twin)")
+    p.add_argument("scenario", help="scenario YAML file")
+    p.add_argument("--kernel", metavar="DIR",
+                   help="a kernel image folder (bzImage, config, modules/) or a folder of them, one per HZ "
+                        "(default: $RCUSIM_KERNEL, then ../shared/kernel beside the source tree)")
+    p.add_argument("--clock", choices=CLOCKS, default="real",
+                   help="real: multi-threaded TCG on the host's clock (vCPUs <= host cores); icount: one "
+                        "instruction count for the whole guest, free of host load (default: %(default)s)")
+    p.add_argument("--boots", type=int, default=5, help=f"boots per variant, pooled (1 to {MAX_BOOTS}; "
+                                                        "default: %(default)s)")
+    p.add_argument("--out", help="results directory (default: results/<scenario name>-kernel)")
+    p.add_argument("--force", action="store_true", help="replace the results directory if it exists")
+    p.add_argument("--seed", type=int, help="the simulation's seed with --twin (default: the scenario's)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a scenario value (repeatable)")
+    p.add_argument("--variant", dest="variants", action="append", metavar="NAME",
+                   help="run only this variant (repeatable)")
+    p.add_argument("--any-profile", action="store_true",
+                   help="accept a hardware profile other than the guest's (qemu-tcg): the simulation then "
+                        "models another machine than the one booted")
+    p.add_argument("--timeout", type=float, default=600.0, metavar="S",
+                   help="longest boot, in seconds of wall time (default: %(default)s)")
+    p.add_argument("--twin", action="store_true",
+                   help="also simulate the scenario (into <out>-sim) and print both side by side")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction,
+                   help="show each boot on stderr (default: when stderr is a terminal)")
+    p.set_defaults(func=cmd_kernel)
+
+
+def _write(result, out: Path, extra=None) -> Path:
+    from rcusim.commands.cli import _write_result  # the cli imports this module
+
+    if extra is None:
+        return _write_result(result, out)
+
+    def figures(r, directory):
+        save_result_figures(r, directory)
+        extra(directory)
+    try:
+        return result.write(out, figures=figures)
+    except OSError as exc:
+        raise ScenarioError(f"--out: cannot write results to {str(out)!r}: {exc.strerror or exc}") from None
+
+
+def cmd_kernel(args) -> int:
+    from rcusim.commands.cli import _check_out, _check_seed  # the cli imports this module
+
+    _check_seed(args.seed)
+    if not args.timeout > 0:
+        raise ScenarioError(f"{args.timeout} s", key="--timeout", allowed="a positive number of seconds")
+    from rcusim.input.scenario import load_scenario
+    name = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed).name
+    out = Path(args.out) if args.out else Path("results") / f"{name}-kernel"
+    sim_out = out.with_name(out.name + "-sim")
+    _check_out(out, args.force)
+    if args.twin:
+        _check_out(sim_out, args.force)
+    run = run_kernel(args.scenario, args.overrides, seed=args.seed, variants=args.variants, kernel=args.kernel,
+                     clock=args.clock, boots=args.boots, any_profile=args.any_profile, timeout_s=args.timeout,
+                     progress=args.progress)
+    try:
+        for note in run.notes:
+            print(f"rcusim: note: {note}", file=sys.stderr)
+        real = run.result
+        real.invocation["command"] = "python -m rcusim " + shlex.join(args.argv)
+        print(real.table())
+        path = _write(real, out, extra=run.write_raw)
+        print(f"\nresults written to {path}/")
+    finally:
+        run.cleanup()
+    if args.twin:
+        from rcusim.input.scenario import load_scenario as load
+        scenario = load(real.provenance["scenario"], seed=args.seed)
+        sim = run_scenario(scenario, variants=list(real.variants), progress=args.progress)
+        sim.invocation["command"] = real.invocation["command"]
+        sim_path = _write(sim, sim_out)
+        print(f"simulation written to {sim_path}/\n")
+        print(compare_table(real.summary(), sim.summary(), "real", "sim"))
+        plot = sim_out / "twin_latency_hist.png"
+        if save_overlaid_histogram([out, sim_out], ["real", "sim"], plot):
+            print(f"\noverlaid latency histogram written to {plot}")
+    return 0

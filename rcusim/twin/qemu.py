@@ -1,0 +1,87 @@
+"""One boot of the guest under QEMU (TCG: KVM does not nest on these machines).
+
+The guest gets a 9p share (mount tag ``out``) holding ``plan.sh``; its /init runs it and
+leaves there what the plan writes, ``plan.log`` and ``dmesg.txt``, then powers off.
+
+Clocks (``--clock``):
+
+* ``real``: multi-threaded TCG; the guest's time is the host's, each vCPU a host thread
+  (so at most as many vCPUs as host cores, and a quiet host);
+* ``icount``: ``-icount shift=0,sleep=off``: guest time advances 1 ns per instruction
+  and all vCPUs take turns on one host thread, so the host's load does not reach the
+  guest's clock, but k busy vCPUs each run at 1/k of the clock's rate.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rcusim.errors import ScenarioError
+
+__all__ = ["CLOCKS", "BootResult", "qemu_command", "boot", "find_qemu"]
+
+CLOCKS = ("real", "icount")
+
+#: Guest memory, MiB: room for rcuscale's kfree floods.
+MEMORY_MB = 2048
+
+#: The guest's own command line before the scenario's: the serial console, few messages,
+#: no reboot on panic (QEMU exits with -no-reboot), no KASLR-dependent surprises kept.
+BASE_CMDLINE = ("console=ttyS0", "quiet", "loglevel=4", "panic=-1")
+
+
+def find_qemu() -> str:
+    path = shutil.which("qemu-system-x86_64")
+    if path is None:
+        raise ScenarioError("qemu-system-x86_64 is not installed", key="kernel",
+                            allowed="apt-get install qemu-system-x86")
+    return path
+
+
+@dataclass(frozen=True)
+class BootResult:
+    """What one boot left: its folder (the share), the console, the exit and the wall time."""
+
+    share: Path
+    console: str
+    returncode: int
+    wall_time_s: float
+    argv: tuple[str, ...]
+
+
+def qemu_command(qemu: str, bzimage: Path, initramfs: Path, share: Path, nr_cpus: int, clock: str,
+                 cmdline: tuple[str, ...]) -> list[str]:
+    """QEMU's command line for one boot."""
+    argv = [qemu, "-cpu", "qemu64", "-smp", str(nr_cpus), "-m", str(MEMORY_MB), "-nographic", "-no-reboot",
+            "-net", "none", "-kernel", str(bzimage), "-initrd", str(initramfs),
+            "-append", " ".join(BASE_CMDLINE + tuple(cmdline)),
+            "-virtfs", f"local,path={share},mount_tag=out,security_model=none"]
+    if clock == "icount":
+        argv += ["-icount", "shift=0,sleep=off"]
+    else:
+        argv += ["-accel", "tcg,thread=multi"]
+    return argv
+
+
+def boot(argv: list[str], share: Path, timeout_s: float) -> BootResult:
+    """Run QEMU until the guest powers off (or `timeout_s` passes: the run is then refused)."""
+    started = time.monotonic()
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired as exc:
+        console = (exc.stdout or b"").decode(errors="replace")
+        tail = " | ".join(console.strip().splitlines()[-3:])
+        raise ScenarioError(f"the guest did not finish in {timeout_s:.0f} s (console: {tail[-200:]})",
+                            key="--timeout", allowed="a longer --timeout, or a shorter workload") from None
+    console = done.stdout.decode(errors="replace") + done.stderr.decode(errors="replace")
+    return BootResult(share=share, console=console, returncode=done.returncode,
+                      wall_time_s=time.monotonic() - started, argv=tuple(argv))
+
+
+def command_line(argv) -> str:
+    return shlex.join(argv)

@@ -1,0 +1,195 @@
+"""Run a scenario in the real kernel: each variant booted `boots` times, the boots' records
+pooled into one :class:`~rcusim.results.result.VariantResult` per variant.
+
+The scenario is first aligned with the image (:func:`rcusim.twin.plan.image_overrides`):
+the Kconfig options it leaves unset take the image's values, so the result's provenance
+holds the scenario that both sides run, and ``run --from real/summary.json`` simulates
+exactly the kernel that was booted.
+"""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rcusim.errors import ScenarioError
+from rcusim.input.scenario import load_scenario
+from rcusim.progress import Stages
+from rcusim.results.result import Result, VariantResult, installed_version
+from rcusim.results.run import KFREE_TABLE_METRICS, resolved_config
+from rcusim.twin.collect import BootRecords, collect_boot
+from rcusim.twin.image import KernelImage, find_image
+from rcusim.twin.initramfs import build_initramfs
+from rcusim.twin.plan import TRACE_EVENTS, GuestPlan, image_overrides, plan_variant, written_keys
+from rcusim.twin.qemu import CLOCKS, boot, command_line, find_qemu, qemu_command
+
+__all__ = ["KernelRun", "align_scenario", "run_kernel", "RAW_FILES"]
+
+#: What each boot's raw folder keeps (trace.txt gzip'd).
+RAW_FILES = ("plan.sh", "plan.log", "console.txt", "dmesg.txt", "trace-stats.txt", "trace.txt")
+
+#: Most boots a run may ask for.
+MAX_BOOTS = 100
+
+
+@dataclass
+class KernelRun:
+    """A real-kernel result and its raw files (copied into ``raw/`` when written)."""
+
+    result: Result | None
+    raw: dict[str, Path] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    scratch: Path | None = None
+    """The boots' share folders, removed by :meth:`cleanup`."""
+
+    def cleanup(self) -> None:
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def write_raw(self, directory: Path) -> None:
+        """Copy each boot's raw files under ``directory/raw/<variant>/boot-<k>/``."""
+        for rel, src in self.raw.items():
+            dst = directory / "raw" / rel
+            dst.mkdir(parents=True, exist_ok=True)
+            for name in RAW_FILES:
+                f = src / name
+                if not f.is_file():
+                    continue
+                if name == "trace.txt":
+                    with open(f, "rb") as fin, gzip.open(dst / "trace.txt.gz", "wb", compresslevel=6) as fout:
+                        shutil.copyfileobj(fin, fout)
+                else:
+                    shutil.copy(f, dst / name)
+
+
+def align_scenario(source, overrides: Sequence[str], seed, variants, kernel) -> tuple:
+    """The scenario with the image's Kconfig filled in, the overrides that did it, and the
+    image of each variant."""
+    scenario = load_scenario(source, overrides=overrides, seed=seed)
+    names = _variant_names(scenario, variants)
+    extra: list[str] = []
+    for name in names:
+        spec = scenario.variants[name]
+        image = find_image(kernel, spec.kernel.HZ)
+        written = written_keys(scenario.asdict(), name, "kernel")
+        for o in image_overrides(spec.kernel, image, written, path=("variants", name, "kernel")):
+            if o not in extra:
+                extra.append(o)
+    aligned = load_scenario(source, overrides=list(overrides) + extra, seed=seed) if extra else scenario
+    images = {}
+    for name in names:
+        spec = aligned.variants[name]
+        images[name] = find_image(kernel, spec.kernel.HZ)
+        left = image_overrides(spec.kernel, images[name], set(), path=("variants", name, "kernel"))
+        if left:
+            raise ScenarioError(f"the variants need different kernels ({', '.join(left)})", key="variants",
+                                allowed="variants whose Kconfig one image per HZ has")
+    return aligned, extra, images, names
+
+
+def _variant_names(scenario, variants) -> list[str]:
+    names = list(scenario.variants) if not variants else list(variants)
+    for n in names:
+        if n not in scenario.variants:
+            raise ScenarioError(f"--variant: '{n}' is not a variant of the scenario",
+                                allowed=", ".join(scenario.variants))
+    return names
+
+
+def _pool(name: str, plan: GuestPlan, boots: list[BootRecords], wall: list[float]) -> VariantResult:
+    requests = pd.concat([b.requests.assign(boot=np.int16(k)) for k, b in enumerate(boots)], ignore_index=True)
+    gps = pd.concat([b.gps.assign(boot=np.int16(k)) for k, b in enumerate(boots)], ignore_index=True)
+    extra: dict = {"boots": len(boots),
+                   "trace": {"events": int(sum(b.stats["entries"] for b in boots)),
+                             "overrun": int(sum(b.stats["overrun"] for b in boots))}}
+    if any(b.kfree for b in boots):
+        for key in ("total_time_ns", "loops", "batches", "memory_footprint_mb"):
+            values = [b.kfree[key] for b in boots]
+            extra[key] = None if None in values else int(round(float(np.mean(values))))
+        extra["per_boot"] = {key: [b.kfree[key] for b in boots]
+                             for key in ("total_time_ns", "batches", "memory_footprint_mb")}
+    return VariantResult(
+        name=name, requests=requests, gps=gps, runs=len(boots),
+        events=extra["trace"]["events"], wall_time_s=float(sum(wall)),
+        sim_time_ns=int(sum(b.completion_ns for b in boots)),
+        completion_time_ns=int(round(float(np.mean([b.completion_ns for b in boots])))),
+        extra_metrics=extra,
+        table_metrics=("boots",) + (KFREE_TABLE_METRICS[:-1] if any(b.kfree for b in boots) else ()),
+    )
+
+
+def run_kernel(source, overrides: Sequence[str] = (), *, seed: int | None = None,
+               variants: Sequence[str] | None = None, kernel=None, clock: str = "real", boots: int = 5,
+               any_profile: bool = False, timeout_s: float = 600.0, progress: bool | None = None,
+               on_boot: Callable[[str, int, float], None] | None = None) -> KernelRun:
+    """Boot each variant's kernel `boots` times and pool what the boots measured.
+
+    Raises
+    ------
+    ScenarioError
+        For anything the real kernel cannot run as the scenario says (before any boot),
+        and for a boot that fails.
+    """
+    if clock not in CLOCKS:
+        raise ScenarioError(f"{clock!r} is not a clock", key="--clock", allowed=" or ".join(CLOCKS))
+    if not 1 <= boots <= MAX_BOOTS:
+        raise ScenarioError(f"{boots} boots", key="--boots", allowed=f"an integer from 1 to {MAX_BOOTS}")
+    scenario, extra, images, names = align_scenario(source, overrides, seed, variants, kernel)
+    plans = {n: plan_variant(n, scenario.variants[n], images[n], raw=scenario.asdict(), clock=clock,
+                             any_profile=any_profile)
+             for n in names}
+    qemu = find_qemu()
+    scratch = Path(tempfile.mkdtemp(prefix="rcusim-kernel-"))
+    run = KernelRun(result=None, notes=[f"{n}: {note}" for n, p in plans.items() for note in p.notes],
+                    scratch=scratch)
+    results, described = {}, {}
+    try:
+        with Stages(progress) as stages:
+            for name in names:
+                image, plan = images[name], plans[name]
+                stages.stage(f"{name}: initramfs")
+                initramfs = build_initramfs(image)
+                records, wall = [], []
+                for k in range(boots):
+                    stages.stage(f"{name}: boot {k + 1}/{boots}")
+                    share = scratch / name / f"boot-{k}"
+                    share.mkdir(parents=True)
+                    (share / "plan.sh").write_text(plan.script, encoding="utf-8")
+                    argv = qemu_command(qemu, image.bzimage, initramfs, share, plan.nr_cpus, clock, plan.cmdline)
+                    booted = boot(argv, share, timeout_s)
+                    (share / "console.txt").write_text(booted.console, encoding="utf-8")
+                    _check_boot(booted, share, name, k)
+                    records.append(collect_boot(plan, share))
+                    wall.append(booted.wall_time_s)
+                    run.raw[f"{name}/boot-{k}"] = share
+                    if on_boot is not None:
+                        on_boot(name, k, booted.wall_time_s)
+                results[name] = _pool(name, plan, records, wall)
+                described[name] = {"image": image.describe(), "clock": clock, "boots": boots,
+                                   "qemu_command": command_line(argv), "guest_cmdline": " ".join(plan.cmdline),
+                                   "plan": plan.script, "trace_events": list(TRACE_EVENTS),
+                                   "notes": list(plan.notes)}
+        run.result = Result(
+            scenario_name=scenario.name, seed=scenario.seed, rcusim_version=installed_version(), variants=results,
+            provenance={"scenario": scenario.asdict(),
+                        "variants": {n: resolved_config(scenario.variants[n]) for n in names},
+                        "real_kernel": {"aligned_with_image": extra, "variants": described}})
+    except BaseException:
+        run.cleanup()
+        raise
+    return run
+
+
+def _check_boot(booted, share: Path, name: str, k: int) -> None:
+    log = (share / "plan.log").read_text(errors="replace") if (share / "plan.log").is_file() else ""
+    if "rcusim-plan-exit 0" not in log:
+        tail = " | ".join((log or booted.console).strip().splitlines()[-3:])
+        raise ScenarioError(f"variant {name}, boot {k + 1}: the guest's plan failed ({tail[-240:]})",
+                            key="kernel", allowed="a scenario the image can run")
