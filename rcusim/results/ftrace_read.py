@@ -28,8 +28,10 @@ import numpy as np
 import pandas as pd
 
 from rcusim.results.result import LAST_QS_NAMES, make_gps_frame
+from rcusim.results.run import BREAKDOWN_PARTS
 
-__all__ = ["EVENT_COLUMNS", "read_ftrace", "grace_periods", "gp_kthread_names"]
+__all__ = ["EVENT_COLUMNS", "read_ftrace", "gp_marks", "grace_periods", "make_gps_from_marks", "gp_kthread_names",
+           "time_breakdown", "breakdown_us"]
 
 #: Columns of :func:`read_ftrace`'s frame.
 EVENT_COLUMNS = ("comm", "pid", "cpu", "flags", "t_ns", "event", "payload")
@@ -74,54 +76,62 @@ def gp_kthread_names() -> tuple[str, ...]:
     return ("rcu_preempt", "rcu_sched")
 
 
-def grace_periods(events: pd.DataFrame) -> pd.DataFrame:
-    """The normal grace periods of a trace, as a results ``gps`` frame.
+def gp_marks(events: pd.DataFrame) -> pd.DataFrame:
+    """Each complete normal GP of a trace with the moment its wait ended.
 
     A GP is the span from its ``rcu_grace_period ... start`` to its ``end`` (rcu_gp_init()
     and rcu_gp_cleanup()); GPs whose start or end the trace lacks are left out.
-    ``fqs_scans`` counts its ``fqsstart`` events (rcu_gp_fqs_loop()). ``last_qs`` names the
-    report that emptied the root's qsmask (``rcu_quiescent_state_report`` at level 0 leaving
-    0) by the CPU it was for, as the engine does (last_qs_src(), fqs_qs_src()): the GP
-    kthread's CPU (the CPU it last traced from), else a busy CPU (the report runs on that CPU
-    in a task, or a scan found it running one), else an idle one. A report with preempted
-    readers left (its last field) waits for them: the GP's end is then a blocked reader's.
-
-    Parameters
-    ----------
-    events : pandas.DataFrame
-        :func:`read_ftrace`'s frame.
+    ``fqs_scans`` counts its ``fqsstart`` events (rcu_gp_fqs_loop()). ``t_qs_ns`` is the
+    report that emptied the root's qsmask (``rcu_quiescent_state_report`` at level 0
+    leaving 0; -1 if the trace lacks it), and ``last_qs`` names it by the CPU it was for,
+    as the engine does (last_qs_src(), fqs_qs_src()): the GP kthread's CPU (the CPU it
+    last traced from), else a busy CPU (the report runs on that CPU in a task, or a scan
+    found it running one), else an idle one. A report with preempted readers left (its last
+    field) waits for them: the GP's end is then a blocked reader's.
 
     Returns
     -------
     pandas.DataFrame
-        Columns of rcusim.results.result.GP_COLUMNS, one row per complete GP in gp_seq order.
+        Columns gp_seq, t_start_ns, t_end_ns, fqs_scans, last_qs, t_qs_ns in gp_seq order.
     """
     gp = events[events["event"] == "rcu_grace_period"]
-    fields = gp["payload"].str.split(expand=True) if len(gp) else pd.DataFrame(columns=[0, 1, 2])
-    seq = pd.to_numeric(fields[1], errors="coerce") if len(gp) else pd.Series(dtype=float)
-    what = fields[2] if len(gp) else pd.Series(dtype=object)
-    starts = dict(zip(seq[what == "start"].astype(np.int64), gp["t_ns"][what == "start"]))
-    ends = dict(zip(seq[what == "end"].astype(np.int64), gp["t_ns"][what == "end"]))
-    scans = (seq[what == "fqsstart"].astype(np.int64).value_counts().to_dict()) if len(gp) else {}
+    fields = gp["payload"].str.split(n=2, expand=True).reindex(columns=[0, 1, 2])
+    seq = pd.to_numeric(fields[1], errors="coerce").fillna(0).astype(np.int64)
+    what = fields[2].fillna("")
+    starts = dict(zip(seq[what == "start"], gp["t_ns"][what == "start"]))
+    ends = dict(zip(seq[what == "end"], gp["t_ns"][what == "end"]))
+    scans = seq[what == "fqsstart"].value_counts().to_dict()
     last = _last_reporters(events)
     complete = sorted(s for s in starts if s in ends and ends[s] >= starts[s])
-    return make_gps_frame(
-        complete,
-        [starts[s] for s in complete],
-        [ends[s] for s in complete],
-        np.zeros(len(complete), dtype=bool),
-        [scans.get(s, 0) for s in complete],
-        [last.get(s, -1) for s in complete],
-    )
+    return pd.DataFrame({
+        "gp_seq": np.asarray(complete, dtype=np.int64),
+        "t_start_ns": np.asarray([starts[s] for s in complete], dtype=np.int64),
+        "t_end_ns": np.asarray([ends[s] for s in complete], dtype=np.int64),
+        "fqs_scans": np.asarray([scans.get(s, 0) for s in complete], dtype=np.int64),
+        "last_qs": np.asarray([last.get(s, (-1, -1))[0] for s in complete], dtype=np.int8),
+        "t_qs_ns": np.asarray([last.get(s, (-1, -1))[1] for s in complete], dtype=np.int64),
+    })
 
 
-def _last_reporters(events: pd.DataFrame) -> dict[int, int]:
-    """LAST_QS code of the report that emptied the root, by gp_seq."""
+def grace_periods(events: pd.DataFrame) -> pd.DataFrame:
+    """The normal grace periods of a trace (:func:`gp_marks`) as a results ``gps`` frame."""
+    return make_gps_from_marks(gp_marks(events))
+
+
+def make_gps_from_marks(m: pd.DataFrame) -> pd.DataFrame:
+    """:func:`gp_marks`'s rows as a results ``gps`` frame."""
+    return make_gps_frame(m["gp_seq"], m["t_start_ns"], m["t_end_ns"], np.zeros(len(m), dtype=bool),
+                          m["fqs_scans"], m["last_qs"])
+
+
+def _last_reporters(events: pd.DataFrame) -> dict[int, tuple[int, int]]:
+    """(LAST_QS code, time) of the report that emptied the root, by gp_seq."""
     kthreads = set(gp_kthread_names())
     running: dict[int, bool] = {}  # CPU -> runs a task (not its idle task), from sched_switch
     gp_cpu = -1
-    out: dict[int, int] = {}
-    for comm, cpu, event, payload in zip(events["comm"], events["cpu"], events["event"], events["payload"]):
+    out: dict[int, tuple[int, int]] = {}
+    for comm, cpu, t, event, payload in zip(events["comm"], events["cpu"], events["t_ns"], events["event"],
+                                            events["payload"]):
         if event == "sched_switch":
             running[cpu] = not payload.rsplit("next_pid=", 1)[-1].startswith("0 ")
             continue
@@ -136,7 +146,7 @@ def _last_reporters(events: pd.DataFrame) -> dict[int, int]:
         if left != 0:
             continue
         if f[6] != "0":
-            out[int(f[1])] = _CODE["blocked_reader"]
+            out[int(f[1])] = (_CODE["blocked_reader"], int(t))
             continue
         reported = [int(f[4]) + b for b in range(64) if mask >> b & 1]
         if gp_cpu in reported:
@@ -145,5 +155,82 @@ def _last_reporters(events: pd.DataFrame) -> dict[int, int]:
             code = _CODE["idle_cpu"] if comm == "<idle>" else _CODE["busy_cpu"]
         else:
             code = _CODE["busy_cpu"] if any(running.get(c, False) for c in reported) else _CODE["idle_cpu"]
-        out[int(f[1])] = code
+        out[int(f[1])] = (code, int(t))
     return out
+
+
+_PID = re.compile(r"(?:^| )pid=(\d+)")
+_NEXT_PID = re.compile(r"next_pid=(\d+)")
+
+
+def time_breakdown(events: pd.DataFrame, requests: pd.DataFrame, marks: pd.DataFrame) -> dict | None:
+    """Where the synchronize_rcu() calls' time went, from the trace, in the engine's parts
+    (rcusim.results.run.BREAKDOWN_PARTS): ``matched`` calls and each part's sum over them, ns.
+
+    Each call is matched with the first GP that starts after it (the GP its rcu_seq_snap()
+    waits for: one already running when it was called cannot serve it) and ends before it
+    returns; its caller is the task running on its CPU when it was made (sched_switch).
+    Then ``before_gp`` runs from the call to that GP's start, ``qs_round`` to the report that
+    emptied the root, ``gp_end`` to the GP's end, ``callback`` to the caller's
+    ``sched_waking`` (wakeme_after_rcu() calling try_to_wake_up()), ``wakeup`` to its
+    ``sched_wakeup`` (queued on a run queue) and ``runqueue`` to the ``sched_switch`` that
+    runs it. None when no call could be matched (no such events in the trace);
+    :func:`breakdown_us` turns results into means.
+    """
+    if len(requests) == 0 or len(marks) == 0:
+        return None
+    switch = events[events["event"] == "sched_switch"]
+    next_pid = switch["payload"].str.extract(_NEXT_PID, expand=False).astype(float)
+    waking = events[events["event"] == "sched_waking"]
+    woken = events[events["event"] == "sched_wakeup"]
+    wake_pid = {name: frame["payload"].str.extract(_PID, expand=False).astype(float)
+                for name, frame in (("waking", waking), ("wakeup", woken))}
+    t_start = requests["t_start_ns"].to_numpy()
+    t_end = requests["t_end_ns"].to_numpy()
+    order = np.argsort(marks["t_start_ns"].to_numpy(), kind="stable")
+    gp_start = marks["t_start_ns"].to_numpy()[order]
+    gp_end = marks["t_end_ns"].to_numpy()[order]
+    gp_qs = marks["t_qs_ns"].to_numpy()[order]
+    k = np.searchsorted(gp_start, t_start, side="left")
+    ok = k < len(gp_start)
+    k = np.minimum(k, len(gp_start) - 1)
+    ok &= (gp_end[k] <= t_end) & (gp_qs[k] >= 0)
+    # The caller: the task its CPU switched to last before the call.
+    caller = np.full(len(t_start), -1.0)
+    cpus = requests["cpu"].to_numpy()
+    for cpu in np.unique(cpus):
+        on = (switch["cpu"] == cpu).to_numpy()
+        times, pids = switch["t_ns"].to_numpy()[on], next_pid.to_numpy()[on]
+        mine = cpus == cpu
+        j = np.searchsorted(times, t_start[mine], side="right") - 1
+        caller[mine] = np.where(j >= 0, pids[np.maximum(j, 0)], -1)
+    ok &= caller > 0
+
+    def first_after(times_by_pid: dict, t: np.ndarray) -> np.ndarray:
+        out = np.full(len(t), -1, dtype=np.int64)
+        for pid, times in times_by_pid.items():
+            mine = caller == pid
+            j = np.searchsorted(times, t[mine], side="left")
+            out[mine] = np.where(j < len(times), times[np.minimum(j, len(times) - 1)], -1)
+        return out
+
+    def by_pid(frame, pids) -> dict:
+        return {pid: frame["t_ns"].to_numpy()[(pids == pid).to_numpy()] for pid in np.unique(caller[caller > 0])}
+
+    t_waking = first_after(by_pid(waking, wake_pid["waking"]), gp_end[k])
+    t_wakeup = first_after(by_pid(woken, wake_pid["wakeup"]), np.maximum(t_waking, 0))
+    t_run = first_after({pid: switch["t_ns"].to_numpy()[(next_pid == pid).to_numpy()]
+                         for pid in np.unique(caller[caller > 0])}, np.maximum(t_wakeup, 0))
+    ok &= (t_waking >= 0) & (t_wakeup >= 0) & (t_run >= 0) & (t_run <= t_end)
+    if not ok.any():
+        return None
+    marks_at = [t_start, gp_start[k], gp_qs[k], gp_end[k], t_waking, t_wakeup, t_run]
+    return {"matched": int(ok.sum()), "sums_ns": [int(np.sum(b[ok] - a[ok])) for a, b in zip(marks_at, marks_at[1:])]}
+
+
+def breakdown_us(pooled: list[dict]) -> dict:
+    """Mean microseconds per part over the matched calls of several :func:`time_breakdown`
+    results, keyed as the engine's ``normal_time_us`` (BREAKDOWN_PARTS)."""
+    matched = sum(b["matched"] for b in pooled)
+    sums = np.sum([b["sums_ns"] for b in pooled], axis=0)
+    return {part: round(int(total) / matched / 1e3, 3) for part, total in zip(BREAKDOWN_PARTS, sums)}

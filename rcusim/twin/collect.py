@@ -23,7 +23,7 @@ import pandas as pd
 
 from rcusim import _core
 from rcusim.errors import ScenarioError
-from rcusim.results.ftrace_read import grace_periods, read_ftrace
+from rcusim.results.ftrace_read import gp_marks, make_gps_from_marks, read_ftrace, time_breakdown
 from rcusim.results.result import make_requests_frame
 from rcusim.twin.plan import GuestPlan
 
@@ -46,6 +46,8 @@ class BootRecords:
     completion_ns: int
     kfree: dict = field(default_factory=dict)
     stats: dict = field(default_factory=dict)
+    breakdown: dict | None = None
+    """The calls' time breakdown (rcusim.results.ftrace_read.time_breakdown), sums in ns."""
 
 
 def _lines(path: Path) -> list[str]:
@@ -117,7 +119,7 @@ def _helper_requests(plan: GuestPlan, share: Path) -> pd.DataFrame:
 def collect_boot(plan: GuestPlan, share: Path) -> BootRecords:
     """The records of the boot whose share folder is `share`."""
     events = read_ftrace(_lines(share / "trace.txt"))
-    gps = grace_periods(events)
+    marks = gp_marks(events)
     lines = dmesg_lines(share)
     kfree = {}
     if plan.sync_loops:
@@ -137,10 +139,13 @@ def collect_boot(plan: GuestPlan, share: Path) -> BootRecords:
         t0 = t1 = 0
     if kfree:
         t1 = t0 + kfree["total_time_ns"]
-    gps = gps[(gps["t_start_ns"] >= t0) & (gps["t_start_ns"] <= t1)].reset_index(drop=True)
+    breakdown = time_breakdown(events, requests, marks) if len(requests) else None
+    marks = marks[(marks["t_start_ns"] >= t0) & (marks["t_start_ns"] <= t1)]
+    gps = make_gps_from_marks(marks)
     for frame in (requests, gps):
         for col in ("t_start_ns", "t_end_ns"):
             frame[col] = frame[col].to_numpy() - t0
     if "latency_ns" in requests:
         requests["latency_ns"] = requests["t_end_ns"] - requests["t_start_ns"]
-    return BootRecords(requests=requests, gps=gps, completion_ns=t1 - t0, kfree=kfree, stats=trace_stats(share))
+    return BootRecords(requests=requests, gps=gps, completion_ns=t1 - t0, kfree=kfree, stats=trace_stats(share),
+                       breakdown=breakdown)

@@ -22,6 +22,7 @@ import pandas as pd
 from rcusim.errors import ScenarioError
 from rcusim.input.scenario import load_scenario
 from rcusim.progress import Stages
+from rcusim.results.ftrace_read import breakdown_us
 from rcusim.results.result import Result, VariantResult, installed_version
 from rcusim.results.run import KFREE_TABLE_METRICS, resolved_config
 from rcusim.twin.collect import BootRecords, collect_boot
@@ -30,10 +31,10 @@ from rcusim.twin.initramfs import build_initramfs
 from rcusim.twin.plan import TRACE_EVENTS, GuestPlan, image_overrides, plan_variant, written_keys
 from rcusim.twin.qemu import CLOCKS, boot, command_line, find_qemu, qemu_command
 
-__all__ = ["KernelRun", "align_scenario", "run_kernel", "RAW_FILES"]
+__all__ = ["KernelRun", "align_scenario", "run_kernel"]
 
-#: What each boot's raw folder keeps (trace.txt gzip'd).
-RAW_FILES = ("plan.sh", "plan.log", "console.txt", "dmesg.txt", "trace-stats.txt", "trace.txt")
+#: The raw files kept gzip'd (the others are copied as they are).
+GZIPPED = ("trace.txt",)
 
 #: Most boots a run may ask for.
 MAX_BOOTS = 100
@@ -58,15 +59,12 @@ class KernelRun:
         for rel, src in self.raw.items():
             dst = directory / "raw" / rel
             dst.mkdir(parents=True, exist_ok=True)
-            for name in RAW_FILES:
-                f = src / name
-                if not f.is_file():
-                    continue
-                if name == "trace.txt":
-                    with open(f, "rb") as fin, gzip.open(dst / "trace.txt.gz", "wb", compresslevel=6) as fout:
+            for f in sorted(src.iterdir()):
+                if f.name in GZIPPED:
+                    with open(f, "rb") as fin, gzip.open(dst / (f.name + ".gz"), "wb", compresslevel=6) as fout:
                         shutil.copyfileobj(fin, fout)
-                else:
-                    shutil.copy(f, dst / name)
+                elif f.is_file():
+                    shutil.copy(f, dst / f.name)
 
 
 def align_scenario(source, overrides: Sequence[str], seed, variants, kernel) -> tuple:
@@ -109,6 +107,10 @@ def _pool(name: str, plan: GuestPlan, boots: list[BootRecords], wall: list[float
     extra: dict = {"boots": len(boots),
                    "trace": {"events": int(sum(b.stats["entries"] for b in boots)),
                              "overrun": int(sum(b.stats["overrun"] for b in boots))}}
+    found = [b.breakdown for b in boots if b.breakdown is not None]
+    if found:
+        extra["normal_time_us"] = breakdown_us(found)
+        extra["breakdown_matched"] = sum(b["matched"] for b in found)
     if any(b.kfree for b in boots):
         for key in ("total_time_ns", "loops", "batches", "memory_footprint_mb"):
             values = [b.kfree[key] for b in boots]
