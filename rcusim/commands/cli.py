@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from rcusim.commands import bench, compare, kernel, sweep, torture
+from rcusim.commands import bench, compare, kernel, sweep, torture, tracediff
 from rcusim.engine.rcuscale import rcuscale_line, rcuscale_writer_lines, recheck_lines
 from rcusim.engine.simulate import ModelError, estimate_memory_bytes, sync_loops
 from rcusim.errors import ScenarioError
@@ -100,6 +100,7 @@ def _parser() -> argparse.ArgumentParser:
     torture.add_parser(sub)
     bench.add_parser(sub)
     kernel.add_parser(sub)
+    tracediff.add_parser(sub)
     rcuscale = sub.add_parser("rcuscale", help="run a kvm.sh rcuscale command line (GP-writer or kfree test)")
     add_kvm_arguments(rcuscale)
     rcuscale.set_defaults(func=cmd_rcuscale)

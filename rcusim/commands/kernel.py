@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gzip
 import shlex
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 from rcusim.commands.compare import compare_table, save_overlaid_histogram
 from rcusim.errors import ScenarioError
 from rcusim.plots import save_result_figures
+from rcusim.results import trace
 from rcusim.results.run import run_scenario
 from rcusim.twin.qemu import CLOCKS
 from rcusim.twin.run import MAX_BOOTS, run_kernel
@@ -69,6 +71,17 @@ def _write(result, out: Path, extra=None) -> Path:
         raise ScenarioError(f"--out: cannot write results to {str(out)!r}: {exc.strerror or exc}") from None
 
 
+def _write_sim_traces(sim, directory: Path) -> None:
+    """Each simulated variant's rcu and sched tracepoints as ftrace text, where tracediff
+    looks for them (raw/<variant>/trace.txt.gz)."""
+    for name, v in sim.variants.items():
+        folder = directory / "raw" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        with gzip.open(folder / "trace.txt.gz", "wt", compresslevel=6) as f:
+            for line in trace.ftrace_lines(v):
+                f.write(line + "\n")
+
+
 def cmd_kernel(args) -> int:
     from rcusim.commands.cli import _check_out, _check_seed  # the cli imports this module
 
@@ -98,12 +111,18 @@ def cmd_kernel(args) -> int:
     if args.twin:
         from rcusim.input.scenario import load_scenario as load
         scenario = load(real.provenance["scenario"], seed=args.seed)
-        sim = run_scenario(scenario, variants=list(real.variants), progress=args.progress)
+        try:
+            trace.check_trace_size(scenario, list(real.variants))
+            limit = trace.MAX_TRACE_RECORDS
+        except ScenarioError:
+            limit = None  # too large to trace: tracediff then has the real side's traces only
+        sim = run_scenario(scenario, variants=list(real.variants), progress=args.progress, trace_limit=limit)
         sim.invocation["command"] = real.invocation["command"]
-        sim_path = _write(sim, sim_out)
+        sim_path = _write(sim, sim_out, extra=functools.partial(_write_sim_traces, sim) if limit else None)
         print(f"simulation written to {sim_path}/\n")
         print(compare_table(real.summary(), sim.summary(), "real", "sim"))
         plot = sim_out / "twin_latency_hist.png"
         if save_overlaid_histogram([out, sim_out], ["real", "sim"], plot):
             print(f"\noverlaid latency histogram written to {plot}")
+        print(f"GP by GP: python -m rcusim tracediff {out} {sim_out}")
     return 0

@@ -92,7 +92,8 @@ def gp_marks(events: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns gp_seq, t_start_ns, t_end_ns, fqs_scans, last_qs, t_qs_ns in gp_seq order.
+        Columns gp_seq, t_start_ns, t_end_ns, fqs_scans, last_qs, t_qs_ns and
+        t_first_fqs_ns (its first scan's start; -1 without one), in gp_seq order.
     """
     gp = events[events["event"] == "rcu_grace_period"]
     fields = gp["payload"].str.split(n=2, expand=True).reindex(columns=[0, 1, 2])
@@ -101,6 +102,7 @@ def gp_marks(events: pd.DataFrame) -> pd.DataFrame:
     starts = dict(zip(seq[what == "start"], gp["t_ns"][what == "start"]))
     ends = dict(zip(seq[what == "end"], gp["t_ns"][what == "end"]))
     scans = seq[what == "fqsstart"].value_counts().to_dict()
+    first_scan = gp["t_ns"][what == "fqsstart"].groupby(seq[what == "fqsstart"]).min().to_dict()
     last = _last_reporters(events)
     complete = sorted(s for s in starts if s in ends and ends[s] >= starts[s])
     return pd.DataFrame({
@@ -110,6 +112,7 @@ def gp_marks(events: pd.DataFrame) -> pd.DataFrame:
         "fqs_scans": np.asarray([scans.get(s, 0) for s in complete], dtype=np.int64),
         "last_qs": np.asarray([last.get(s, (-1, -1))[0] for s in complete], dtype=np.int8),
         "t_qs_ns": np.asarray([last.get(s, (-1, -1))[1] for s in complete], dtype=np.int64),
+        "t_first_fqs_ns": np.asarray([first_scan.get(s, -1) for s in complete], dtype=np.int64),
     })
 
 

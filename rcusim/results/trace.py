@@ -379,7 +379,9 @@ def ftrace_lines(variant_result, nr_cpus: int | None = None):
         elif kind == TR["gp_fqs_end"]:
             line = (ent, cpu, ".....", "rcu_grace_period", f"{rcu} {gp_seq} fqsend")
         elif kind == TR["gp_end"]:
-            line = (ent, cpu, ".....", "rcu_grace_period", f"{rcu} {gp_seq} end")
+            # rcu_gp_cleanup() traces "end" before rcu_seq_end(), with the GP's own number:
+            # the record holds the ended value, (old | RCU_SEQ_STATE_MASK) + 1 = old + 3.
+            line = (ent, cpu, ".....", "rcu_grace_period", f"{rcu} {(int(r['gp_seq']) - 3) & mask} end")
         elif kind == TR["qs"]:
             if arg == 2:
                 pass  # expedited: the kernel has no per-CPU tracepoint for it

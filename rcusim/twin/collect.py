@@ -14,6 +14,7 @@ a simulated run's start at 0.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,6 +140,8 @@ def collect_boot(plan: GuestPlan, share: Path) -> BootRecords:
         t0 = t1 = 0
     if kfree:
         t1 = t0 + kfree["total_time_ns"]
+    # The workload's span on the trace's clock, for tracediff (kept with the raw files).
+    (share / "window.json").write_text(json.dumps({"t0_ns": t0, "t1_ns": t1}) + "\n")
     breakdown = time_breakdown(events, requests, marks) if len(requests) else None
     marks = marks[(marks["t_start_ns"] >= t0) & (marks["t_start_ns"] <= t1)]
     gps = make_gps_from_marks(marks)

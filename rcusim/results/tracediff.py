@@ -1,0 +1,174 @@
+"""Two traces of one scenario laid GP by GP: where each grace period's time went on each
+side, and the first systematic difference.
+
+A side is a results directory (each boot's ``raw/<variant>/boot-<k>/trace.txt.gz`` of
+``rcusim kernel``, the GPs that start while its workload runs, ``window.json``, or ``raw/<variant>/trace.txt.gz`` that ``kernel --twin`` writes for the
+simulation) or an ftrace text file (``run --ftrace``'s, or a kernel's ``trace``).
+
+Each GP (:func:`rcusim.results.ftrace_read.gp_marks`) splits into ``qs_wait``, from
+rcu_gp_init()'s start to the report that emptied the root, and ``cleanup``, from there to
+rcu_gp_cleanup()'s end; ``first_fqs`` is the wait until its first force-quiescent-state
+scan, where it had one. The i-th GP of one side faces the i-th of the other. A phase
+differs systematically when one side is longer in at least :data:`CONSISTENT` of the
+aligned GPs and the medians differ by more than :data:`MATERIAL` of the GP's median length.
+The per-call time breakdown of the two summaries (``normal_time_us``) is set side by side
+the same way, in the order a call lives it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rcusim.errors import ScenarioError
+from rcusim.results.ftrace_read import gp_marks, read_ftrace
+from rcusim.results.result import LAST_QS_NAMES
+from rcusim.results.run import BREAKDOWN_PARTS
+
+__all__ = ["load_side", "gp_phases", "tracediff_report", "CONSISTENT", "MATERIAL"]
+
+#: Share of aligned GPs in which one side must be longer for a systematic difference.
+CONSISTENT = 0.75
+#: Smallest difference of medians that counts, as a share of the GPs' median length.
+MATERIAL = 0.10
+
+PHASES = ("length", "qs_wait", "cleanup", "first_fqs")
+
+
+def _open_text(path: Path):
+    return gzip.open(path, "rt", errors="replace") if path.suffix == ".gz" else open(path, errors="replace")
+
+
+def _trace_files(source: Path, variant: str | None) -> tuple[list[Path], dict | None, str]:
+    if source.is_file():
+        return [source], None, variant or ""
+    raw = source / "raw"
+    if not raw.is_dir():
+        raise ScenarioError(f"{str(source)!r} has no raw/ traces", key="tracediff",
+                            allowed="a results directory of 'rcusim kernel' (or its -sim twin), or an ftrace file")
+    summary_path = source / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.is_file() else None
+    names = sorted(p.name for p in raw.iterdir() if p.is_dir())
+    name = variant or (names[0] if names else "")
+    if name not in names:
+        raise ScenarioError(f"no traces of variant {name!r} in {str(source)!r}", key="--variant",
+                            allowed=", ".join(names) or "a directory with traces")
+    files = sorted((raw / name).glob("boot-*/trace.txt.gz")) or sorted((raw / name).glob("trace.txt.gz"))
+    if not files:
+        raise ScenarioError(f"no trace.txt.gz under {str(raw / name)!r}", key="tracediff",
+                            allowed="a results directory written with traces")
+    return files, summary, name
+
+
+def _variant_lines(f, variant: str):
+    """Lines of one variant of a multi-variant ``run --ftrace`` file (all lines if unmarked)."""
+    current = None
+    for line in f:
+        if line.startswith("# rcusim variant: "):
+            current = line.split(": ", 1)[1].strip()
+            continue
+        if current is None or not variant or current == variant:
+            yield line
+
+
+def load_side(source, variant: str | None = None) -> dict:
+    """A side's GP phases (one frame, boots one after the other) and its summary's breakdown."""
+    files, summary, name = _trace_files(Path(source), variant)
+    frames = []
+    for k, path in enumerate(files):
+        with _open_text(path) as f:
+            marks = gp_marks(read_ftrace(_variant_lines(f, name)))
+        window = path.parent / "window.json"
+        if window.is_file():  # a real boot: the GPs that start while its workload runs
+            span = json.loads(window.read_text())
+            marks = marks[(marks["t_start_ns"] >= span["t0_ns"]) & (marks["t_start_ns"] <= span["t1_ns"])]
+        frames.append(gp_phases(marks).assign(boot=k))
+    breakdown = None
+    if summary is not None:
+        breakdown = summary.get("variants", {}).get(name, {}).get("metrics", {}).get("normal_time_us")
+    return {"label": str(source), "variant": name, "gps": pd.concat(frames, ignore_index=True),
+            "breakdown": breakdown}
+
+
+def gp_phases(marks: pd.DataFrame) -> pd.DataFrame:
+    """Each GP's length and phases in µs (:data:`PHASES`), its FQS scans and last reporter."""
+    start, end, qs, scan = (marks[c].to_numpy() for c in ("t_start_ns", "t_end_ns", "t_qs_ns", "t_first_fqs_ns"))
+    return pd.DataFrame({
+        "gp_seq": marks["gp_seq"].to_numpy(),
+        "length": (end - start) / 1e3,
+        "qs_wait": np.where(qs >= 0, (qs - start) / 1e3, np.nan),
+        "cleanup": np.where(qs >= 0, (end - qs) / 1e3, np.nan),
+        "first_fqs": np.where(scan >= 0, (scan - start) / 1e3, np.nan),
+        "fqs_scans": marks["fqs_scans"].to_numpy(),
+        "last_qs": [LAST_QS_NAMES.get(int(c), "-") for c in marks["last_qs"]],
+    })
+
+
+def _systematic(a: pd.Series, b: pd.Series, scale: float) -> str | None:
+    """'longer'/'shorter' (b against a) if b differs from a systematically, else None."""
+    both = pd.DataFrame({"a": a.to_numpy(), "b": b.to_numpy()}).dropna()
+    if len(both) == 0:
+        return None
+    longer = float(np.mean(both["b"] > both["a"]))
+    diff = float(np.median(both["b"]) - np.median(both["a"]))
+    if abs(diff) <= MATERIAL * scale:
+        return None
+    if diff > 0 and longer >= CONSISTENT:
+        return "longer"
+    if diff < 0 and 1 - longer >= CONSISTENT:
+        return "shorter"
+    return None
+
+
+def _fmt(x) -> str:
+    return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.1f}"
+
+
+def tracediff_report(a: dict, b: dict, rows: int = 10) -> str:
+    """The report: the first `rows` aligned GPs, each phase's median on both sides, the
+    last reporters and FQS scans, the calls' breakdown, and the first systematic difference."""
+    ga, gb = a["gps"], b["gps"]
+    n = min(len(ga), len(gb))
+    out = [f"A: {a['label']} ({a['variant'] or '-'}): {len(ga)} GPs",
+           f"B: {b['label']} ({b['variant'] or '-'}): {len(gb)} GPs", ""]
+    if n == 0:
+        return "\n".join(out + ["no GP on one side: nothing to align"])
+    head = f"{'GP':>4}  " + "  ".join(f"{p + ' A':>11} {p + ' B':>11}" for p in PHASES[:3]) + "  fqs A/B  last QS A / B"
+    out.append(head)
+    for i in range(min(rows, n)):
+        ra, rb = ga.iloc[i], gb.iloc[i]
+        cells = "  ".join(f"{_fmt(ra[p]):>11} {_fmt(rb[p]):>11}" for p in PHASES[:3])
+        out.append(f"{i:>4}  {cells}  {ra['fqs_scans']:>3}/{rb['fqs_scans']:<3}  {ra['last_qs']} / {rb['last_qs']}")
+    ga, gb = ga.iloc[:n], gb.iloc[:n]
+    scale = float(np.median(ga["length"]))
+    out += ["", f"median over {n} aligned GPs (µs)      A           B      B/A  systematic"]
+    first = None
+    for p in PHASES:
+        ma, mb = np.nanmedian(ga[p]) if ga[p].notna().any() else np.nan, \
+            np.nanmedian(gb[p]) if gb[p].notna().any() else np.nan
+        verdict = _systematic(ga[p], gb[p], scale) if p != "length" else _systematic(ga[p], gb[p], 0.0)
+        ratio = mb / ma if ma and not np.isnan(ma) and not np.isnan(mb) else np.nan
+        out.append(f"  {p:<32} {_fmt(ma):>9} {_fmt(mb):>11} {_fmt(ratio) if np.isnan(ratio) else f'{ratio:.2f}':>8}"
+                   f"  {verdict or ''}")
+        if verdict and p != "length" and first is None:
+            first = f"GP phase {p}: B {verdict} in most aligned GPs"
+    out.append(f"  {'FQS scans per GP (mean)':<32} {ga['fqs_scans'].mean():>9.2f} {gb['fqs_scans'].mean():>11.2f}")
+    for name in LAST_QS_NAMES.values():
+        sa, sb = float(np.mean(ga["last_qs"] == name)), float(np.mean(gb["last_qs"] == name))
+        out.append(f"  {'last QS: ' + name + ' (share)':<32} {sa:>9.2f} {sb:>11.2f}")
+    if a["breakdown"] and b["breakdown"]:
+        out += ["", "calls' time breakdown (mean µs)         A           B      B/A"]
+        call_first = None
+        for part in BREAKDOWN_PARTS:
+            xa, xb = a["breakdown"].get(part), b["breakdown"].get(part)
+            ratio = xb / xa if xa else np.nan
+            out.append(f"  {part:<32} {_fmt(xa):>9} {_fmt(xb):>11} {'-' if np.isnan(ratio) else f'{ratio:.2f}':>8}")
+            if call_first is None and xa is not None and xb is not None and abs(xb - xa) > max(MATERIAL * abs(xa), 50):
+                call_first = f"call part {part}: A {xa:.1f} µs, B {xb:.1f} µs"
+        first = call_first or first
+    out += ["", f"first systematic difference: {first or 'none found'}"]
+    return "\n".join(out)
