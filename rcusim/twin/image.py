@@ -23,6 +23,7 @@ __all__ = ["KernelImage", "find_image", "default_kernel_dirs", "MODULES"]
 MODULES = ("torture.ko", "rcuscale.ko")
 
 _VERSION = re.compile(r"^# Linux/\S+ (\S+) Kernel Configuration", re.MULTILINE)
+_PROVENANCE_OPTIONS = re.compile(r"CONFIG_(RCU_|PREEMPT|TREE_RCU|TASKS_RCU|HZ|NO_HZ|NR_CPUS|SMP$)")
 _OPTION = re.compile(r"^(CONFIG_\w+)=(.*)$|^# (CONFIG_\w+) is not set$", re.MULTILINE)
 
 
@@ -91,9 +92,10 @@ class KernelImage:
         return h.hexdigest()
 
     def describe(self) -> dict:
-        """The image as provenance records it."""
+        """The image as provenance records it, with its RCU, preemption, tick and CPU options."""
+        config = {k: v for k, v in sorted(self.config.items()) if _PROVENANCE_OPTIONS.match(k)}
         return {"path": str(self.path), "version": self.version, "HZ": self.hz, "sha256": self.digest,
-                "modules": sorted(p.name for p in (self.path / "modules").glob("*.ko"))}
+                "modules": sorted(p.name for p in (self.path / "modules").glob("*.ko")), "config": config}
 
 
 def _is_image(path: Path) -> bool:
