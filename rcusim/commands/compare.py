@@ -19,7 +19,7 @@ from rcusim.errors import ScenarioError
 from rcusim.plots import LatencyHistogramDisplay
 from rcusim.plots.axes import agg_figure
 
-__all__ = ["load_summary", "flatten_metrics", "compare_table", "add_parser", "cmd_compare"]
+__all__ = ["load_summary", "flatten_metrics", "compare_table", "figures_table", "add_parser", "cmd_compare"]
 
 #: Metrics shown first, in this order; any other numeric metric follows, by name.
 HEADLINE = ["completion_time_s", "latency_us.count", "latency_us.min", "latency_us.mean", "latency_us.p50",
@@ -134,6 +134,48 @@ def save_overlaid_histogram(sources, labels, path, *, log2: bool = True) -> bool
     return True
 
 
+#: The figures ``compare --figures`` sets side by side: (label, dotted metric or a gps.parquet figure).
+FIGURES = (("latency mean (µs)", "latency_us.mean"), ("latency p50 (µs)", "latency_us.p50"),
+           ("latency p99 (µs)", "latency_us.p99"), ("latency max (µs)", "latency_us.max"),
+           ("grace periods", "grace_periods"), ("GP length mean (µs)", "gps:mean_length_us"),
+           ("kfree footprint (MB)", "memory_footprint_mb"), ("kfree batches", "batches"),
+           ("kfree total time (ms)", "total_time_ms"))
+
+
+def _gp_mean_length_us(directory: Path, variant: str) -> float | None:
+    """Mean length of a variant's normal GPs, from its gps.parquet."""
+    import pandas as pd
+
+    path = directory / "gps.parquet"
+    if not path.is_file():
+        return None
+    gps = pd.read_parquet(path, columns=["variant", "t_start_ns", "t_end_ns", "expedited"])
+    mine = gps[(gps["variant"].astype(str) == variant) & ~gps["expedited"]]
+    return float((mine["t_end_ns"] - mine["t_start_ns"]).mean() / 1e3) if len(mine) else None
+
+
+def figures_table(a, b, label_a: str = "A", label_b: str = "B") -> str:
+    """The validation figures (:data:`FIGURES`) of every variant the two results share, as a
+    Markdown table: A, B and B/A."""
+    sa, sb = load_summary(a), load_summary(b)
+    da, db = (Path(x) if Path(x).is_dir() else Path(x).parent for x in (a, b))
+    rows = [f"| variant | figure | {label_a} | {label_b} | {label_b}/{label_a} |", "|---|---|---|---|---|"]
+    for name in [n for n in sa["variants"] if n in sb["variants"]]:
+        ma, mb = (flatten_metrics(s["variants"][name]) for s in (sa, sb))
+        for label, key in FIGURES:
+            if key == "gps:mean_length_us":
+                x, y = _gp_mean_length_us(da, name), _gp_mean_length_us(db, name)
+            elif key == "total_time_ms":
+                x, y = (None if m.get("total_time_ns") is None else m["total_time_ns"] / 1e6 for m in (ma, mb))
+            else:
+                x, y = ma.get(key), mb.get(key)
+            if x is None and y is None:
+                continue
+            ratio = "-" if x in (None, 0) or y is None else f"{y / x:.2f}"
+            rows.append(f"| {name} | {label} | {_fmt(x)} | {_fmt(y)} | {ratio} |")
+    return "\n".join(rows)
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("compare", help="compare two results side by side")
     p.add_argument("a", metavar="A", help="results directory (or summary.json): the baseline")
@@ -141,12 +183,18 @@ def add_parser(sub) -> None:
     p.add_argument("--plot", default="compare_latency_hist.png", metavar="FILE",
                    help="overlaid latency histogram, when both have latencies.parquet (default: %(default)s)")
     p.add_argument("--linear", action="store_true", help="linear histogram buckets (default: log2)")
+    p.add_argument("--figures", action="store_true",
+                   help="only the validation figures of the variants both share (latency mean, p50, p99, max, "
+                        "GP count and mean length, kfree footprint), as a Markdown table")
     p.set_defaults(func=cmd_compare)
 
 
 def cmd_compare(args) -> int:
     a, b = load_summary(args.a), load_summary(args.b)
     label_a, label_b = _labels(args.a, args.b)
+    if args.figures:
+        print(figures_table(args.a, args.b, label_a, label_b))
+        return 0
     print(compare_table(a, b, label_a, label_b))
     try:
         if save_overlaid_histogram([args.a, args.b], [label_a, label_b], args.plot, log2=not args.linear):

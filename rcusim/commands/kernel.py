@@ -15,7 +15,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from rcusim.commands.compare import compare_table, save_overlaid_histogram
+from rcusim.commands.compare import figures_table, save_overlaid_histogram
 from rcusim.errors import ScenarioError
 from rcusim.plots import save_result_figures
 from rcusim.results import trace
@@ -120,9 +120,10 @@ def cmd_kernel(args) -> int:
         sim.invocation["command"] = real.invocation["command"]
         sim_path = _write(sim, sim_out, extra=functools.partial(_write_sim_traces, sim) if limit else None)
         print(f"simulation written to {sim_path}/\n")
-        print(compare_table(real.summary(), sim.summary(), "real", "sim"))
+        print(figures_table(out, sim_out, "real", "sim"))
         plot = sim_out / "twin_latency_hist.png"
         if save_overlaid_histogram([out, sim_out], ["real", "sim"], plot):
             print(f"\noverlaid latency histogram written to {plot}")
-        print(f"GP by GP: python -m rcusim tracediff {out} {sim_out}")
+        print(f"every metric: python -m rcusim compare {out} {sim_out}; GP by GP: python -m rcusim tracediff "
+              f"{out} {sim_out}")
     return 0

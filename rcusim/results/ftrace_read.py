@@ -212,6 +212,8 @@ def time_breakdown(events: pd.DataFrame, requests: pd.DataFrame, marks: pd.DataF
     def first_after(times_by_pid: dict, t: np.ndarray) -> np.ndarray:
         out = np.full(len(t), -1, dtype=np.int64)
         for pid, times in times_by_pid.items():
+            if len(times) == 0:
+                continue  # never woken in the trace: its calls stay unmatched
             mine = caller == pid
             j = np.searchsorted(times, t[mine], side="left")
             out[mine] = np.where(j < len(times), times[np.minimum(j, len(times) - 1)], -1)

@@ -6,7 +6,7 @@
 * Grace periods: the trace buffer's normal GPs (:func:`rcusim.results.ftrace_read.grace_periods`)
   that start while the workload runs.
 * rcuscale's kfree test: its ``Total time taken by all kfree'ers`` line, as the engine's
-  kfree metrics.
+  kfree metrics; the test's span ends at its threads' last event in the trace.
 
 Times are made relative to the workload's first call (or to the trace's first event), as
 a simulated run's start at 0.
@@ -31,6 +31,8 @@ from rcusim.twin.plan import GuestPlan
 __all__ = ["BootRecords", "collect_boot", "parse_rcuscale_writers", "parse_kfree_line", "trace_stats"]
 
 _PRIM = _core.PRIMITIVES
+#: kfree_scale_thread()'s comm, as the trace prints it (TASK_COMM_LEN - 1 characters).
+KFREE_COMM = "kfree_scale_thread"[:15]
 _DMESG_PREFIX = re.compile(r"^(?:<\d+>)?\[\s*\d+\.\d+\]\s?")
 _KFREE = re.compile(r"Total time taken by all kfree'ers: (\d+) ns, loops: (\d+), batches: (-?\d+)"
                     r"(?:, memory footprint: (-?\d+)MB)?")
@@ -132,17 +134,20 @@ def collect_boot(plan: GuestPlan, share: Path) -> BootRecords:
         prim = ("call_rcu_hurry" if plan.rcuscale["gp_async"] else
                 "synchronize_rcu_expedited" if plan.rcuscale["gp_exp"] else "synchronize_rcu")
         requests = parse_rcuscale_writers(lines, plan.nr_cpus, _PRIM[prim])
-    if len(requests):
-        t0, t1 = int(requests["t_start_ns"].min()), int(requests["t_end_ns"].max())
-    elif len(events):
-        t0, t1 = int(events["t_ns"].min()), int(events["t_ns"].max())
-    else:
-        t0 = t1 = 0
     if kfree:
-        t1 = t0 + kfree["total_time_ns"]
+        # The last kfree thread ends right after end_time (its pr_alert() aside): the test ran
+        # for total_time_ns up to the threads' last event in the trace.
+        own = events["t_ns"][events["comm"] == KFREE_COMM]
+        t1 = int(own.max()) if len(own) else int(events["t_ns"].max()) if len(events) else 0
+        t0 = t1 - kfree["total_time_ns"]
+    elif len(requests):
+        t0, t1 = int(requests["t_start_ns"].min()), int(requests["t_end_ns"].max())
+    else:
+        t0 = t1 = int(events["t_ns"].min()) if len(events) else 0
     # The workload's span on the trace's clock, for tracediff (kept with the raw files).
     (share / "window.json").write_text(json.dumps({"t0_ns": t0, "t1_ns": t1}) + "\n")
-    breakdown = time_breakdown(events, requests, marks) if len(requests) else None
+    # rcuscale keeps its writers' durations only: their calls' places in the trace are not known.
+    breakdown = time_breakdown(events, requests, marks) if plan.sync_loops else None
     marks = marks[(marks["t_start_ns"] >= t0) & (marks["t_start_ns"] <= t1)]
     gps = make_gps_from_marks(marks)
     for frame in (requests, gps):

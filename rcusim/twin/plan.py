@@ -250,7 +250,7 @@ def plan_variant(name: str, spec, image: KernelImage, *, raw: dict, clock: str =
             continue
         if kind == "sync_loop":
             if "nohz_full" in bootargs:
-                _refuse(("kernel", "bootargs"), "membarrier() refuses MEMBARRIER_CMD_GLOBAL with nohz_full",
+                _refuse(("variants", name, "kernel", "bootargs"), "membarrier() refuses MEMBARRIER_CMD_GLOBAL with nohz_full",
                         "no nohz_full= with a sync_loop workload")
             sync_loops.append(_sync_loop_run(wl, i, nr, path + (i,)))
             if wl.work_after == "kfree":
@@ -281,9 +281,10 @@ def _script(sync_loops: list[SyncLoopRun], rcuscale: dict) -> str:
     lines += [f"echo 1 > events/{event}/enable" for event in TRACE_EVENTS]
     lines += ["echo 1 > tracing_on", "cd /"]
     if sync_loops:
-        for run in sync_loops:
-            lines.append(shlex.join(run.argv) + " &")
-        lines.append("wait")
+        # All helpers start together; each one's exit status is waited for (a bare wait is 0).
+        for i, run in enumerate(sync_loops):
+            lines += [shlex.join(run.argv) + " &", f"pid{i}=$!"]
+        lines += [f"wait $pid{i}" for i in range(len(sync_loops))]
     else:
         args = " ".join(f"{k}={v}" for k, v in rcuscale.items())
         # The writer test prints "Test complete" when done, and its writers' lines at rmmod

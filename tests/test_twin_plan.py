@@ -1,0 +1,343 @@
+"""The real-kernel twin's mapping of a scenario onto an image, without booting anything:
+finding the image (rcusim.twin.image), aligning the scenario's Kconfig with it
+(plan.image_overrides), refusing what the guest cannot run (plan.plan_variant), and the
+script the guest runs. Each refusal must be one ScenarioError line naming the key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rcusim.errors import ScenarioError
+from rcusim.input.scenario import load_scenario
+from rcusim.twin.image import MODULES, find_image
+from rcusim.twin.plan import image_overrides, plan_variant, written_keys
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_KERNEL = ROOT.parent / "shared" / "kernel"
+TWIN = ROOT / "rcusim" / "twin"
+
+# A PREEMPT_DYNAMIC image with a built-in voluntary model, 8 CPUs at most, HZ=1000.
+FAKE_CONFIG = """\
+#
+# Automatically generated file; DO NOT EDIT.
+# Linux/x86 6.12.117 Kernel Configuration
+#
+CONFIG_NR_CPUS=8
+CONFIG_RCU_FANOUT=64
+CONFIG_RCU_FANOUT_LEAF=16
+CONFIG_RCU_NOCB_CPU=y
+CONFIG_RCU_LAZY=y
+CONFIG_PREEMPT_RCU=y
+CONFIG_PREEMPTION=y
+CONFIG_PREEMPT_DYNAMIC=y
+CONFIG_PREEMPT_VOLUNTARY=y
+# CONFIG_PREEMPT is not set
+# CONFIG_RCU_BOOST is not set
+CONFIG_HZ_1000=y
+CONFIG_HZ=1000
+"""
+
+
+def make_image(folder: Path, config: str = FAKE_CONFIG, modules=MODULES) -> Path:
+    """A fake image folder: the config text, an empty bzImage and empty modules."""
+    (folder / "modules").mkdir(parents=True)
+    (folder / "config").write_text(config)
+    (folder / "bzImage").write_bytes(b"")
+    for m in modules:
+        (folder / "modules" / m).write_bytes(b"")
+    return folder
+
+
+@pytest.fixture
+def image(tmp_path):
+    return find_image(make_image(tmp_path / "linux-6.12-hz1000"), 1000)
+
+
+def scenario(workloads=None, hardware=None, kernel=None) -> dict:
+    return {"name": "twin_plan",
+            "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 2, **(hardware or {})},
+            "kernel": {"release": "6.12", "HZ": 1000, **(kernel or {})},
+            "workloads": workloads or [{"kind": "sync_loop", "tasks": 1, "loops": 3, "cpus": "0-1"}]}
+
+
+def plan(image, data: dict, **kw):
+    s = load_scenario(data)
+    kw.setdefault("any_profile", True)
+    return plan_variant("default", s.variants["default"], image, raw=s.asdict(), **kw)
+
+
+def refusal(image, data: dict, **kw) -> ScenarioError:
+    with pytest.raises(ScenarioError) as info:
+        plan(image, data, **kw)
+    err = info.value
+    assert "\n" not in str(err), str(err)
+    return err
+
+
+# ------------------------------------------------------------------ images
+
+def test_find_image_in_shared_kernel_folder():
+    """The shared cache is a folder of images: HZ picks one, and its config tells the
+    version and the built-in preemption model (breaks if the config parsing changes)."""
+    if not (SHARED_KERNEL / "linux-6.12-hz1000" / "bzImage").is_file():
+        pytest.skip(f"no prebuilt image at {SHARED_KERNEL}")
+    img = find_image(SHARED_KERNEL, 1000)
+    assert img.path.name == "linux-6.12-hz1000"
+    assert (img.version, img.release, img.hz) == ("6.12.117", "6.12", 1000)
+    assert img.enabled("CONFIG_PREEMPT_DYNAMIC") and img.preempt_default == "voluntary"
+    assert img.config["CONFIG_NR_CPUS"] == "64" and img.config["CONFIG_DEBUG_INFO_NONE"] == "y"
+    if (SHARED_KERNEL / "linux-6.12-hz250").is_dir():
+        assert find_image(SHARED_KERNEL, 250).path.name == "linux-6.12-hz250"
+
+
+def test_find_image_fake_folder_and_folder_of_images(tmp_path):
+    """An image folder is found as itself and inside a parent folder, by its HZ."""
+    img = make_image(tmp_path / "k" / "a")
+    assert find_image(img, 1000).path == img
+    assert find_image(tmp_path / "k", 1000).path == img
+    found = find_image(img, 1000)
+    assert found.version == "6.12.117" and found.config["CONFIG_PREEMPT"] == "n"
+
+
+def test_find_image_refusals(tmp_path):
+    """No image, another HZ, or a missing module are refused with the key to change."""
+    with pytest.raises(ScenarioError, match=r"^--kernel: no kernel image at"):
+        find_image(tmp_path, 1000)
+    make_image(tmp_path / "a")
+    with pytest.raises(ScenarioError, match=r"^kernel\.HZ: no image built with HZ=250"):
+        find_image(tmp_path, 250)
+    make_image(tmp_path / "b" / "x", modules=("torture.ko",))
+    with pytest.raises(ScenarioError, match=r"^kernel\.HZ: .*rcuscale\.ko"):
+        find_image(tmp_path / "b", 1000)
+
+
+def test_fragment_options_are_those_of_the_shared_images():
+    """Every line of rcusim.config holds in the prebuilt images' .config (built by
+    KERNEL-TWIN.md's recipe): the fragment asks for nothing the recipe's images lack."""
+    configs = sorted(SHARED_KERNEL.glob("*/config"))
+    if not configs:
+        pytest.skip(f"no prebuilt image at {SHARED_KERNEL}")
+    wanted = [ln for ln in (TWIN / "rcusim.config").read_text().splitlines()
+              if re.match(r"^CONFIG_\w+=|^# CONFIG_\w+ is not set$", ln)]
+    assert len(wanted) > 20 and not any(ln.startswith("CONFIG_HZ") for ln in wanted)
+    for config in configs:
+        have = set(config.read_text().splitlines())
+        for line in wanted:
+            if line.startswith("#"):
+                assert f"{line.split()[1]}=y" not in have, (config, line)
+            else:
+                assert line in have, (config, line)
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+def test_build_script_refuses_bad_input_before_building(tmp_path):
+    """Usage errors exit 2, a missing tree exits 1, each with one "error:" line first."""
+    script = TWIN / "build-kernel-image.sh"
+
+    def run(*args):
+        return subprocess.run(["bash", str(script), *map(str, args)], capture_output=True, text=True, timeout=30)
+    done = run("--help")
+    assert done.returncode == 0 and "--config-only" in done.stdout
+    for args, status, fragment in ((("only-one",), 2, "expected KERNEL_TREE and OUT_DIR"),
+                                   ((tmp_path, tmp_path / "o", "--hz", "500"), 2, "--hz 500"),
+                                   ((tmp_path, tmp_path / "o", "--jobs", "0"), 2, "--jobs 0"),
+                                   ((tmp_path / "none", tmp_path / "o"), 1, "no kernel tree"),
+                                   ((tmp_path, tmp_path / "o"), 1, "not a Linux source tree")):
+        done = run(*args)
+        assert done.returncode == status, (args, done.stderr)
+        assert done.stderr.startswith("build-kernel-image.sh: error: ") and fragment in done.stderr.splitlines()[0]
+    assert not (tmp_path / "o").exists()
+
+
+# ------------------------------------------------------------------ Kconfig alignment
+
+def test_image_overrides_refuses_another_release(image):
+    """A 6.6 scenario cannot run on a 6.12 image."""
+    s = load_scenario(scenario(kernel={"release": "6.6"}))
+    with pytest.raises(ScenarioError) as info:
+        image_overrides(s.variants["default"].kernel, image, set())
+    assert info.value.key == "kernel.release" and "6.12.117" in str(info.value)
+
+
+def test_image_overrides_refuses_a_written_value_that_differs(image):
+    """A Kconfig value the scenario writes is kept, so one that differs from the image's
+    refuses the run instead of being silently replaced."""
+    data = scenario(kernel={"CONFIG_NR_CPUS": 16})
+    s = load_scenario(data)
+    written = written_keys(s.asdict(), "default", "kernel")
+    assert "CONFIG_NR_CPUS" in written
+    with pytest.raises(ScenarioError) as info:
+        image_overrides(s.variants["default"].kernel, image, written)
+    assert info.value.key == "kernel.CONFIG_NR_CPUS"
+    assert "CONFIG_NR_CPUS=8" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_image_overrides_aligns_unset_values_and_adds_preempt(image):
+    """Unset options take the image's values and the built-in preemption model is written
+    out; applying the overrides leaves nothing to align (align_scenario relies on it)."""
+    data = scenario(kernel={"CONFIG_RCU_FANOUT_LEAF": 16})
+    s = load_scenario(data)
+    written = written_keys(s.asdict(), "default", "kernel")
+    over = image_overrides(s.variants["default"].kernel, image, written)
+    for expected in ("kernel.CONFIG_NR_CPUS=8", "kernel.CONFIG_RCU_NOCB_CPU=true", "kernel.CONFIG_RCU_LAZY=true",
+                     "kernel.CONFIG_PREEMPT_DYNAMIC=true", "kernel.bootargs=preempt=voluntary"):
+        assert expected in over, over
+    assert not any(o.startswith("kernel.CONFIG_RCU_FANOUT") for o in over), over
+    aligned = load_scenario(data, overrides=over).variants["default"].kernel
+    assert aligned.CONFIG_NR_CPUS == 8 and aligned.CONFIG_RCU_NOCB_CPU and "preempt=voluntary" in aligned.bootargs
+    assert image_overrides(aligned, image, written) == []
+
+
+def test_image_overrides_keeps_a_chosen_preemption_model(image):
+    """preempt= on the scenario's command line is the scenario's choice: not overridden."""
+    s = load_scenario(scenario(kernel={"bootargs": "preempt=full", "CONFIG_PREEMPT_DYNAMIC": True}))
+    over = image_overrides(s.variants["default"].kernel, image, set())
+    assert not any(o.startswith("kernel.bootargs") for o in over), over
+
+
+# ------------------------------------------------------------------ refusals
+
+def test_refuses_a_profile_other_than_the_guest_without_any_profile(image):
+    err = refusal(image, scenario(), any_profile=False)
+    assert err.key == "variants.default.hardware.profile" and "--any-profile" in str(err)
+
+
+@pytest.mark.xfail(strict=True, raises=ScenarioError,
+                   reason="known: plan.GUEST_PROFILES names qemu-tcg but rcusim/profiles has no qemu-tcg.yaml, "
+                          "so the loader refuses it and every real run needs --any-profile")
+def test_the_guests_own_profile_needs_no_any_profile(image):
+    """A scenario on the guest's profile (qemu-tcg) plans without --any-profile."""
+    assert plan(image, scenario(hardware={"profile": "qemu-tcg"}), any_profile=False).nr_cpus == 2
+
+
+def test_refuses_written_hardware_costs(image):
+    err = refusal(image, scenario(hardware={"costs": {"ctxsw_ns": 1500}}))
+    assert err.key == "variants.default.hardware.costs"
+
+
+def test_refuses_one_cpu(image):
+    err = refusal(image, scenario(hardware={"nr_cpus": 1}, workloads=[{"kind": "sync_loop", "tasks": 1, "loops": 2}]))
+    assert err.key == "variants.default.hardware.nr_cpus" and "one CPU" in str(err)
+
+
+def test_refuses_more_vcpus_than_host_cores_on_the_real_clock(image, monkeypatch):
+    """On the real clock each vCPU needs a host core; icount takes them."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    data = scenario(hardware={"nr_cpus": 4}, workloads=[{"kind": "sync_loop", "tasks": 1, "loops": 2}])
+    err = refusal(image, data, clock="real")
+    assert err.key == "variants.default.hardware.nr_cpus" and "--clock icount" in str(err)
+    assert plan(image, data, clock="icount").nr_cpus == 4
+
+
+def test_refuses_expedited_sync_loop(image):
+    err = refusal(image, scenario(workloads=[{"kind": "sync_loop", "tasks": 1, "loops": 2, "cpus": "0-1",
+                                              "primitive": "synchronize_rcu_expedited"}]))
+    assert err.key == "variants.default.workloads[0].primitive"
+
+
+def test_refuses_vfree_after_the_call(image):
+    err = refusal(image, scenario(workloads=[{"kind": "sync_loop", "tasks": 1, "loops": 2, "cpus": "0-1",
+                                              "work_after": "vfree"}]))
+    assert err.key == "variants.default.workloads[0].work_after"
+
+
+def test_refuses_a_readers_workload(image):
+    err = refusal(image, scenario(workloads=[{"kind": "sync_loop", "tasks": 1, "loops": 2, "cpus": "0-1"},
+                                             {"kind": "readers", "length_us": 10, "rate_per_s": 100}]))
+    assert err.key == "variants.default.workloads[1].kind" and "readers" in str(err)
+
+
+def test_refuses_nohz_full_with_a_sync_loop(image):
+    """membarrier(MEMBARRIER_CMD_GLOBAL) returns -EINVAL under nohz_full."""
+    err = refusal(image, scenario(kernel={"bootargs": "nohz_full=1"}))
+    assert err.key.endswith("kernel.bootargs") and "nohz_full" in str(err)
+
+
+# ------------------------------------------------------------------ the guest's script
+
+def test_sync_loop_helper_command_line(image):
+    """Pinned, nice and think time reach the load helper as -p, -n and -T (ns)."""
+    p = plan(image, scenario(workloads=[{"kind": "sync_loop", "tasks": 3, "loops": 7, "cpus": "0-1",
+                                         "pinned": True, "nice": 5, "think_us": 250, "work_after": "none"}]))
+    (run,) = p.sync_loops
+    argv = list(run.argv)
+    assert argv[0] == "/bin/rcusim_load"
+    assert argv[argv.index("-t") + 1] == "3" and argv[argv.index("-l") + 1] == "7"
+    assert argv[argv.index("-c") + 1] == "0,1" and argv[argv.index("-o") + 1] == "/out/calls-0.txt"
+    assert "-p" in argv and argv[argv.index("-n") + 1] == "5" and argv[argv.index("-T") + 1] == "250000"
+    assert "-f" not in argv
+    assert shlex.join(run.argv) + " &" in p.script.splitlines()
+    assert p.script.index("echo 1 > tracing_on") < p.script.index("/bin/rcusim_load") < p.script.index("wait")
+    assert p.script.rstrip().endswith("/trace > /out/trace.txt")
+
+
+def test_sync_loop_rt_and_plain_helper_command_lines(image):
+    """An rt task gets SCHED_FIFO at sched_set_fifo_low()'s priority (-f 1) and no nice; an
+    unpinned nice-0 task without think time gets none of -p, -n, -T, -f."""
+    p = plan(image, scenario(workloads=[{"kind": "sync_loop", "tasks": 1, "loops": 2, "cpus": "1",
+                                         "pinned": True, "rt": True, "work_after": "none"}]))
+    argv = list(p.sync_loops[0].argv)
+    assert argv[argv.index("-f") + 1] == "1" and argv[argv.index("-c") + 1] == "1" and "-p" in argv
+    assert "-n" not in argv
+    p = plan(image, scenario(workloads=[{"kind": "sync_loop", "tasks": 2, "loops": 2, "cpus": "0-1",
+                                         "pinned": False, "work_after": "none"}]))
+    assert not {"-p", "-n", "-T", "-f"} & set(p.sync_loops[0].argv)
+
+
+def test_kfree_test_insmod_line(image):
+    """The kfree test loads torture.ko, then rcuscale.ko with the workload's parameters,
+    waits for its result line and unloads it."""
+    p = plan(image, scenario(workloads=[{"kind": "kfree_rcu_flood", "kfree_nthreads": 2, "kfree_loops": 4,
+                                         "kfree_alloc_num": 1000}]))
+    assert p.sync_loops == () and p.rcuscale["kfree_rcu_test"] == 1
+    lines = p.script.splitlines()
+    insmod = next(ln for ln in lines if ln.startswith("insmod /lib/modules/rcuscale.ko "))
+    params = dict(word.split("=") for word in insmod.split()[2:])
+    assert params["kfree_rcu_test"] == "1" and params["kfree_nthreads"] == "2"
+    assert params["kfree_loops"] == "4" and params["kfree_alloc_num"] == "1000" and params["kfree_mult"] == "1"
+    assert lines.index("insmod /lib/modules/torture.ko") < lines.index(insmod) < lines.index("rmmod rcuscale")
+    assert any("Total time taken by all kfree'ers" in ln for ln in lines)
+
+
+def test_rcuscale_writer_insmod_line(image):
+    """The writer test passes nwriters, nreaders and holdoff and waits for "Test complete"."""
+    p = plan(image, scenario(workloads=[{"kind": "rcuscale_writer", "nwriters": 1, "nreaders": 0, "holdoff": 1}]))
+    insmod = next(ln for ln in p.script.splitlines() if ln.startswith("insmod /lib/modules/rcuscale.ko "))
+    params = dict(word.split("=") for word in insmod.split()[2:])
+    assert "kfree_rcu_test" not in params
+    assert (params["nwriters"], params["nreaders"], params["holdoff"], params["gp_exp"]) == ("1", "0", "1", "0")
+    assert 'grep -q "Test complete"' in p.script
+
+
+# ------------------------------------------------------------------ the command line
+
+def test_cli_refusal_is_one_line_exit_2(tmp_path):
+    """`rcusim kernel` on a scenario the guest cannot run stops before booting: exit 2, one
+    stderr line naming the key, no traceback, no results directory."""
+    img = make_image(tmp_path / "img")
+    path = tmp_path / "readers.yaml"
+    path.write_text(
+        'name: twin_refused\n'
+        'hardware: {profile: x86-64-server-2023, nr_cpus: 2}\n'
+        'kernel: {release: "6.12", HZ: 1000}\n'
+        'workloads:\n'
+        '  - {kind: sync_loop, tasks: 1, loops: 2, cpus: "0-1"}\n'
+        '  - {kind: readers, length_us: 10, rate_per_s: 100}\n')
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "rcusim", "kernel", str(path), "--kernel", str(img),
+                           "--any-profile", "--boots", "1", "--out", str(out)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("rcusim: error: "), proc.stderr
+    assert "workloads[1].kind" in proc.stderr, proc.stderr
+    assert not out.exists()
