@@ -549,7 +549,7 @@ def _replace_results(tmp_path, monkeypatch, target: str, when=lambda *args: True
 
 
 def test_sigterm_while_writing_keeps_the_old_results_and_leaves_no_temporary_directory(tmp_path, monkeypatch):
-    status, before = _replace_results(tmp_path, monkeypatch, "rcusim.commands.cli.save_result_figures")
+    status, before = _replace_results(tmp_path, monkeypatch, "rcusim.commands.outdir.save_result_figures")
     assert status == 143
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
     assert (tmp_path / "out" / "summary.json").read_bytes() == before

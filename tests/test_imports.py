@@ -1,4 +1,4 @@
-"""rcusim's imports go one way: input → kernel → engine → results → plots → commands
+"""rcusim's imports go one way: input → kernel → engine → results → twin → plots → commands
 (errors and progress, used by every stage, import no other rcusim module).
 
 The graph is built from the source with ``ast``: every import of an rcusim
@@ -16,7 +16,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "rcusim"
 
 #: Stages in import order; a module may import its own stage or an earlier one.
-STAGES = ("errors", "progress", "input", "kernel", "engine", "results", "plots", "commands")
+STAGES = ("errors", "progress", "input", "kernel", "engine", "results", "twin", "plots", "commands")
 #: The compiled modules, by the stage that uses them.
 EXTENSIONS = {"rcusim._seq": "kernel", "rcusim._core": "engine", "rcusim._membarrier": "engine"}
 #: The package's front door, allowed to import any stage.

@@ -211,9 +211,6 @@ def test_refuses_a_profile_other_than_the_guest_without_any_profile(image):
     assert err.key == "variants.default.hardware.profile" and "--any-profile" in str(err)
 
 
-@pytest.mark.xfail(strict=True, raises=ScenarioError,
-                   reason="known: plan.GUEST_PROFILES names qemu-tcg but rcusim/profiles has no qemu-tcg.yaml, "
-                          "so the loader refuses it and every real run needs --any-profile")
 def test_the_guests_own_profile_needs_no_any_profile(image):
     """A scenario on the guest's profile (qemu-tcg) plans without --any-profile."""
     assert plan(image, scenario(hardware={"profile": "qemu-tcg"}), any_profile=False).nr_cpus == 2

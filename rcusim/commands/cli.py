@@ -11,19 +11,18 @@ place only when complete.
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
 import shlex
 import signal
 import sys
 import threading
-import tempfile
 from pathlib import Path
 
 import yaml
 
-from rcusim.commands import bench, compare, kernel, sweep, torture, tracediff
+from rcusim.commands.outdir import check_out, check_seed, write_result
+from rcusim.commands import bench, compare, kernel, measure_guest, sweep, torture, tracediff
 from rcusim.engine.rcuscale import rcuscale_line, rcuscale_writer_lines, recheck_lines
 from rcusim.engine.simulate import ModelError, estimate_memory_bytes, sync_loops
 from rcusim.errors import ScenarioError
@@ -31,7 +30,6 @@ from rcusim.input.bootargs import PARAMETERS
 from rcusim.input.kvmcmd import add_kvm_arguments, kvm_error, scenario_from_kvm
 from rcusim.input.scenario import load_scenario
 from rcusim.input.schema import key_reference, scenario_json_schema, with_key_reference
-from rcusim.plots import save_result_figures
 from rcusim.progress import Stages
 from rcusim.results import trace
 from rcusim.results.result import installed_version, source_revision
@@ -100,45 +98,12 @@ def _parser() -> argparse.ArgumentParser:
     torture.add_parser(sub)
     bench.add_parser(sub)
     kernel.add_parser(sub)
+    measure_guest.add_parser(sub)
     tracediff.add_parser(sub)
     rcuscale = sub.add_parser("rcuscale", help="run a kvm.sh rcuscale command line (GP-writer or kfree test)")
     add_kvm_arguments(rcuscale)
     rcuscale.set_defaults(func=cmd_rcuscale)
     return parser
-
-
-def _check_seed(seed: int | None) -> None:
-    if seed is not None and seed < 0:
-        raise ScenarioError(f"--seed: {seed} is negative; allowed: an integer >= 0")
-
-
-def _check_out(out: Path, force: bool) -> None:
-    """Refuse, before the run, an --out that exists (unless --force) or cannot be written."""
-    if out.exists() and not out.is_dir():
-        raise ScenarioError(f"--out: {str(out)!r} exists and is not a directory",
-                            allowed="a directory to create, or an existing one with --force")
-    if out.exists() and not force:
-        raise ScenarioError(f"--out: {str(out)!r} exists and would be replaced",
-                            allowed="--force to replace it, or another --out")
-    # The results are written beside --out and renamed into place: try that folder now.
-    ancestor = out.absolute().parent
-    while not ancestor.exists():
-        ancestor = ancestor.parent
-    try:
-        probe = tempfile.mkdtemp(prefix=".rcusim-out-check-", dir=ancestor)
-    except OSError as exc:
-        raise ScenarioError(f"--out: cannot write results under {str(ancestor)!r}: {exc.strerror or exc}",
-                            allowed="a directory in a writable place") from None
-    os.rmdir(probe)
-
-
-def _write_result(result, out: Path, log2: bool | None = None) -> Path:
-    """Write the results directory with its figures; an OS error is reported as bad --out."""
-    try:
-        return result.write(out, figures=functools.partial(save_result_figures, log2=log2))
-    except OSError as exc:
-        raise ScenarioError(f"--out: cannot write results to {str(out)!r}: "
-                            f"{exc.strerror or exc}") from None
 
 
 def _scenario_from_summary(path: str, overrides, seed):
@@ -156,7 +121,7 @@ def _scenario_from_summary(path: str, overrides, seed):
 
 
 def cmd_run(args) -> int:
-    _check_seed(args.seed)
+    check_seed(args.seed)
     if (args.scenario is None) == (args.from_summary is None):
         raise ScenarioError("command line: run needs a scenario file or --from SUMMARY, not both",
                             allowed="python -m rcusim run SCENARIO.yaml, or run --from results/X/summary.json")
@@ -166,7 +131,7 @@ def cmd_run(args) -> int:
     else:
         scenario = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed)
     out = Path(args.out) if args.out else Path("results") / scenario.name
-    _check_out(out, args.force)  # found now, not after a long run
+    check_out(out, args.force)  # found now, not after a long run
     trace_limit = None
     if args.trace or args.ftrace:
         for path, option in ((args.trace, "--trace"), (args.ftrace, "--ftrace")):
@@ -189,7 +154,7 @@ def cmd_run(args) -> int:
                 print(f"{name}: {line}")
     with Stages(args.progress) as stages:
         stages.stage(f"write {out}")
-        path = _write_result(result, out, log2=False if args.linear else True if args.log2 else None)
+        path = write_result(result, out, log2=False if args.linear else True if args.log2 else None)
     for file, option, write in ((args.trace, "--trace", "write_chrome_trace"),
                                 (args.ftrace, "--ftrace", "write_ftrace")):
         if file:
@@ -228,7 +193,7 @@ def _report_incomplete(result, scenario) -> int:
 
 
 def cmd_show_config(args) -> int:
-    _check_seed(args.seed)
+    check_seed(args.seed)
     scenario = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed)
     names = args.variants or list(scenario.variants)
     for n in names:
@@ -271,7 +236,7 @@ def cmd_bootargs(args) -> int:
 
 
 def cmd_rcuscale(args) -> int:
-    _check_seed(args.seed)
+    check_seed(args.seed)
     data, notes = scenario_from_kvm(args, profile=args.profile, release=args.release, seed=args.seed)
     try:
         scenario = load_scenario(data)
@@ -293,7 +258,7 @@ def cmd_rcuscale(args) -> int:
             raise ScenarioError("the kfree threads did not finish within run.max_sim_time_s")
         print(rcuscale_line(m))
     if args.out:
-        path = _write_result(result, Path(args.out))
+        path = write_result(result, Path(args.out))
         print(f"results written to {path}/", file=sys.stderr)
     return 0
 

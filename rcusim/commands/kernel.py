@@ -16,8 +16,9 @@ import sys
 from pathlib import Path
 
 from rcusim.commands.compare import figures_table, save_overlaid_histogram
+from rcusim.commands.outdir import check_out, check_seed, write_result
 from rcusim.errors import ScenarioError
-from rcusim.plots import save_result_figures
+from rcusim.input.scenario import load_scenario
 from rcusim.results import trace
 from rcusim.results.run import run_scenario
 from rcusim.twin.qemu import CLOCKS
@@ -56,21 +57,6 @@ def add_parser(sub) -> None:
     p.set_defaults(func=cmd_kernel)
 
 
-def _write(result, out: Path, extra=None) -> Path:
-    from rcusim.commands.cli import _write_result  # the cli imports this module
-
-    if extra is None:
-        return _write_result(result, out)
-
-    def figures(r, directory):
-        save_result_figures(r, directory)
-        extra(directory)
-    try:
-        return result.write(out, figures=figures)
-    except OSError as exc:
-        raise ScenarioError(f"--out: cannot write results to {str(out)!r}: {exc.strerror or exc}") from None
-
-
 def _write_sim_traces(sim, directory: Path) -> None:
     """Each simulated variant's rcu and sched tracepoints as ftrace text, where tracediff
     looks for them (raw/<variant>/trace.txt.gz)."""
@@ -83,18 +69,15 @@ def _write_sim_traces(sim, directory: Path) -> None:
 
 
 def cmd_kernel(args) -> int:
-    from rcusim.commands.cli import _check_out, _check_seed  # the cli imports this module
-
-    _check_seed(args.seed)
+    check_seed(args.seed)
     if not args.timeout > 0:
         raise ScenarioError(f"{args.timeout} s", key="--timeout", allowed="a positive number of seconds")
-    from rcusim.input.scenario import load_scenario
     name = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed).name
     out = Path(args.out) if args.out else Path("results") / f"{name}-kernel"
     sim_out = out.with_name(out.name + "-sim")
-    _check_out(out, args.force)
+    check_out(out, args.force)
     if args.twin:
-        _check_out(sim_out, args.force)
+        check_out(sim_out, args.force)
     run = run_kernel(args.scenario, args.overrides, seed=args.seed, variants=args.variants, kernel=args.kernel,
                      clock=args.clock, boots=args.boots, any_profile=args.any_profile, timeout_s=args.timeout,
                      progress=args.progress)
@@ -104,13 +87,12 @@ def cmd_kernel(args) -> int:
         real = run.result
         real.invocation["command"] = "python -m rcusim " + shlex.join(args.argv)
         print(real.table())
-        path = _write(real, out, extra=run.write_raw)
+        path = write_result(real, out, extra=run.write_raw)
         print(f"\nresults written to {path}/")
     finally:
         run.cleanup()
     if args.twin:
-        from rcusim.input.scenario import load_scenario as load
-        scenario = load(real.provenance["scenario"], seed=args.seed)
+        scenario = load_scenario(real.provenance["scenario"], seed=args.seed)
         try:
             trace.check_trace_size(scenario, list(real.variants))
             limit = trace.MAX_TRACE_RECORDS
@@ -118,7 +100,7 @@ def cmd_kernel(args) -> int:
             limit = None  # too large to trace: tracediff then has the real side's traces only
         sim = run_scenario(scenario, variants=list(real.variants), progress=args.progress, trace_limit=limit)
         sim.invocation["command"] = real.invocation["command"]
-        sim_path = _write(sim, sim_out, extra=functools.partial(_write_sim_traces, sim) if limit else None)
+        sim_path = write_result(sim, sim_out, extra=functools.partial(_write_sim_traces, sim) if limit else None)
         print(f"simulation written to {sim_path}/\n")
         print(figures_table(out, sim_out, "real", "sim"))
         plot = sim_out / "twin_latency_hist.png"

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from rcusim.errors import ScenarioError
 from rcusim.input.bootargs import parse_bootargs
-from rcusim.input.config import KfreeRcuFlood, SyncLoop
+from rcusim.input.config import WRITER_NAME, KfreeRcuFlood, SyncLoop
 from rcusim.input.cpulist import parse_cpulist
 from rcusim.twin.image import KernelImage
 
@@ -224,7 +224,6 @@ def _writer_workload_names(spec) -> set[str]:
     """The names of the workloads an rcuscale_writer resolved to (writers and readers)."""
     if spec.rcuscale_writer is None:
         return set()
-    from rcusim.input.config import WRITER_NAME
     return {spec.rcuscale_writer.name or WRITER_NAME, "rcu_scale_reader", "rcu_scale_reader_extra"}
 
 

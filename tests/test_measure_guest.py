@@ -1,0 +1,221 @@
+"""measure-guest: the qemu-tcg profile is what its committed trace gives, and the derivation's
+arithmetic on a synthetic trace whose every interval is known."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rcusim.commands.cli import main
+from rcusim.errors import ScenarioError
+from rcusim.input.profiles import COST_NAMES, load_profile, profile_topology
+from rcusim.results.ftrace_read import EVENT_COLUMNS
+from rcusim.twin.measure import (PHASES, derive_costs, guest_script, ns_trace, read_trace, tsc_khz,
+                                 write_trace)
+
+TRACE = Path(__file__).parent / "fixtures" / "twin" / "measure-trace.txt.gz"
+
+
+def test_the_profile_is_what_the_committed_trace_gives():
+    events, header = read_trace(TRACE)
+    costs = derive_costs(events, 2)
+    assert {name: costs[name][0] for name in COST_NAMES} == load_profile("qemu-tcg")
+    assert set(profile_topology("qemu-tcg")["line_ns"].values()) == {costs["line_ns"][0]}
+    assert events["boot"].nunique() == 5 and any(line.startswith("command: ") for line in header)
+
+
+def test_from_trace_prints_every_cost(tmp_path, capsys):
+    profile = tmp_path / "qemu-tcg.yaml"
+    assert main(["measure-guest", "--from-trace", str(TRACE), "--write-profile", str(profile)]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in COST_NAMES)
+    text = profile.read_text()
+    assert "name: qemu-tcg" in text and text.count("--from-trace") == len(COST_NAMES) + 4
+
+
+# ---------------------------------------------------------------- a synthetic trace
+G, GI, GL = 1000, 800, 500  # one event's cost: elsewhere, in an interrupt, in rcuscale's loops
+
+
+class Guest:
+    """Events written CPU by CPU at chosen gaps: the truth the derivation must find."""
+
+    def __init__(self):
+        self.rows, self.t = [], {0: 0, 1: 0}
+
+    def at(self, cpu, gap, event, payload="", comm="sh", pid=50, flags="....."):
+        self.t[cpu] += gap
+        self.rows.append((comm, pid, cpu, flags, self.t[cpu], event, payload))
+
+    def frame(self):
+        return pd.DataFrame(self.rows, columns=list(EVENT_COLUMNS))
+
+
+WORK = dict(tick=60000, softirq_pass=9000, ttwu=18000, remote=24000, cb_wakeme=25000, cb_generic=700,
+            call_rcu=120, kmalloc=210, loop=530, kfree=160, bulk=90, page_alloc=4000, page_free=300,
+            sync_a=3000, sync_b=4000, ctxsw_a=9000, ctxsw_b=7000, ipi_send=3500, ipi_latency=6000,
+            handler_a=400, handler_b=350, wake_handler=15000, hlt=70000, after_enqueue=5000)
+
+
+def synthetic(hlt=(70000,)) -> pd.DataFrame:
+    w, g = WORK, Guest()
+    wake = "comm=rcusim_load pid=11 prio=120 target_cpu=000"
+    # 'sync': a caller's synchronize_rcu() up to its switch to the other caller; the callback,
+    # a mixed one, a quiescent-state report.
+    g.at(0, 100, "rcu_sr_normal", "rcu_preempt rhp=0x1 event=request", "rcusim_load", 10)
+    g.at(0, G + w["sync_a"], "rcu_callback", "rcu_preempt rhp=0x1 func=wakeme_after_rcu 1", "rcusim_load", 10)
+    g.at(0, G, "rcu_segcb_stats", "SegCBQueued seglen: (DONE=0)", "rcusim_load", 10)
+    g.at(0, G + w["sync_b"], "rcu_utilization", "Start context switch", "rcusim_load", 10)
+    g.at(0, G + 300, "rcu_utilization", "End context switch", "rcusim_load", 10)
+    g.at(0, G + w["ctxsw_a"] - 300, "sched_switch", "prev_comm=rcusim_load prev_pid=10 prev_prio=120 prev_state=D "
+         "==> next_comm=rcusim_load next_pid=11 next_prio=120", "rcusim_load", 10)
+    g.at(0, G + w["ctxsw_b"], "rcu_sr_normal", "rcu_preempt rhp=0x2 event=complete", "rcusim_load", 11)
+    g.at(0, 100, "rcu_batch_start", "rcu_preempt CBs=2 bl=10", "<idle>", 0, "..s..")
+    g.at(0, 100, "rcu_invoke_callback", "rcu_preempt rhp=0x1 func=wakeme_after_rcu", "<idle>", 0, "..s..")
+    g.at(0, G + 3000, "sched_waking", wake, "<idle>", 0, "d.s..")
+    g.at(0, G + w["ttwu"], "sched_wakeup", wake, "<idle>", 0, "d.s..")
+    g.at(0, G + w["cb_wakeme"] - 3000 - w["ttwu"], "rcu_invoke_callback",
+         "rcu_preempt rhp=0x3 func=put_cred_rcu", "<idle>", 0, "..s..")
+    g.at(0, GL + w["cb_generic"], "rcu_batch_end", "rcu_preempt CBs-invoked=2", "<idle>", 0, "..s..")
+    g.at(0, 100, "softirq_entry", "vec=9 [action=RCU]", "<idle>", 0, "..s..")
+    g.at(0, G + 1000, "rcu_utilization", "Start RCU core", "<idle>", 0, "..s..")
+    g.at(0, G + 5000, "rcu_quiescent_state_report", "rcu_preempt -3 1>2 0 0 1 0", "<idle>", 0, "d.s..")
+    g.at(0, G + 2000, "rcu_utilization", "End RCU core", "<idle>", 0, "..s..")
+    g.at(0, G + w["softirq_pass"] - 8000, "softirq_exit", "vec=9 [action=RCU]", "<idle>", 0, "..s..")
+    # 'tick' on CPU 1, running a task.
+    g.at(1, 100, "sched_switch", "prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=sh "
+         "next_pid=20 next_prio=120", "<idle>", 0)
+    g.at(1, 100, "local_timer_entry", "vector=236", "sh", 20, "d.h..")
+    g.at(1, GI + 20000, "rcu_utilization", "Start scheduler-tick", "sh", 20, "d.h..")
+    g.at(1, GI + 10000, "rcu_utilization", "End scheduler-tick", "sh", 20, "d.h..")
+    g.at(1, GI + w["tick"] - 30000, "local_timer_exit", "vector=236", "sh", 20, "d.h..")
+    # 'ipi': on_each_cpu() from CPU 0 to CPU 1, busy.
+    g.t[1] = g.t[0] = max(g.t.values())
+    g.at(0, 100, "ipi_send_cpu", "cpu=1 callsite=on_each_cpu_cond_mask+0x1f/0x40 callback=x")
+    send = g.t[0]
+    g.at(0, G + w["ipi_send"], "csd_function_entry", "func=do_sync_core, csd=0000000000000000", flags="d..1.")
+    g.at(0, 2 * G, "csd_function_exit", "func=do_sync_core, csd=0000000000000000", flags="d..1.")
+    g.t[1] = send
+    g.at(1, G + w["ipi_send"] + w["ipi_latency"], "call_function_single_entry", "vector=251", "sh", 20, "d.h1.")
+    g.at(1, GI + w["handler_a"], "csd_function_entry", "func=do_sync_core, csd=(____ptrval____)", "sh", 20, "d.h1.")
+    g.at(1, GI, "csd_function_exit", "func=do_sync_core, csd=(____ptrval____)", "sh", 20, "d.h1.")
+    g.at(1, GI + w["handler_b"], "call_function_single_exit", "vector=251", "sh", 20, "d.h1.")
+    # 'wake-busy' and 'wake-local': the waker enqueues the wakee itself.
+    g.at(0, 100, "sched_waking", "comm=cat pid=40 prio=120 target_cpu=001")
+    g.at(0, G + w["remote"], "sched_wakeup", "comm=cat pid=40 prio=120 target_cpu=001")
+    g.at(0, 100, "sched_waking", "comm=cat pid=41 prio=120 target_cpu=000")
+    g.at(0, G + w["ttwu"], "sched_wakeup", "comm=cat pid=41 prio=120 target_cpu=000")
+    # 'wake-idle': CPU 1 idles, then a wake-up by IPI for each HLT exit of `hlt`.
+    g.at(1, 100, "sched_switch", "prev_comm=sh prev_pid=20 prev_prio=120 prev_state=S ==> next_comm=swapper/1 "
+         "next_pid=0 next_prio=120", "sh", 20)
+    for h in hlt:
+        g.t[1] = g.t[0] = max(g.t.values())
+        g.at(0, 100, "sched_waking", "comm=cat pid=40 prio=120 target_cpu=001")
+        g.at(0, G + 2000, "ipi_send_cpu", "cpu=1 callsite=ttwu_queue_wakelist+0xd3/0xf0 callback=x")
+        g.t[1] = g.t[0]
+        g.at(1, G + w["ipi_send"] + w["ipi_latency"] + h, "call_function_single_entry", "vector=251", "<idle>", 0,
+             "d.h1.")
+        g.at(1, GI + w["wake_handler"], "sched_wakeup", "comm=cat pid=40 prio=120 target_cpu=001", "<idle>", 0,
+             "d.h1.")
+        g.at(1, GI + w["after_enqueue"] // 2, "call_function_single_exit", "vector=251", "<idle>", 0, "d.h1.")
+        g.at(1, GI + w["after_enqueue"] // 2, "rcu_utilization", "Start context switch", "<idle>", 0)
+        g.at(1, G, "sched_switch", "prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cat "
+             "next_pid=40 next_prio=120", "<idle>", 0)
+        g.at(1, 100, "sched_switch", "prev_comm=cat prev_pid=40 prev_prio=120 prev_state=S ==> next_comm=swapper/1 "
+             "next_pid=0 next_prio=120", "cat", 40)
+    # 'bulk': kfree_rcu_work() frees two pages; fill_page_cache_func() and a page-freeing loop.
+    g.at(0, 100, "rcu_invoke_kfree_bulk_callback", "rcu_preempt bulk=0x1 nr_records=500", "kworker/u8:0", 12)
+    g.at(0, GL + 500 * w["bulk"], "rcu_invoke_kfree_bulk_callback", "rcu_preempt bulk=0x2 nr_records=500",
+         "kworker/u8:0", 12)
+    for gap in (100, GL + w["page_alloc"]):
+        g.at(0, gap, "mm_page_alloc", "page=x pfn=0x1 order=0 migratetype=0 gfp_flags=GFP_KERNEL", "kworker/0:1H", 13)
+    for gap in (100, GL + w["page_free"]):
+        g.at(0, gap, "mm_page_free", "page=x pfn=0x1 order=0", "kworker/u8:0", 12)
+    # 'kmalloc' and 'call_rcu': rcuscale's floods.
+    flood = dict(comm="kfree_scale_thr", pid=60)
+    g.at(0, 100, "kmalloc", "call_site=x ptr=x bytes_req=24 bytes_alloc=32", **flood)
+    g.at(0, GL + w["loop"], "kmalloc", "call_site=x ptr=x bytes_req=24 bytes_alloc=32", **flood)
+    g.at(0, GL + w["call_rcu"], "rcu_callback", "rcu_preempt rhp=0x9 func=kfree_call_rcu 1", **flood)
+    g.at(0, GL, "rcu_segcb_stats", "SegCBQueued seglen: (DONE=0)", **flood)
+    g.at(0, GL + w["kmalloc"], "kmalloc", "call_site=x ptr=x bytes_req=24 bytes_alloc=32", **flood)
+    g.at(0, 100, "rcu_invoke_callback", "rcu_preempt rhp=0x9 func=kfree_call_rcu", "<idle>", 0, "..s..")
+    g.at(0, GL + 100, "kfree", "call_site=kfree_call_rcu+0x9 ptr=x", "<idle>", 0, "..s..")
+    g.at(0, GL + w["kfree"], "rcu_batch_end", "rcu_preempt CBs-invoked=1", "<idle>", 0, "..s..")
+    return g.frame()
+
+
+def test_every_cost_is_the_work_between_its_tracepoints():
+    w = WORK
+    costs = {name: value for name, (value, how) in derive_costs(synthetic(), 2).items()}
+    line = (w["remote"] - w["ttwu"]) // 2
+    assert costs == {
+        "trace_overhead_loop_ns": GL, "trace_overhead_irq_ns": GI, "trace_overhead_ns": G,
+        "tick_ns": w["tick"], "cb_wakeme_ns": w["cb_wakeme"], "cb_kfree_ns": 100 + w["kfree"],
+        "cb_generic_ns": w["cb_generic"], "call_rcu_ns": w["call_rcu"], "kmalloc_ns": w["kmalloc"],
+        "kvfree_call_rcu_ns": w["loop"] - w["kmalloc"], "kfree_ns": w["kfree"], "kfree_bulk_ns": w["bulk"],
+        "page_alloc_ns": w["page_alloc"] + w["page_free"],
+        "sync_entry_ns": w["sync_a"] + w["sync_b"] - w["call_rcu"], "ctxsw_ns": w["ctxsw_a"] + w["ctxsw_b"],
+        "ttwu_ns": w["ttwu"], "line_ns": line, "rnp_lock_ns": line, "softirq_ns": w["softirq_pass"] - line,
+        "ipi_send_ns": w["ipi_send"], "ipi_latency_ns": w["ipi_latency"],
+        "ipi_handler_ns": w["handler_a"] + w["handler_b"],
+        "wakeup_busy_ns": w["ipi_latency"] + w["wake_handler"],
+        "wakeup_idle_median_ns": w["hlt"] + w["after_enqueue"], "wakeup_idle_p99_ns": w["hlt"] + w["after_enqueue"],
+    }
+
+
+def test_idle_wakeups_give_median_and_p99():
+    hlt = [10000 * k for k in range(1, 101)]
+    costs = derive_costs(synthetic(hlt=hlt), 2)
+    x = np.array(hlt) + WORK["after_enqueue"]
+    assert costs["wakeup_idle_median_ns"][0] == round(np.median(x))
+    assert costs["wakeup_idle_p99_ns"][0] == round(np.percentile(x, 99))
+
+
+def test_a_tick_with_a_wakeup_inside_is_not_a_tick_sample():
+    events = synthetic()
+    tick = events.index[events["payload"] == "Start scheduler-tick"][0]
+    woken = pd.DataFrame([("sh", 20, 1, "d.h..", events.at[tick, "t_ns"] + 1, "sched_waking",
+                           "comm=x pid=99 prio=120 target_cpu=001")], columns=list(EVENT_COLUMNS))
+    with pytest.raises(ScenarioError, match="no tick on a busy CPU"):
+        derive_costs(pd.concat([events, woken], ignore_index=True), 2)
+
+
+def test_a_difference_below_zero_is_refused():
+    events = synthetic()
+    remote = events.index[events["payload"] == "comm=cat pid=40 prio=120 target_cpu=001"][1]
+    events.loc[remote, "t_ns"] -= WORK["remote"]  # a remote wake-up quicker than a local one
+    with pytest.raises(ScenarioError, match="line_ns comes out negative"):
+        derive_costs(events, 2)
+
+
+def test_boots_are_pooled_each_less_its_own_tracing(tmp_path):
+    one = synthetic()
+    two = synthetic().assign(t_ns=lambda f: f["t_ns"] * 2)  # every gap, tracing too, twice as long
+    both = pd.concat([one.assign(boot=0), two.assign(boot=1)], ignore_index=True)
+    costs = derive_costs(both, 2)
+    assert costs["trace_overhead_ns"][0] == round(np.median([G, 2 * G]))
+    assert costs["tick_ns"][0] == round(np.median([WORK["tick"], 2 * WORK["tick"]]))
+
+
+def test_a_trace_file_round_trip(tmp_path):
+    raw = ("# tracer: nop\n"
+           "              sh-73      [000] .....  2445434000: tracing_mark_write: phase=sync\n"
+           "     rcu_preempt-17      [001] d..2.  4890868000: sched_switch: prev_comm=rcu_preempt prev_pid=17\n")
+    khz = tsc_khz("[    0.0] tsc: Detected 2445.425 MHz processor\n[    3.6] tsc: Refined TSC clocksource "
+                  "calibration: 2445.434 MHz\n")
+    assert khz == 2445434
+    lines = ns_trace(raw, khz)
+    assert [line.split()[3] for line in lines] == ["1.000000000:", "2.000000000:"]
+    path = tmp_path / "trace.txt.gz"
+    write_trace(path, ["command: x"], [(khz, lines), (khz, lines)])
+    events, header = read_trace(path)
+    assert header == ["command: x"]
+    assert events["boot"].tolist() == [0, 0, 1, 1] and events["t_ns"].tolist() == [10**9, 2 * 10**9] * 2
+
+
+def test_the_guest_script_runs_every_phase_and_copies_the_trace_out():
+    script = guest_script()
+    assert script.startswith("set -e\n") and script.endswith("cat $T/trace > /out/trace.txt\n")
+    assert [line.split("=")[1].split()[0] for line in script.splitlines() if "phase=" in line] == \
+        [p.name for p in PHASES]

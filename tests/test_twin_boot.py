@@ -1,0 +1,111 @@
+"""The real-kernel twin end to end: the shared image booted under QEMU with a short
+workload, its results directory checked (one boot, about 10 s).
+
+Skipped, with the reason, where QEMU, a static busybox, a C compiler, cpio or the image
+(../shared/kernel/linux-6.12-hz1000) is missing; .ci/run installs the system parts.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rcusim.errors import ScenarioError
+from rcusim.twin.image import find_image
+from rcusim.twin.initramfs import find_busybox
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _missing() -> str | None:
+    for tool, package in (("qemu-system-x86_64", "qemu-system-x86"), ("cpio", "cpio"), ("gcc", "gcc")):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (apt-get install {package})"
+    try:
+        find_busybox()
+        find_image(None, 1000)
+    except ScenarioError as exc:
+        return str(exc)
+    return None
+
+
+pytestmark = pytest.mark.skipif(_missing() is not None, reason=f"the real kernel cannot boot here: {_missing()}")
+
+SCENARIO = """
+name: twin_boot
+hardware: {profile: qemu-tcg, nr_cpus: 2}
+kernel: {release: "6.12", HZ: 1000}
+workloads:
+  - {kind: sync_loop, tasks: 2, loops: 20, cpus: "0-1", pinned: false, work_after: none}
+"""
+
+
+@pytest.fixture(scope="module")
+def booted(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("twin")
+    scenario = tmp / "twin_boot.yaml"
+    scenario.write_text(SCENARIO)
+    out = tmp / "real"
+    done = subprocess.run([sys.executable, "-m", "rcusim", "kernel", str(scenario), "--boots", "1", "--out", str(out),
+                           "--twin"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return done, out
+
+
+def test_kernel_run_writes_run_layout(booted):
+    """The real run's directory has run's files and metric names, with every call measured."""
+    done, out = booted
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    metrics = summary["variants"]["default"]["metrics"]
+    assert metrics["latency_us"]["count"] == 2 * 20
+    assert 0 < metrics["latency_us"]["min"] <= metrics["latency_us"]["p50"] <= metrics["latency_us"]["max"]
+    assert metrics["grace_periods"] > 0 and metrics["boots"] == 1
+    assert metrics["normal_gp"]["length_us"]["p50"] > 0
+    lat = pd.read_parquet(out / "latencies.parquet")
+    assert len(lat) == 40 and set(lat["task"]) == {0, 1}
+    gps = pd.read_parquet(out / "gps.parquet")
+    assert (gps["t_end_ns"] > gps["t_start_ns"]).all()
+
+
+def test_kernel_run_records_its_provenance_and_raw_files(booted):
+    """The image, the QEMU and guest command lines and each boot's raw files are kept."""
+    done, out = booted
+    assert done.returncode == 0, done.stderr
+    real = json.loads((out / "summary.json").read_text())["provenance"]["real_kernel"]["variants"]["default"]
+    assert real["image"]["version"].startswith("6.12")
+    assert "qemu-system-x86_64" in real["qemu_command"] and "preempt=voluntary" in real["guest_cmdline"]
+    raw = out / "raw" / "default" / "boot-0"
+    assert "rcusim-plan-exit 0" in (raw / "plan.log").read_text()
+    with gzip.open(raw / "trace.txt.gz", "rt") as f:
+        assert any("rcu_grace_period" in line for line in f)
+
+
+def test_breakdown_adds_up_to_the_latency(booted):
+    """The trace's time breakdown covers the calls' latency: its parts sum to within the
+    return path (a few tens of µs) of the mean latency."""
+    done, out = booted
+    assert done.returncode == 0, done.stderr
+    metrics = json.loads((out / "summary.json").read_text())["variants"]["default"]["metrics"]
+    parts = metrics["normal_time_us"]
+    assert metrics["breakdown_matched"] > 0
+    assert all(v >= 0 for v in parts.values())
+    assert 0.8 * metrics["latency_us"]["mean"] <= sum(parts.values()) <= metrics["latency_us"]["mean"]
+
+
+def test_twin_simulates_the_same_kernel(booted):
+    """--twin simulates the scenario aligned with the image (its CONFIG_NR_CPUS, preempt=)
+    and prints the validation figures of both sides."""
+    done, out = booted
+    assert done.returncode == 0, done.stderr
+    sim = json.loads((out.with_name("real-sim") / "summary.json").read_text())
+    kernel = sim["provenance"]["variants"]["default"]["kernel"]
+    assert kernel["CONFIG_NR_CPUS"] == 64 and "preempt=voluntary" in kernel["bootargs"]
+    assert "| variant | figure | real | sim | sim/real |" in done.stdout
+    assert "| default | latency p50 (µs) |" in done.stdout
