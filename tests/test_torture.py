@@ -43,8 +43,11 @@ def test_same_seed_same_draws():
         assert a[key] == b[key]
 
 
-@pytest.mark.parametrize("fault", list(FAULTS))
+@pytest.mark.parametrize("fault", [pytest.param(f, marks=pytest.mark.slow) if f in FAULT_BUDGETS else f
+                                   for f in FAULTS])
 def test_each_fault_is_caught_and_reproducible(fault, tmp_path):
+    """Each fault is caught within its budget; a fault that needs a larger budget than
+    FAULT_BUDGET (minutes of torture) runs with -m slow."""
     budget = FAULT_BUDGETS.get(fault, FAULT_BUDGET)
     total = torture(seed=0, max_configs=budget, workers=2, fault=fault, out=tmp_path, echo=quiet)
     assert total["violations"] > 0

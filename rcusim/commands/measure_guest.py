@@ -18,6 +18,7 @@ import numpy as np
 
 from rcusim.errors import ScenarioError
 from rcusim.progress import Stages
+from rcusim.twin.qemu import CLOCKS
 from rcusim.twin.measure import NR_CPUS, estimate_costs, measure_boots, profile_yaml, read_trace, write_trace
 
 __all__ = ["add_parser", "cmd_measure_guest"]
@@ -34,7 +35,10 @@ def add_parser(sub) -> None:
     p.add_argument("--force", action="store_true", help="replace --out if it exists")
     p.add_argument("--from-trace", metavar="FILE",
                    help="derive the costs from a trace measure-guest wrote (its trace.txt.gz) instead of booting")
-    p.add_argument("--write-profile", metavar="FILE", help="write the qemu-tcg profile YAML here")
+    p.add_argument("--clock", choices=CLOCKS, default="real",
+                   help="the guest's clock (as rcusim kernel's): real gives the qemu-tcg profile, icount "
+                        "qemu-tcg-icount (default: %(default)s)")
+    p.add_argument("--write-profile", metavar="FILE", help="write the guest's profile YAML here")
     p.add_argument("--timeout", type=float, default=300.0, metavar="S",
                    help="longest boot, in seconds of wall time (default: %(default)s)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction,
@@ -54,7 +58,8 @@ def _measure(args) -> Path:
     with Stages(args.progress) as stages:
         stages.stage(f"{args.boots} boots")
         header, boots = measure_boots(args.kernel, args.boots, args.timeout, out / "raw",
-                                      on_boot=lambda k, wall: stages.stage(f"boot {k + 1}/{args.boots}: {wall:.0f} s"))
+                                      on_boot=lambda k, wall: stages.stage(f"boot {k + 1}/{args.boots}: {wall:.0f} s"),
+                                      clock=args.clock)
     trace = out / "trace.txt.gz"
     write_trace(trace, [f"command: python -m rcusim {shlex.join(args.argv)}"] + header, boots)
     return trace

@@ -554,7 +554,8 @@ def derive_costs(events: pd.DataFrame, nr_cpus: int) -> dict[str, tuple[int, str
 # --------------------------------------------------------------------------
 # Boots
 # --------------------------------------------------------------------------
-def measure_boots(kernel, boots: int, timeout_s: float, keep: Path, on_boot=None) -> tuple[list[str], list]:
+def measure_boots(kernel, boots: int, timeout_s: float, keep: Path, on_boot=None,
+                  clock: str = "real") -> tuple[list[str], list]:
     """Boot the guest `boots` times with :func:`guest_script`; keep each boot's files under
     ``keep/boot-<k>/``. Returns the header lines (image, QEMU command, retries) and each
     boot's (tsc_khz, ns trace lines).
@@ -571,14 +572,15 @@ def measure_boots(kernel, boots: int, timeout_s: float, keep: Path, on_boot=None
     for k in range(boots):
         share = keep / f"boot-{k}"
         share.mkdir(parents=True, exist_ok=True)
-        argv = qemu_command(qemu, image.bzimage, initramfs, share, NR_CPUS, "real", CMDLINE)
+        argv = qemu_command(qemu, image.bzimage, initramfs, share, NR_CPUS, clock, CMDLINE)
         booted, retried = boot_plan(argv, share, script, timeout_s, f"boot {k + 1}")
         oopses += retried
         khz = tsc_khz((share / "dmesg.txt").read_text(errors="replace"))
         out.append((khz, ns_trace((share / "trace.txt").read_text(errors="replace"), khz)))
         if on_boot is not None:
             on_boot(k, booted.wall_time_s)
-    header = [f"image: {image.path} (Linux {image.version}, HZ={image.hz}, sha256 {image.digest})",
+    header = [f"clock: {clock}",
+              f"image: {image.path} (Linux {image.version}, HZ={image.hz}, sha256 {image.digest})",
               f"qemu: {command_line(argv)}",
               f"topology: {' '.join((share / 'topology.txt').read_text().split())}",
               f"boots: {boots}, each after its guest's oopses, if any, booted again: {'; '.join(oopses) or 'none'}"]
@@ -600,22 +602,33 @@ def _block(key: str, text: str, indent: int) -> str:
                                                break_on_hyphens=False) + "\n"
 
 
+#: The profile of each clock (rcusim.twin.qemu.CLOCKS) and how its guest keeps time.
+PROFILE_NAMES = {"real": "qemu-tcg", "icount": "qemu-tcg-icount"}
+_CLOCK_WORDS = {"real": "multi-threaded TCG on the host's real clock",
+                "icount": "TCG with -icount shift=0,sleep=off: 1 ns of guest time per instruction, the vCPUs "
+                          "taking turns on one host thread"}
+
+
 def profile_yaml(estimates: dict[str, Estimate], header: list[str], command: str) -> str:
-    """The ``qemu-tcg`` profile: every cost with how the trace gives it and the command."""
+    """The guest's profile (``qemu-tcg``, or ``qemu-tcg-icount`` for a trace measured under
+    icount): every cost with how the trace gives it and the command."""
     said = f"[{command}]"
+    clock = next((line.split(": ", 1)[1] for line in header if line.startswith("clock: ")), "real")
     g, gi, gl = (estimates[f"trace_overhead{k}_ns"].value for k in ("", "_irq", "_loop"))
+    host = ("each cost is many times a native CPU's, the host's load reaches the guest's clock" if clock == "real"
+            else "each cost is the instructions it takes; the host's load does not reach the guest's clock, and "
+                 "k busy vCPUs each run at 1/k of its rate")
     text = ("# Hardware profile: the guest rcusim's real-kernel twin boots ('rcusim kernel'): QEMU TCG,\n"
-            "# x86_64 -cpu qemu64, multi-threaded TCG on the host's real clock, 2 vCPUs on a 2-core host.\n"
+            f"# x86_64 -cpu qemu64, {_CLOCK_WORDS[clock]}, 2 vCPUs on a 2-core host.\n"
             "#\n# Written by python -m rcusim measure-guest: every cost measured in the guest from its own\n"
             "# trace (rcusim/twin/measure.py), none chosen. Measure again rather than edit.\n#\n"
             + "".join(f"# {line}\n" for line in header) +
-            "name: qemu-tcg\n"
-            + _block("description", f"""QEMU TCG guest (x86_64, -cpu qemu64, multi-threaded TCG, real clock),
+            f"name: {PROFILE_NAMES[clock]}\n"
+            + _block("description", f"""QEMU TCG guest (x86_64, -cpu qemu64, {_CLOCK_WORDS[clock]}),
                      2 vCPUs sharing one L3, booted with rcu_nocbs=1: every cost measured in the guest from
                      its own trace (python -m rcusim measure-guest), tracing's own cost taken out (per event,
                      medians over the boots: {g} ns, {gi} ns in an interrupt, {gl} ns in a loop). Emulated:
-                     each cost is many times a native CPU's, the host's load reaches the guest's clock. Idle
-                     is HLT (no cpuidle driver): one measured idle wake-up latency.""", 0)
+                     {host}. Idle is HLT (no cpuidle driver): one measured idle wake-up latency.""", 0)
             + "costs:\n")
     for name in COST_NAMES:
         est = estimates[name]

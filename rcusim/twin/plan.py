@@ -34,8 +34,8 @@ from rcusim.twin.image import KernelImage
 __all__ = ["GuestPlan", "SyncLoopRun", "plan_variant", "image_overrides", "KCONFIG_OPTIONS",
            "GUEST_PROFILES", "TRACE_EVENTS"]
 
-#: The hardware profiles that describe the guest itself.
-GUEST_PROFILES = ("qemu-tcg",)
+#: The hardware profile that describes the guest itself, by clock (rcusim.twin.qemu.CLOCKS).
+GUEST_PROFILES = {"real": "qemu-tcg", "icount": "qemu-tcg-icount"}
 
 #: The scenario's Kconfig keys and how the image's .config spells them (a number, or a bool).
 KCONFIG_OPTIONS = {
@@ -156,9 +156,9 @@ def _check_hardware(hardware, written: set[str], image: KernelImage, any_profile
                     variant: str) -> None:
     hw = hardware
     path = ("variants", variant, "hardware")
-    if hw.profile not in GUEST_PROFILES and not any_profile:
-        _refuse(path + ("profile",), f"{hw.profile!r} is not the guest: in the real run the machine is QEMU's",
-                f"one of {', '.join(GUEST_PROFILES)}, or --any-profile")
+    if hw.profile != GUEST_PROFILES[clock] and not any_profile:
+        _refuse(path + ("profile",), f"{hw.profile!r} is not the guest on the {clock} clock: in the real run the "
+                "machine is QEMU's", f"{GUEST_PROFILES[clock]}, or --any-profile")
     for key in ("costs", "idle_states", "topology", "halt_poll_ns"):
         if key in written:
             _refuse(path + (key,), "a real guest's costs and shape are its own, not a scenario's",
