@@ -137,7 +137,8 @@ def save_overlaid_histogram(sources, labels, path, *, log2: bool = True) -> bool
 #: The figures ``compare --figures`` sets side by side: (label, dotted metric or a gps.parquet figure).
 FIGURES = (("latency mean (µs)", "latency_us.mean"), ("latency p50 (µs)", "latency_us.p50"),
            ("latency p99 (µs)", "latency_us.p99"), ("latency max (µs)", "latency_us.max"),
-           ("grace periods", "grace_periods"), ("GP length mean (µs)", "gps:mean_length_us"),
+           ("grace periods", "grace_periods"), ("expedited grace periods", "expedited_grace_periods"),
+           ("GP length mean (µs)", "gps:mean_length_us"),
            ("kfree footprint (MB)", "memory_footprint_mb"), ("kfree batches", "batches"),
            ("kfree total time (ms)", "total_time_ms"))
 

@@ -30,7 +30,7 @@ import pandas as pd
 from rcusim.results.result import LAST_QS_NAMES, make_gps_frame
 from rcusim.results.run import BREAKDOWN_PARTS
 
-__all__ = ["EVENT_COLUMNS", "read_ftrace", "gp_marks", "grace_periods", "make_gps_from_marks", "gp_kthread_names",
+__all__ = ["EVENT_COLUMNS", "read_ftrace", "gp_marks", "exp_marks", "grace_periods", "make_gps_from_marks", "gp_kthread_names",
            "time_breakdown", "breakdown_us"]
 
 #: Columns of :func:`read_ftrace`'s frame.
@@ -116,13 +116,40 @@ def gp_marks(events: pd.DataFrame) -> pd.DataFrame:
     })
 
 
+def exp_marks(events: pd.DataFrame) -> pd.DataFrame:
+    """Each complete expedited GP of a trace: from its ``rcu_exp_grace_period ... start``
+    (exp_funnel_lock() once it holds exp_mutex) to its ``end`` (rcu_exp_wait_wake()), both
+    traced with the GP's sequence snapshot.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns gp_seq, t_start_ns, t_end_ns, in gp_seq order.
+    """
+    exp = events[events["event"] == "rcu_exp_grace_period"]
+    fields = exp["payload"].str.split(n=2, expand=True).reindex(columns=[0, 1, 2])
+    seq = pd.to_numeric(fields[1], errors="coerce").fillna(0).astype(np.int64)
+    what = fields[2].fillna("")
+    starts = dict(zip(seq[what == "start"], exp["t_ns"][what == "start"]))
+    ends = dict(zip(seq[what == "end"], exp["t_ns"][what == "end"]))
+    complete = sorted(s for s in starts if s in ends and ends[s] >= starts[s])
+    return pd.DataFrame({"gp_seq": np.asarray(complete, dtype=np.int64),
+                         "t_start_ns": np.asarray([starts[s] for s in complete], dtype=np.int64),
+                         "t_end_ns": np.asarray([ends[s] for s in complete], dtype=np.int64)})
+
+
 def grace_periods(events: pd.DataFrame) -> pd.DataFrame:
-    """The normal grace periods of a trace (:func:`gp_marks`) as a results ``gps`` frame."""
-    return make_gps_from_marks(gp_marks(events))
+    """The normal (:func:`gp_marks`) and expedited (:func:`exp_marks`) grace periods of a
+    trace as a results ``gps`` frame."""
+    return make_gps_from_marks(gp_marks(events), exp_marks(events))
 
 
-def make_gps_from_marks(m: pd.DataFrame) -> pd.DataFrame:
-    """:func:`gp_marks`'s rows as a results ``gps`` frame."""
+def make_gps_from_marks(m: pd.DataFrame, exp: pd.DataFrame | None = None) -> pd.DataFrame:
+    """:func:`gp_marks`'s rows, then :func:`exp_marks`'s, as a results ``gps`` frame."""
+    if exp is not None and len(exp):
+        return pd.concat([make_gps_from_marks(m),
+                          make_gps_frame(exp["gp_seq"], exp["t_start_ns"], exp["t_end_ns"],
+                                         np.ones(len(exp), dtype=bool))], ignore_index=True)
     return make_gps_frame(m["gp_seq"], m["t_start_ns"], m["t_end_ns"], np.zeros(len(m), dtype=bool),
                           m["fqs_scans"], m["last_qs"])
 

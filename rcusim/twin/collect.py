@@ -3,10 +3,10 @@
 * Requests: the load helper's lines (``task cpu t_start_ns t_end_ns``, CLOCK_MONOTONIC),
   or rcuscale's ``writer-duration`` lines (rcu_scale_cleanup()). rcuscale keeps only each
   call's duration, so a writer's calls are laid end to end from the test's start.
-* Grace periods: the trace buffer's normal GPs (:func:`rcusim.results.ftrace_read.grace_periods`)
-  that start while the workload runs.
+* Grace periods: the trace buffer's normal and expedited GPs
+  (:func:`rcusim.results.ftrace_read.grace_periods`) that start while the workload runs.
 * rcuscale's kfree test: its ``Total time taken by all kfree'ers`` line, as the engine's
-  kfree metrics; the test's span ends at its threads' last event in the trace.
+  kfree metrics; the test's span ends at that line's printk in the trace.
 
 Times are made relative to the workload's first call (or to the trace's first event), as
 a simulated run's start at 0.
@@ -24,15 +24,14 @@ import pandas as pd
 
 from rcusim import _core
 from rcusim.errors import ScenarioError
-from rcusim.results.ftrace_read import gp_marks, make_gps_from_marks, read_ftrace, time_breakdown
+from rcusim.results.ftrace_read import exp_marks, gp_marks, make_gps_from_marks, read_ftrace, time_breakdown
 from rcusim.results.result import make_requests_frame
-from rcusim.twin.plan import GuestPlan
+from rcusim.twin.plan import KFREE_DONE, GuestPlan
 
 __all__ = ["BootRecords", "collect_boot", "parse_rcuscale_writers", "parse_kfree_line", "trace_stats"]
 
 _PRIM = _core.PRIMITIVES
-#: kfree_scale_thread()'s comm, as the trace prints it (TASK_COMM_LEN - 1 characters).
-KFREE_COMM = "kfree_scale_thread"[:15]
+
 _DMESG_PREFIX = re.compile(r"^(?:<\d+>)?\[\s*\d+\.\d+\]\s?")
 _KFREE = re.compile(r"Total time taken by all kfree'ers: (\d+) ns, loops: (\d+), batches: (-?\d+)"
                     r"(?:, memory footprint: (-?\d+)MB)?")
@@ -135,10 +134,13 @@ def collect_boot(plan: GuestPlan, share: Path) -> BootRecords:
                 "synchronize_rcu_expedited" if plan.rcuscale["gp_exp"] else "synchronize_rcu")
         requests = parse_rcuscale_writers(lines, plan.nr_cpus, _PRIM[prim])
     if kfree:
-        # The last kfree thread ends right after end_time (its pr_alert() aside): the test ran
-        # for total_time_ns up to the threads' last event in the trace.
-        own = events["t_ns"][events["comm"] == KFREE_COMM]
-        t1 = int(own.max()) if len(own) else int(events["t_ns"].max()) if len(events) else 0
+        # The last kfree thread prints its line right after end_time: the test ran for
+        # total_time_ns up to that message (printk's console tracepoint, on the trace's clock).
+        said = events["t_ns"][(events["event"] == "console") & events["payload"].str.contains(KFREE_DONE)]
+        if len(said) == 0:
+            raise ScenarioError("the trace lacks rcuscale's kfree line (printk:console)", key="kernel",
+                                allowed="an image with the printk tracepoints")
+        t1 = int(said.iloc[0])
         t0 = t1 - kfree["total_time_ns"]
     elif len(requests):
         t0, t1 = int(requests["t_start_ns"].min()), int(requests["t_end_ns"].max())
@@ -149,7 +151,8 @@ def collect_boot(plan: GuestPlan, share: Path) -> BootRecords:
     # rcuscale keeps its writers' durations only: their calls' places in the trace are not known.
     breakdown = time_breakdown(events, requests, marks) if plan.sync_loops else None
     marks = marks[(marks["t_start_ns"] >= t0) & (marks["t_start_ns"] <= t1)]
-    gps = make_gps_from_marks(marks)
+    exp = exp_marks(events)
+    gps = make_gps_from_marks(marks, exp[(exp["t_start_ns"] >= t0) & (exp["t_start_ns"] <= t1)])
     for frame in (requests, gps):
         for col in ("t_start_ns", "t_end_ns"):
             frame[col] = frame[col].to_numpy() - t0

@@ -47,9 +47,11 @@ KCONFIG_OPTIONS = {
 }
 
 #: Tracepoints the guest enables (events/<group>/<name>): each GP's phases and reports, the
-#: FQS scans' finds, and the scheduler's switches and wake-ups for the time breakdown.
+#: FQS scans' finds, the scheduler's switches and wake-ups for the time breakdown, and the
+#: kernel's messages (rcuscale's lines on the trace's clock).
 TRACE_EVENTS = ("rcu/rcu_grace_period", "rcu/rcu_quiescent_state_report", "rcu/rcu_fqs",
-                "rcu/rcu_exp_grace_period", "sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup")
+                "rcu/rcu_exp_grace_period", "sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup",
+                "printk/console")
 
 #: The guest's trace instance.
 TRACE_DIR = "/sys/kernel/tracing/instances/rcusim"
