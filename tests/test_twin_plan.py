@@ -20,6 +20,7 @@ from rcusim.errors import ScenarioError
 from rcusim.input.scenario import load_scenario
 from rcusim.twin.image import MODULES, find_image
 from rcusim.twin.plan import image_overrides, plan_variant, written_keys
+from rcusim.twin.run import align_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_KERNEL = ROOT.parent / "shared" / "kernel"
@@ -338,3 +339,35 @@ def test_cli_refusal_is_one_line_exit_2(tmp_path):
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("rcusim: error: "), proc.stderr
     assert "workloads[1].kind" in proc.stderr, proc.stderr
     assert not out.exists()
+
+
+# ------------------------------------------------------------------ the bundled scenarios
+
+def _mapped(path: Path, kernel: Path, clock: str = "real") -> list[str]:
+    """The variants of a bundled scenario the guest runs (ScenarioError if refused)."""
+    sc, _, images, names = align_scenario(path, [], None, None, kernel)
+    for n in names:
+        plan_variant(n, sc.variants[n], images[n], raw=sc.asdict(), clock=clock, any_profile=clock == "icount")
+    return names
+
+
+@pytest.mark.skipif(not (SHARED_KERNEL / "linux-6.12-hz1000" / "config").is_file(),
+                    reason="no shared image (../shared/kernel/linux-6.12-hz1000)")
+@pytest.mark.parametrize("path", sorted((ROOT / "scenarios").glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_bundled_scenario_is_refused_in_one_line_naming_its_release(path):
+    """The bundled scenarios model other releases than the image's 6.12: each is refused on
+    its kernel.release, in one line, before any boot."""
+    with pytest.raises(ScenarioError) as exc:
+        _mapped(path, SHARED_KERNEL)
+    message = str(exc.value)
+    assert "\n" not in message and ".kernel.release: " in message and "6.12" in message
+
+
+@pytest.mark.skipif(not (SHARED_KERNEL / "linux-6.12-hz1000" / "config").is_file(),
+                    reason="no shared image (../shared/kernel/linux-6.12-hz1000)")
+@pytest.mark.parametrize("name, clock", [("sync_callers_2cpu", "real"), ("rcuscale_2cpu", "real"),
+                                         ("idle_caller_8cpu", "icount")])
+def test_the_twin_scenarios_map_onto_the_shared_image(name, clock, monkeypatch):
+    """scenarios/twin/ maps whole onto the shared image, every variant (8 vCPUs under icount)."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert _mapped(ROOT / "scenarios" / "twin" / f"{name}.yaml", SHARED_KERNEL, clock)
