@@ -95,25 +95,34 @@ def gp_marks(events: pd.DataFrame) -> pd.DataFrame:
         Columns gp_seq, t_start_ns, t_end_ns, fqs_scans, last_qs, t_qs_ns and
         t_first_fqs_ns (its first scan's start; -1 without one), in gp_seq order.
     """
-    gp = events[events["event"] == "rcu_grace_period"]
-    fields = gp["payload"].str.split(n=2, expand=True).reindex(columns=[0, 1, 2])
-    seq = pd.to_numeric(fields[1], errors="coerce").fillna(0).astype(np.int64)
-    what = fields[2].fillna("")
-    starts = dict(zip(seq[what == "start"], gp["t_ns"][what == "start"]))
-    ends = dict(zip(seq[what == "end"], gp["t_ns"][what == "end"]))
+    spans, t, seq, what = _gp_spans(events, "rcu_grace_period")
+    complete = spans["gp_seq"].tolist()
     scans = seq[what == "fqsstart"].value_counts().to_dict()
-    first_scan = gp["t_ns"][what == "fqsstart"].groupby(seq[what == "fqsstart"]).min().to_dict()
+    first_scan = t[what == "fqsstart"].groupby(seq[what == "fqsstart"]).min().to_dict()
     last = _last_reporters(events)
-    complete = sorted(s for s in starts if s in ends and ends[s] >= starts[s])
-    return pd.DataFrame({
-        "gp_seq": np.asarray(complete, dtype=np.int64),
-        "t_start_ns": np.asarray([starts[s] for s in complete], dtype=np.int64),
-        "t_end_ns": np.asarray([ends[s] for s in complete], dtype=np.int64),
+    return spans.assign(**{
         "fqs_scans": np.asarray([scans.get(s, 0) for s in complete], dtype=np.int64),
         "last_qs": np.asarray([last.get(s, (-1, -1))[0] for s in complete], dtype=np.int8),
         "t_qs_ns": np.asarray([last.get(s, (-1, -1))[1] for s in complete], dtype=np.int64),
         "t_first_fqs_ns": np.asarray([first_scan.get(s, -1) for s in complete], dtype=np.int64),
     })
+
+
+def _gp_spans(events: pd.DataFrame, event: str):
+    """The ``"%s %ld %s"`` events `event` (flavour, sequence, what): each sequence number's
+    span from its ``start`` to its ``end`` (gp_seq, t_start_ns, t_end_ns, complete ones in
+    order), and the events' times, sequence numbers and whats."""
+    rows = events[events["event"] == event]
+    fields = rows["payload"].str.split(n=2, expand=True).reindex(columns=[0, 1, 2])
+    seq = pd.to_numeric(fields[1], errors="coerce").fillna(0).astype(np.int64)
+    what = fields[2].fillna("")
+    starts = dict(zip(seq[what == "start"], rows["t_ns"][what == "start"]))
+    ends = dict(zip(seq[what == "end"], rows["t_ns"][what == "end"]))
+    complete = sorted(s for s in starts if s in ends and ends[s] >= starts[s])
+    spans = pd.DataFrame({"gp_seq": np.asarray(complete, dtype=np.int64),
+                          "t_start_ns": np.asarray([starts[k] for k in complete], dtype=np.int64),
+                          "t_end_ns": np.asarray([ends[k] for k in complete], dtype=np.int64)})
+    return spans, rows["t_ns"], seq, what
 
 
 def exp_marks(events: pd.DataFrame) -> pd.DataFrame:
@@ -126,16 +135,7 @@ def exp_marks(events: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         Columns gp_seq, t_start_ns, t_end_ns, in gp_seq order.
     """
-    exp = events[events["event"] == "rcu_exp_grace_period"]
-    fields = exp["payload"].str.split(n=2, expand=True).reindex(columns=[0, 1, 2])
-    seq = pd.to_numeric(fields[1], errors="coerce").fillna(0).astype(np.int64)
-    what = fields[2].fillna("")
-    starts = dict(zip(seq[what == "start"], exp["t_ns"][what == "start"]))
-    ends = dict(zip(seq[what == "end"], exp["t_ns"][what == "end"]))
-    complete = sorted(s for s in starts if s in ends and ends[s] >= starts[s])
-    return pd.DataFrame({"gp_seq": np.asarray(complete, dtype=np.int64),
-                         "t_start_ns": np.asarray([starts[s] for s in complete], dtype=np.int64),
-                         "t_end_ns": np.asarray([ends[s] for s in complete], dtype=np.int64)})
+    return _gp_spans(events, "rcu_exp_grace_period")[0]
 
 
 def grace_periods(events: pd.DataFrame) -> pd.DataFrame:
