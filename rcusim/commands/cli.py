@@ -195,11 +195,7 @@ def _report_incomplete(result, scenario) -> int:
 def cmd_show_config(args) -> int:
     check_seed(args.seed)
     scenario = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed)
-    names = args.variants or list(scenario.variants)
-    for n in names:
-        if n not in scenario.variants:
-            raise ScenarioError(f"--variant: '{n}' is not a variant of the scenario",
-                                allowed=", ".join(scenario.variants))
+    names = scenario.selected(args.variants)
     out = {"scenario": scenario.name, "seed": scenario.seed, "variants": {}}
     for n in names:
         spec = scenario.variants[n]

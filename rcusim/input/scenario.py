@@ -111,6 +111,16 @@ class Scenario:
         """Names of the variants, in file order."""
         return tuple(self.variants)
 
+    def selected(self, variants=None) -> list[str]:
+        """The names of `variants` (all, in file order, when None), each checked to be one of
+        the scenario's (a --variant that is not is a ScenarioError)."""
+        names = list(self.variants) if variants is None else list(variants)
+        for n in names:
+            if n not in self.variants:
+                raise ScenarioError(f"--variant: '{n}' is not a variant of the scenario",
+                                    allowed=", ".join(self.variants))
+        return names
+
     def asdict(self) -> dict:
         """Return the merged input mapping (file plus overrides), for provenance.
 

@@ -30,7 +30,7 @@ import pandas as pd
 from rcusim.results.result import LAST_QS_NAMES, make_gps_frame
 from rcusim.results.run import BREAKDOWN_PARTS
 
-__all__ = ["EVENT_COLUMNS", "read_ftrace", "gp_marks", "exp_marks", "grace_periods", "make_gps_from_marks", "gp_kthread_names",
+__all__ = ["EVENT_COLUMNS", "read_ftrace", "gp_marks", "exp_marks", "grace_periods", "make_gps_from_marks", "GP_KTHREADS",
            "time_breakdown", "breakdown_us"]
 
 #: Columns of :func:`read_ftrace`'s frame.
@@ -71,9 +71,8 @@ def read_ftrace(lines) -> pd.DataFrame:
     return frame.astype({"pid": np.int64, "cpu": np.int32, "t_ns": np.int64})
 
 
-def gp_kthread_names() -> tuple[str, ...]:
-    """The GP kthread's comm for each flavour (rcu_preempt with CONFIG_PREEMPT_RCU, else rcu_sched)."""
-    return ("rcu_preempt", "rcu_sched")
+#: The GP kthread's comm for each flavour (rcu_preempt with CONFIG_PREEMPT_RCU, else rcu_sched).
+GP_KTHREADS = frozenset(("rcu_preempt", "rcu_sched"))
 
 
 def gp_marks(events: pd.DataFrame) -> pd.DataFrame:
@@ -156,7 +155,7 @@ def make_gps_from_marks(m: pd.DataFrame, exp: pd.DataFrame | None = None) -> pd.
 
 def _last_reporters(events: pd.DataFrame) -> dict[int, tuple[int, int]]:
     """(LAST_QS code, time) of the report that emptied the root, by gp_seq."""
-    kthreads = set(gp_kthread_names())
+    kthreads = GP_KTHREADS
     running: dict[int, bool] = {}  # CPU -> runs a task (not its idle task), from sched_switch
     gp_cpu = -1
     out: dict[int, tuple[int, int]] = {}

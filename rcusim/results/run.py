@@ -11,7 +11,6 @@ from rcusim.engine.engine_input import rcu_geometry
 from rcusim.engine.membarrier import run_membarrier_loop
 from rcusim.engine.rcuscale import kfree_metrics, memory_frame
 from rcusim.engine.simulate import ExitReason, check_memory, kfree_flood, run_engine
-from rcusim.errors import ScenarioError
 from rcusim.input.config import MembarrierLoop, RtLatencyProbe
 from rcusim.input.scenario import Scenario, load_scenario
 from rcusim.progress import Stages
@@ -179,11 +178,7 @@ def run(source, overrides: Sequence[str] | Mapping | None = None, seed: int | No
 
 def run_scenario(scenario: Scenario, variants: Sequence[str] | None = None, progress: bool | None = None,
                  check: bool = False, trace_limit: int | None = None) -> Result:
-    names = list(scenario.variants) if variants is None else list(variants)
-    for n in names:
-        if n not in scenario.variants:
-            raise ScenarioError(f"--variant: '{n}' is not a variant of the scenario",
-                                allowed=", ".join(scenario.variants))
+    names = scenario.selected(variants)
     check_memory(scenario)
     results = {}
     with Stages(progress) as stages:

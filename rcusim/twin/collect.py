@@ -111,7 +111,7 @@ def _helper_requests(plan: GuestPlan, share: Path) -> pd.DataFrame:
             raise ScenarioError(f"the load helper left no calls for {run.name} (see plan.log)", key="kernel",
                                 allowed="a workload the guest can run")
         frames.append((rows[:, 0] + first_task, rows[:, 1], rows[:, 2], rows[:, 3]))
-        first_task += int(run.argv[run.argv.index("-t") + 1])
+        first_task += run.tasks
     cols = [np.concatenate(c) for c in zip(*frames)]
     order = np.lexsort((cols[2], cols[0]))
     return make_requests_frame(cols[0][order], cols[1][order], np.zeros(len(order), np.int8),

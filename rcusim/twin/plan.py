@@ -72,6 +72,7 @@ class SyncLoopRun:
     """One sync_loop workload as the load helper's command line."""
 
     name: str
+    tasks: int
     output: str
     argv: tuple[str, ...]
 
@@ -202,10 +203,10 @@ def _sync_loop_run(wl: SyncLoop, index: int, nr_cpus: int, path: tuple) -> SyncL
         argv += ["-T", str(round(wl.think_us * 1000))]
     if wl.start_us:
         argv += ["-S", str(round(wl.start_us * 1000))]
-    return SyncLoopRun(name=name, output=output, argv=tuple(argv))
+    return SyncLoopRun(name=name, tasks=wl.tasks, output=output, argv=tuple(argv))
 
 
-def _rcuscale_params(spec, path: tuple) -> dict:
+def _rcuscale_params(spec) -> dict:
     """rcuscale.ko's parameters for the variant's writer or kfree test."""
     if spec.rcuscale_writer is not None:
         w = spec.rcuscale_writer
@@ -258,12 +259,12 @@ def plan_variant(name: str, spec, image: KernelImage, *, raw: dict, clock: str =
                 notes.append(f"{sync_loops[-1].name}: work_after kfree is not done in user space "
                              "(the simulation charges kfree_ns after each call)")
         elif kind == "kfree_rcu_flood":
-            rcuscale = _rcuscale_params(spec, path + (i,))
+            rcuscale = _rcuscale_params(spec)
         else:
             _refuse(path + (i, "kind"), f"{kind} has no counterpart in the real run",
                     "sync_loop (synchronize_rcu), rcuscale_writer or kfree_rcu_flood")
     if spec.rcuscale_writer is not None:
-        rcuscale = _rcuscale_params(spec, path)
+        rcuscale = _rcuscale_params(spec)
     if rcuscale and sync_loops:
         _refuse(path, "rcuscale's test and the load helper in one boot", "either sync_loop workloads or one "
                 "rcuscale_writer or kfree_rcu_flood workload")

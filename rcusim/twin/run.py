@@ -12,7 +12,7 @@ from __future__ import annotations
 import gzip
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +28,7 @@ from rcusim.results.run import KFREE_TABLE_METRICS, resolved_config
 from rcusim.twin.collect import BootRecords, collect_boot
 from rcusim.twin.image import find_image
 from rcusim.twin.initramfs import build_initramfs
-from rcusim.twin.plan import TRACE_EVENTS, GuestPlan, image_overrides, plan_variant, written_keys
+from rcusim.twin.plan import TRACE_EVENTS, image_overrides, plan_variant, written_keys
 from rcusim.twin.qemu import CLOCKS, boot_plan, command_line, find_qemu, qemu_command
 
 __all__ = ["KernelRun", "align_scenario", "run_kernel"]
@@ -71,7 +71,7 @@ def align_scenario(source, overrides: Sequence[str], seed, variants, kernel) -> 
     """The scenario with the image's Kconfig filled in, the overrides that did it, and the
     image of each variant."""
     scenario = load_scenario(source, overrides=overrides, seed=seed)
-    names = _variant_names(scenario, variants)
+    names = scenario.selected(variants)
     extra: list[str] = []
     for name in names:
         spec = scenario.variants[name]
@@ -92,16 +92,7 @@ def align_scenario(source, overrides: Sequence[str], seed, variants, kernel) -> 
     return aligned, extra, images, names
 
 
-def _variant_names(scenario, variants) -> list[str]:
-    names = list(scenario.variants) if not variants else list(variants)
-    for n in names:
-        if n not in scenario.variants:
-            raise ScenarioError(f"--variant: '{n}' is not a variant of the scenario",
-                                allowed=", ".join(scenario.variants))
-    return names
-
-
-def _pool(name: str, plan: GuestPlan, boots: list[BootRecords], wall: list[float]) -> VariantResult:
+def _pool(name: str, boots: list[BootRecords], wall: list[float]) -> VariantResult:
     requests = pd.concat([b.requests.assign(boot=np.int16(k)) for k, b in enumerate(boots)], ignore_index=True)
     gps = pd.concat([b.gps.assign(boot=np.int16(k)) for k, b in enumerate(boots)], ignore_index=True)
     extra: dict = {"boots": len(boots),
@@ -129,8 +120,7 @@ def _pool(name: str, plan: GuestPlan, boots: list[BootRecords], wall: list[float
 
 def run_kernel(source, overrides: Sequence[str] = (), *, seed: int | None = None,
                variants: Sequence[str] | None = None, kernel=None, clock: str = "real", boots: int = 5,
-               any_profile: bool = False, timeout_s: float = 600.0, progress: bool | None = None,
-               on_boot: Callable[[str, int, float], None] | None = None) -> KernelRun:
+               any_profile: bool = False, timeout_s: float = 600.0, progress: bool | None = None) -> KernelRun:
     """Boot each variant's kernel `boots` times and pool what the boots measured.
 
     Raises
@@ -170,9 +160,7 @@ def run_kernel(source, overrides: Sequence[str] = (), *, seed: int | None = None
                     records.append(collect_boot(plan, share))
                     wall.append(booted.wall_time_s)
                     run.raw[f"{name}/boot-{k}"] = share
-                    if on_boot is not None:
-                        on_boot(name, k, booted.wall_time_s)
-                results[name] = _pool(name, plan, records, wall)
+                results[name] = _pool(name, records, wall)
                 described[name] = {"image": image.describe(), "clock": clock, "boots": boots,
                                    "qemu_command": command_line(argv), "guest_cmdline": " ".join(plan.cmdline),
                                    "plan": plan.script, "trace_events": list(TRACE_EVENTS),
