@@ -37,6 +37,7 @@ cdef void cpuidle_init(Engine self, s) except *:
     self.tick_usec = self.jiffy_ns // 1000
     self.menu_keeps_tick = s.menu_keeps_tick
     self.hz_periodic = s.hz_periodic
+    self.idle_stop_tick_after_tick = s.idle_stop_tick_after_tick
     self.menu = <menu_t *> calloc(self.nr_cpus, sizeof(menu_t))
     if self.menu == NULL:
         raise MemoryError()
@@ -46,8 +47,7 @@ cdef void cpuidle_init(Engine self, s) except *:
             self.menu[c].correction[i] = MENU_RESOLUTION * MENU_DECAY
         for i in range(MENU_INTERVALS):
             self.menu[c].intervals[i] = 9 * MENU_MAX_INTERESTING // 10
-        if self.n_idle_states:
-            cpuidle_select(self, c)  # every CPU starts idle, its tick stopped ...
+        cpuidle_idle_call(self, c, True)  # every CPU starts idle, its tick stopped ...
         if not self.cpus[c].stop_tick or self.hz_periodic:  # ... unless kept (or never stopped)
             self.cpus[c].tick_on = 1
             push(self, (jiffies(self) + 1) * self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
@@ -234,6 +234,29 @@ cdef void cpuidle_select(Engine self, int c) noexcept:
     m.enter_ns = self.now
 
 
+cdef void cpuidle_idle_call(Engine self, int c, bint got_tick) noexcept:
+    """An iteration of do_idle() on CPU c: cpuidle_idle_call(), where `got_tick` says
+    whether the tick woke the previous one (tick_nohz_idle_got_tick(); false as the
+    CPU goes idle).
+
+    With a governor's choice (two states or more) menu decides the tick.  Without
+    a driver (or with one state), from f4c31b07b136 idle_call_stop_or_retain_tick()
+    stops the tick only after it woke the loop, so a CPU entering idle runs one
+    more tick handler; before, a CPU without a driver stopped it at once.
+    """
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef menu_t *m
+    if self.n_idle_states > 1 or (self.n_idle_states == 1 and not self.idle_stop_tick_after_tick):
+        cpuidle_select(self, c)
+        return
+    if self.idle_stop_tick_after_tick:
+        cp.stop_tick = got_tick or not cp.tick_on
+    if self.n_idle_states:
+        m = &self.menu[c]
+        m.state = 0  # call_cpuidle(drv, dev, 0), the governor skipped
+        m.enter_ns = self.now
+
+
 cdef i64 cpuidle_exit_ns(Engine self, int c) noexcept:
     """A wake-up takes CPU c out of its state: the exit latency it costs."""
     cdef menu_t *m = &self.menu[c]
@@ -247,13 +270,12 @@ cdef i64 cpuidle_exit_ns(Engine self, int c) noexcept:
 
 cdef void cpuidle_irq(Engine self, int c, bint tick) noexcept:
     """An interrupt (`tick`: the tick or a timer) took idle CPU c out of its state;
-    the idle loop then runs the governor again."""
+    the idle loop then runs cpuidle_idle_call() again."""
     cdef menu_t *m = &self.menu[c]
     if self.halt_poll:
         kvm_vcpu_irq(self, c)
-    if not self.n_idle_states:
-        return
-    m.residency_us = (self.now - m.enter_ns) // 1000
-    m.tick_wakeup = tick
-    m.needs_update = 1
-    cpuidle_select(self, c)
+    if self.n_idle_states:
+        m.residency_us = (self.now - m.enter_ns) // 1000
+        m.tick_wakeup = tick
+        m.needs_update = 1
+    cpuidle_idle_call(self, c, tick)

@@ -57,6 +57,7 @@ cdef class Engine:
     cdef i64 tick_usec           # TICK_USEC
     cdef int menu_keeps_tick     # menu_select() decides the tick (v4.17 and later)
     cdef int hz_periodic         # CONFIG_HZ_PERIODIC: no CPU ever stops its tick
+    cdef int idle_stop_tick_after_tick  # no governor's choice: stop the tick after a tick (f4c31b07b136)
     cdef menu_t *menu
     cdef i64 gp_timer_expires    # when the FQS wait's timer fires (ns), for the GP CPU's governor
 

@@ -525,8 +525,7 @@ cdef void cpu_enter_idle(Engine self, int c) noexcept:
         trace(self, self.now, TR_SWITCH, c, -1, 0, 0, 0)
     cp.user_from = 0
     cp.user_to = 0
-    if self.n_idle_states:
-        cpuidle_select(self, c)
+    cpuidle_idle_call(self, c, False)
     if self.halt_poll:  # a vCPU's idle loop executes HLT
         cp.halt_start = self.now
         cp.halt_irq_lat = -1

@@ -149,6 +149,38 @@ def test_early_report_needs_one_scan(release, patches):
         assert len(own) == 1 and own.arg.iloc[0] == 0 and t0 <= own.t_ns.iloc[0] < scan
 
 
+# --- no cpuidle driver: the idle loop's tick after f4c31b07b136 ----------------
+def guest_caller(release: str, patches=()) -> dict:
+    """One caller on CPU 1 of an idle 8-vCPU QEMU guest, which has no cpuidle driver."""
+    return {"name": "guest", "seed": 0, "hardware": {"profile": "qemu-tcg", "nr_cpus": 8},
+            "kernel": {"release": release, "HZ": 1000, "patches": list(patches)},
+            "workloads": [{"kind": "sync_loop", "tasks": 1, "loops": 20, "primitive": "synchronize_rcu",
+                           "cpus": "1"}]}
+
+
+@pytest.mark.parametrize("release, patches, scans", [("6.12", [], 2),
+                                                     ("6.12", ["sched-idle-consolidate-special-cases"], 1)])
+def test_without_a_driver_the_gp_cpu_keeps_one_tick(release, patches, scans):
+    """Without a cpuidle driver, v6.9-v6.19 stop the tick as the GP kthread's CPU goes idle:
+    the FQS timer is pulled to the caller's CPU and the second scan reports it. From
+    f4c31b07b136 (v7.0, 6.12.78) that CPU keeps its tick to the next jiffy, whose handler
+    reports the QS noted at the kthread's switch, before the first scan. (v7.0 reports it
+    earlier still, at the end of rcu_gp_init(): test_early_report_needs_one_scan.)"""
+    v = only_variant(traced(guest_caller(release, patches)))
+    gps = v.gps[~v.gps.expedited]
+    assert (gps.fqs_scans == scans).all()
+    f = trace.trace_frame(v)
+    for seq, t0 in zip(gps.gp_seq, gps.t_start_ns):
+        own = f[(f.event == "qs") & (f.cpu == GP_CPU) & (f.gp_seq == seq)]
+        first_scan = f[(f.event == "gp_fqs_start") & (f.gp_seq == seq)].t_ns.iloc[0]
+        assert len(own) == 1
+        if scans == 1:  # the tick of the jiffy after the GP started, from the CPU itself
+            assert own.arg.iloc[0] == 0 and own.t_ns.iloc[0] < first_scan
+            assert own.t_ns.iloc[0] // 1_000_000 == t0 // 1_000_000 + 1
+        else:
+            assert own.arg.iloc[0] == 1 and own.t_ns.iloc[0] > first_scan
+
+
 def test_a_patch_is_refused_where_its_code_is_missing():
     with pytest.raises(ScenarioError, match="rcu-gp-kthread-cpu-qs-early"):
         load_scenario(lone_caller("3.6", patches=["rcu-gp-kthread-cpu-qs-early"]))

@@ -114,6 +114,15 @@ kernel: {release: "6.19", HZ: 250}
 workloads:
   - {kind: sync_loop, tasks: 3, loops: 30, think_us: 700, cpus: "2,5,6", work_after: kfree}
 """,
+    # No cpuidle driver (the QEMU guest): each CPU going idle keeps its tick to the
+    # next jiffy and stops it there (f4c31b07b136, in 6.12 from 6.12.78).
+    "cpu8_nodriver_6_12_78": """
+name: cpu8_nodriver_6_12_78
+hardware: {profile: qemu-tcg, nr_cpus: 8}
+kernel: {release: "6.12", HZ: 1000, patches: [sched-idle-consolidate-special-cases]}
+workloads:
+  - {kind: sync_loop, tasks: 3, loops: 30, think_us: 700, cpus: "2,5,6", work_after: kfree}
+""",
 }
 
 

@@ -62,6 +62,15 @@ def test_cli_refuses_an_unknown_release_in_one_line(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_stable_patches_from_their_sublevel_in_their_series():
+    from rcusim.input.releases import stable_patches
+    assert "sched-idle-consolidate-special-cases" in stable_patches("6.12.117")
+    assert "sched-idle-consolidate-special-cases" in stable_patches("6.12.78")
+    assert stable_patches("6.12.77") == ()
+    assert stable_patches("6.13.117") == ()
+    assert stable_patches("6.12") == ()
+
+
 def test_docs_list_every_switch():
     text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "releases.md").read_text()
     for s in SWITCHES:

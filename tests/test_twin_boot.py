@@ -83,6 +83,7 @@ def test_kernel_run_records_its_provenance_and_raw_files(booted):
     assert "qemu-system-x86_64" in real["qemu_command"] and "preempt=voluntary" in real["guest_cmdline"]
     raw = out / "raw" / "default" / "boot-0"
     assert "rcusim-plan-exit 0" in (raw / "plan.log").read_text()
+    assert "cpuidle/current_driver:" in (raw / "cpuidle.txt").read_text()
     with gzip.open(raw / "trace.txt.gz", "rt") as f:
         assert any("rcu_grace_period" in line for line in f)
 
@@ -109,3 +110,22 @@ def test_twin_simulates_the_same_kernel(booted):
     assert kernel["CONFIG_NR_CPUS"] == 64 and "preempt=voluntary" in kernel["bootargs"]
     assert "| variant | figure | real | sim | sim/real |" in done.stdout
     assert "| default | latency p50 (µs) |" in done.stdout
+
+
+def test_sim_only_simulates_again_beside_the_real_run(booted, tmp_path):
+    """--sim-only boots nothing: it simulates the scenario, aligned as this rcusim aligns it
+    (here with the stable release's patches), beside the real run in --out."""
+    done, out = booted
+    assert done.returncode == 0, done.stderr
+    scenario = out.parent / "twin_boot.yaml"
+    again = subprocess.run([sys.executable, "-m", "rcusim", "kernel", str(scenario), "--sim-only", "--out", str(out),
+                            "--force"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "boot" not in again.stderr.lower()
+    sim = json.loads((out.with_name("real-sim") / "summary.json").read_text())
+    kernel = sim["provenance"]["variants"]["default"]["kernel"]
+    assert kernel["patches"] == ["sched-idle-consolidate-special-cases"]
+    assert "| default | latency p50 (µs) |" in again.stdout
+    missing = subprocess.run([sys.executable, "-m", "rcusim", "kernel", str(scenario), "--sim-only", "--out",
+                              str(tmp_path / "none")], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "--out" in missing.stderr

@@ -198,6 +198,20 @@ def test_image_overrides_aligns_unset_values_and_adds_preempt(image):
     assert image_overrides(aligned, image, written) == []
 
 
+def test_image_overrides_gives_the_patches_its_stable_release_carries(image):
+    """A 6.12.117 image carries 6.12.78's backport of the idle loop's tick rule; a patch
+    it does not carry is refused."""
+    s = load_scenario(scenario())
+    over = image_overrides(s.variants["default"].kernel, image, set())
+    assert "kernel.patches=[sched-idle-consolidate-special-cases]" in over, over
+    aligned = load_scenario(scenario(), overrides=over).variants["default"].kernel
+    assert aligned.switches.idle_stop_tick_after_tick
+    s = load_scenario(scenario(kernel={"patches": ["rcu-gp-kthread-cpu-qs-early"]}))
+    with pytest.raises(ScenarioError) as info:
+        image_overrides(s.variants["default"].kernel, image, {"patches"})
+    assert info.value.key == "kernel.patches" and "does not carry" in str(info.value)
+
+
 def test_image_overrides_keeps_a_chosen_preemption_model(image):
     """preempt= on the scenario's command line is the scenario's choice: not overridden."""
     s = load_scenario(scenario(kernel={"bootargs": "preempt=full", "CONFIG_PREEMPT_DYNAMIC": True}))

@@ -3,7 +3,8 @@
 Writes a results directory in ``run``'s layout (summary.json with the same metric names,
 latencies.parquet, gps.parquet, report.txt, figures) plus ``raw/<variant>/boot-<k>/``: the
 guest's plan, its log, the console, the kernel's log and the trace. ``--twin`` also
-simulates the same scenario (aligned with the image's Kconfig) and prints both side by side.
+simulates the same scenario (aligned with the image's Kconfig) and prints both side by side;
+``--sim-only`` does only that, beside a real run already in ``--out``, with no boot.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import functools
 import gzip
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -22,7 +24,7 @@ from rcusim.input.scenario import load_scenario
 from rcusim.results import trace
 from rcusim.results.run import run_scenario
 from rcusim.twin.qemu import CLOCKS
-from rcusim.twin.run import MAX_BOOTS, run_kernel
+from rcusim.twin.run import MAX_BOOTS, align_scenario, run_kernel
 
 __all__ = ["add_parser", "cmd_kernel"]
 
@@ -52,6 +54,9 @@ def add_parser(sub) -> None:
                    help="longest boot, in seconds of wall time (default: %(default)s)")
     p.add_argument("--twin", action="store_true",
                    help="also simulate the scenario (into <out>-sim) and print both side by side")
+    p.add_argument("--sim-only", action="store_true",
+                   help="boot nothing: simulate beside the real run already in --out (into <out>-sim), the "
+                        "scenario aligned with the image as this rcusim aligns it")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction,
                    help="show each boot on stderr (default: when stderr is a terminal)")
     p.set_defaults(func=cmd_kernel)
@@ -75,6 +80,12 @@ def cmd_kernel(args) -> int:
     name = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed).name
     out = Path(args.out) if args.out else Path("results") / f"{name}-kernel"
     sim_out = out.with_name(out.name + "-sim")
+    if args.sim_only:
+        check_out(sim_out, args.force)
+        scenario, _, _, names = align_scenario(args.scenario, args.overrides, args.seed,
+                                               args.variants or _real_variants(out), args.kernel)
+        _simulate_beside(scenario, names, out, sim_out, "python -m rcusim " + shlex.join(args.argv), args)
+        return 0
     check_out(out, args.force)
     if args.twin:
         check_out(sim_out, args.force)
@@ -93,19 +104,34 @@ def cmd_kernel(args) -> int:
         run.cleanup()
     if args.twin:
         scenario = load_scenario(real.provenance["scenario"], seed=args.seed)
-        try:
-            trace.check_trace_size(scenario, list(real.variants))
-            limit = trace.MAX_TRACE_RECORDS
-        except ScenarioError:
-            limit = None  # too large to trace: tracediff then has the real side's traces only
-        sim = run_scenario(scenario, variants=list(real.variants), progress=args.progress, trace_limit=limit)
-        sim.invocation["command"] = real.invocation["command"]
-        sim_path = write_result(sim, sim_out, extra=functools.partial(_write_sim_traces, sim) if limit else None)
-        print(f"simulation written to {sim_path}/\n")
-        print(figures_table(out, sim_out, "real", "sim"))
-        plot = sim_out / "twin_latency_hist.png"
-        if save_overlaid_histogram([out, sim_out], ["real", "sim"], plot):
-            print(f"\noverlaid latency histogram written to {plot}")
-        print(f"every metric: python -m rcusim compare {out} {sim_out}; GP by GP: python -m rcusim tracediff "
-              f"{out} {sim_out}")
+        _simulate_beside(scenario, list(real.variants), out, sim_out, real.invocation["command"], args)
     return 0
+
+
+def _real_variants(out: Path) -> list[str]:
+    """The variants of the real run in `out`."""
+    try:
+        with open(out / "summary.json", encoding="utf-8") as f:
+            return list(json.loads(f.read(1 << 24))["variants"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ScenarioError(f"{str(out)!r} holds no real run to simulate beside", key="--out",
+                            allowed="the --out of an earlier 'rcusim kernel' run") from None
+
+
+def _simulate_beside(scenario, variants: list[str], out: Path, sim_out: Path, command: str, args) -> None:
+    """Simulate `scenario` into `sim_out` with its ftrace, and print it beside the real run in `out`."""
+    try:
+        trace.check_trace_size(scenario, variants)
+        limit = trace.MAX_TRACE_RECORDS
+    except ScenarioError:
+        limit = None  # too large to trace: tracediff then has the real side's traces only
+    sim = run_scenario(scenario, variants=variants, progress=args.progress, trace_limit=limit)
+    sim.invocation["command"] = command
+    sim_path = write_result(sim, sim_out, extra=functools.partial(_write_sim_traces, sim) if limit else None)
+    print(f"simulation written to {sim_path}/\n")
+    print(figures_table(out, sim_out, "real", "sim"))
+    plot = sim_out / "twin_latency_hist.png"
+    if save_overlaid_histogram([out, sim_out], ["real", "sim"], plot):
+        print(f"\noverlaid latency histogram written to {plot}")
+    print(f"every metric: python -m rcusim compare {out} {sim_out}; GP by GP: python -m rcusim tracediff "
+          f"{out} {sim_out}")

@@ -69,6 +69,7 @@ class Sched:
     idle_polling0: int         # cpuidle.pxi: state 0 polls
     menu_keeps_tick: int       # cpuidle.pxi: the governor decides the tick (v4.17 and later)
     hz_periodic: int           # CONFIG_HZ_PERIODIC: the tick never stops, on idle CPUs too
+    idle_stop_tick_after_tick: int  # cpuidle.pxi: no driver's idle loop stops the tick after a tick (f4c31b07b136)
     idle_mwait: np.ndarray     # cpuidle.pxi: the state is entered with MWAIT (no wake-up IPI needed)
     idle_wake_ns: np.ndarray   # cpuidle.pxi: what leaving the state costs a wake-up
     halt_poll: int             # kvm.pxi: the CPUs are KVM vCPUs, idle in HLT with host halt polling
@@ -369,6 +370,7 @@ def _sched(spec, fault: int) -> Sched:
         idle_polling0=int(bool(states) and states[0]["polling"]),
         menu_keeps_tick=int(p.switches.menu_keeps_tick),
         hz_periodic=int(spec.kernel.CONFIG_HZ_PERIODIC),
+        idle_stop_tick_after_tick=int(p.switches.idle_stop_tick_after_tick),
         idle_mwait=np.array([s["mwait"] for s in states], dtype=np.int8),
         idle_wake_ns=np.array([s["wake_ns"] for s in states], dtype=np.int64),
         halt_poll=int(hp is not None),

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from rcusim.errors import ScenarioError
 
 __all__ = ["OLDEST", "NEWEST", "SWITCHES", "PATCHES", "MODULE_PARAMS", "ReleaseSwitches", "Switch", "Patch",
-           "ModuleParam", "check_module_param", "module_param_since", "parse_release",
+           "ModuleParam", "check_module_param", "module_param_since", "parse_release", "stable_patches",
            "release_switches"]
 
 #: The releases rcusim models: 2.6 (with patch levels up to 2.6.39) to NEWEST.
@@ -226,6 +226,15 @@ SWITCHES = (
            "of 10 Feb 2026; the pull request itself not read)",
            "rcu_gp_init() ends with rcu_qs() and rcu_report_qs_rdp() for its own CPU, which the first "
            "FQS scan can never see idle (it is running the scan)"),
+    Switch("idle_stop_tick_after_tick", (7, 0),
+           '"sched: idle: Consolidate the handling of two special cases" (Rafael J. Wysocki, 2026, '
+           "f4c31b07b136, fixing ed98c3491998 of v4.17), in the v7.0 cycle; release not checked against the "
+           "tag. Backported to the stable series: 6.12.78 (\"[PATCH 6.12 403/460]\", 23 Mar 2026), 6.6, 6.1 "
+           "and 5.10",
+           "on a CPU without a cpuidle driver (or with a single idle state), do_idle() stops the tick only "
+           "if the tick woke the loop's previous iteration (tick_nohz_idle_got_tick()): a CPU that goes "
+           "idle keeps its tick to the next jiffy and stops it there; before, without a driver the tick "
+           "stopped as the CPU went idle"),
 )
 
 
@@ -240,6 +249,8 @@ class Patch:
     """The switch whose code the change modifies: releases before it cannot take it."""
     posted: str
     """Subject, author, date and Message-Id of the posting."""
+    stable: tuple[tuple[tuple[int, int], int], ...] = ()
+    """The stable series that carry it, each with the first sublevel: ((6, 12), 78) is 6.12.78."""
 
 
 PATCHES = (
@@ -250,6 +261,11 @@ PATCHES = (
     Patch("rcu-gp-kthread-cpu-qs-early", "gp_kthread_cpu_qs_early", "gp_kthread",
           '"[PATCH -next 6/8] rcu: Reduce synchronize_rcu() latency by reporting GP kthread\'s CPU QS '
           'early" (Joel Fernandes, 1 Jan 2026, <20260101163417.1065705-7-joelagnelf@nvidia.com>)'),
+    Patch("sched-idle-consolidate-special-cases", "idle_stop_tick_after_tick", "menu_keeps_tick",
+          '"sched: idle: Consolidate the handling of two special cases" (Rafael J. Wysocki, 2026, '
+          "<4741364.LvFx2qVVIh@rafael.j.wysocki>); in 6.12 from 6.12.78 (Debian's 6.12.117 has it: "
+          "cpuidle_idle_call(got_tick) in kernel/sched/idle.c)",
+          stable=(((6, 12), 78),)),
 )
 """Backportable changes by name: ``kernel.patches`` turns their switch on for an earlier release."""
 
@@ -370,6 +386,16 @@ class ReleaseSwitches:
     nocb_lazy_defer_leader: bool
     wake_from_gp_auto: bool
     gp_kthread_cpu_qs_early: bool
+    idle_stop_tick_after_tick: bool
+
+
+def stable_patches(version: str) -> tuple[str, ...]:
+    """The :data:`PATCHES` a stable kernel ``"MAJOR.MINOR.SUBLEVEL"`` (e.g. "6.12.117") carries
+    beyond its release: those backported to its series at or before its sublevel."""
+    parts = tuple(int(x) for x in version.split("-")[0].split(".")[:3])
+    series, sublevel = parts[:2], (parts[2] if len(parts) > 2 else 0)
+    return tuple(patch.name for patch in PATCHES
+                 if any(series == s and sublevel >= first for s, first in patch.stable))
 
 
 def release_switches(release: tuple[int, ...]) -> ReleaseSwitches:

@@ -29,6 +29,7 @@ from rcusim.errors import ScenarioError
 from rcusim.input.bootargs import parse_bootargs
 from rcusim.input.config import WRITER_NAME, KfreeRcuFlood, SyncLoop
 from rcusim.input.cpulist import parse_cpulist
+from rcusim.input.releases import stable_patches
 from rcusim.twin.image import KernelImage
 
 __all__ = ["GuestPlan", "SyncLoopRun", "plan_variant", "image_overrides", "KCONFIG_OPTIONS",
@@ -119,7 +120,8 @@ def image_overrides(spec_kernel, image: KernelImage, written: set[str], path: tu
     """``--set`` overrides that make a scenario's kernel the image's.
 
     Each Kconfig option the scenario sets (is in `written`) must have the image's value;
-    one it leaves to rcusim's default gets the image's. A PREEMPT_DYNAMIC image's boot-time preemption
+    one it leaves to rcusim's default gets the image's. The changes a stable release carries
+    beyond its MAJOR.MINOR (:func:`~rcusim.input.releases.stable_patches`) are its patches. A PREEMPT_DYNAMIC image's boot-time preemption
     model is written out (preempt=) unless the command line chooses it.
 
     Raises
@@ -130,9 +132,11 @@ def image_overrides(spec_kernel, image: KernelImage, written: set[str], path: tu
     if spec_kernel.release != image.release:
         raise ScenarioError(f"{spec_kernel.release} is not the image's release ({image.version})",
                             path=path + ("release",), allowed=f'"{image.release}", or --kernel with an image of it')
-    if spec_kernel.patches:
-        raise ScenarioError("the image is the release as built, without rcusim's named patches",
-                            path=path + ("patches",), allowed="no patches")
+    carried = stable_patches(image.version)
+    for name in spec_kernel.patches:
+        if name not in carried:
+            raise ScenarioError(f"{name}: the image ({image.version}) does not carry it", path=path + ("patches",),
+                                allowed=f"the patches its stable release carries: {', '.join(carried) or 'none'}")
     if spec_kernel.exp_mutex != "mutex":
         raise ScenarioError("rcu_state.exp_mutex is a mutex in the image", path=path + ("exp_mutex",),
                             allowed="mutex")
@@ -146,6 +150,8 @@ def image_overrides(spec_kernel, image: KernelImage, written: set[str], path: tu
                                     path=path + (option,), allowed=f"{want} (the image's), or another --kernel")
         elif have != want:
             overrides.append(f"kernel.{option}={str(want).lower() if isinstance(want, bool) else want}")
+    if set(carried) - set(spec_kernel.patches):
+        overrides.append(f"kernel.patches=[{', '.join(carried)}]")
     if image.enabled("CONFIG_PREEMPT_DYNAMIC") and "preempt" not in parse_bootargs(spec_kernel.bootargs):
         overrides.append(f"kernel.bootargs=preempt={image.preempt_default}")
     return overrides
@@ -282,6 +288,9 @@ def _script(sync_loops: list[SyncLoopRun], rcuscale: dict) -> str:
              f"echo {TRACE_BUFFER_KB} > buffer_size_kb"]
     lines += [f"echo 1 > events/{event}/enable" for event in TRACE_EVENTS]
     lines += ["echo 1 > tracing_on", "cd /"]
+    # The guest's cpuidle driver, governor and states: what its idle CPUs do with the tick.
+    lines += ["grep . /sys/devices/system/cpu/cpuidle/current_* "
+              "/sys/devices/system/cpu/cpu0/cpuidle/state*/* > /out/cpuidle.txt 2>/dev/null || true"]
     if sync_loops:
         # All helpers start together; each one's exit status is waited for (a bare wait is 0).
         for i, run in enumerate(sync_loops):

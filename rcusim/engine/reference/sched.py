@@ -237,8 +237,7 @@ class Cpu:
         self.watching += 1  # extended quiescent state
         self.rdp.cpu_no_qs = False
         self.user_from = self.user_to = 0
-        if self.menu:
-            self.cpuidle_select()
+        self.cpuidle_idle_call(False)
 
     # --- idle states: the menu governor (rcusim.kernel.cpuidle) ------------
     def cpuidle_init(self) -> None:
@@ -267,6 +266,22 @@ class Cpu:
         self.stop_tick = self.menu.stop_tick
         self.menu_enter = now
 
+    def cpuidle_idle_call(self, got_tick: bool) -> None:
+        """An iteration of do_idle(); `got_tick`: the tick woke the previous one. Menu
+        decides the tick with two states or more; without a driver (or with one state)
+        f4c31b07b136 stops it only after it woke the loop, before it a driverless CPU
+        stopped it at once."""
+        s = self.sim.inp.sched
+        n = len(s.idle_exit_us)
+        if n > 1 or (n == 1 and not s.idle_stop_tick_after_tick):
+            self.cpuidle_select()
+            return
+        if s.idle_stop_tick_after_tick:
+            self.stop_tick = got_tick or not self.tick_on
+        if self.menu:
+            self.menu.state = 0  # call_cpuidle(drv, dev, 0), the governor skipped
+            self.menu_enter = self.env.now
+
     def cpuidle_exit_ns(self) -> int:
         """A wake-up takes the CPU out of its state: the exit latency."""
         lat = int(self.sim.inp.sched.idle_wake_ns[self.menu.state])
@@ -275,10 +290,10 @@ class Cpu:
         return lat
 
     def cpuidle_irq(self, tick: bool) -> None:
-        """An interrupt took the idle CPU out of its state; the idle loop selects again."""
+        """An interrupt took the idle CPU out of its state; the idle loop runs again."""
         if self.menu:
             self.menu.reflect((self.env.now - self.menu_enter) // 1000, tick)
-            self.cpuidle_select()
+        self.cpuidle_idle_call(tick)
 
     # --- run queues ----------------------------------------------------------
     def dequeue(self):
