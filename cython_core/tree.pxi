@@ -208,13 +208,17 @@ cdef void rcu_sched_clock_irq(Engine self, int c) except *:
     cdef bint idle = cp.state != CPU_BUSY
     self.n_ticks += 1
     # rcu_flavor_sched_clock_irq()
-    if idle or self.fault == FAULT_QS_WITHOUT_QS:
+    if self.fault == FAULT_QS_WITHOUT_QS:
         cp.cpu_no_qs = 0
-    elif self.preempt_rcu and not in_reader(self, c):
-        # PREEMPT_RCU: the tick interrupted code outside any reader.
-        cp.cpu_no_qs = 0
-    elif cp.user_from <= self.now < cp.user_to:
-        # !PREEMPT_RCU: only user mode counts.
+    elif self.preempt_rcu:
+        # PREEMPT_RCU: a tick that interrupted a task outside any reader. The idle
+        # task runs with preemption disabled (init_idle_preempt_count()), so an idle
+        # CPU's tick is none: its QS is its switch to idle, or the FQS scan's EQS.
+        if not idle and not in_reader(self, c):
+            cp.cpu_no_qs = 0
+    elif idle or cp.user_from <= self.now < cp.user_to:
+        # !PREEMPT_RCU: the interrupt came from idle (rcu_is_cpu_rrupt_from_idle())
+        # or from user mode.
         cp.cpu_no_qs = 0
     if cp.urgent_qs and not idle:
         # rcu_urgent_qs: set need_resched; the context switch is a QS.

@@ -212,16 +212,29 @@ def test_back_to_back_gps_yield_the_cpu_at_cond_resched():
 
 
 def test_a_periodic_tick_reports_idle_cpus_before_any_fqs_scan():
-    """CONFIG_HZ_PERIODIC: idle CPUs keep their tick, and rcu_sched_clock_irq() from idle
-    reports their quiescent state, so GPs end a tick or two after they start, without
-    waiting for the FQS scan."""
+    """CONFIG_HZ_PERIODIC without PREEMPT_RCU: idle CPUs keep their tick, and
+    rcu_sched_clock_irq() from idle (rcu_is_cpu_rrupt_from_idle()) reports their quiescent
+    state, so GPs end a tick or two after they start, without waiting for the FQS scan."""
     jiffy_ns = 1_000_000
-    nohz = only_variant(run_scenario(load_scenario(lone_caller("7.0", loops=50)), progress=False))
-    periodic = only_variant(run_scenario(load_scenario(lone_caller("7.0", loops=50, CONFIG_HZ_PERIODIC=True)),
-                                         progress=False))
+    flavour = {"CONFIG_PREEMPT_RCU": False, "CONFIG_PREEMPTION": False}
+    nohz = only_variant(run_scenario(load_scenario(lone_caller("7.0", loops=50, **flavour)), progress=False))
+    periodic = only_variant(run_scenario(load_scenario(lone_caller("7.0", loops=50, CONFIG_HZ_PERIODIC=True,
+                                                                   **flavour)), progress=False))
     assert periodic.metrics["normal_gp"]["fqs_scans"]["mean"] == 0
     assert nohz.metrics["normal_gp"]["fqs_scans"]["mean"] == 1
     # At most two ticks, and the wake-up of a CPU from the deepest idle state.
     assert (periodic.gps.t_end_ns - periodic.gps.t_start_ns).max() <= 2 * jiffy_ns + DEEPEST_EXIT_NS
     # Every CPU takes every tick: 64 CPUs for the whole run.
     assert periodic.counters["ticks"] >= 0.99 * 64 * periodic.completion_time_ns / jiffy_ns
+
+
+def test_under_preempt_rcu_an_idle_cpus_tick_is_no_quiescent_state():
+    """PREEMPT_RCU: the idle task runs with preemption disabled, so rcu_flavor_sched_clock_irq()
+    sees no QS in an idle CPU's tick; with a periodic tick the idle CPUs are still reported
+    by the first FQS scan (their EQS), not by their ticks."""
+    periodic = only_variant(traced(lone_caller("7.0", loops=20, CONFIG_HZ_PERIODIC=True)))
+    gps = periodic.gps[~periodic.gps.expedited]
+    assert (gps.fqs_scans == 1).all()
+    f = trace.trace_frame(periodic)
+    idle_cpus = f[(f.event == "qs") & ~f.cpu.isin([GP_CPU, 5])]
+    assert len(idle_cpus) and (idle_cpus.arg == 1).all()  # each reported by a scan

@@ -76,14 +76,18 @@ def test_grace_period_length_is_set_by_the_fqs_scans(small_result, variant):
 
 
 @pytest.mark.parametrize("variant", ["default", "wake_from_gp"])
-def test_latency_is_between_one_and_three_grace_periods(small_result, variant):
-    # rcu_seq_snap(): a call made while a GP runs needs that GP to end and one
-    # more full GP, so mean latency is at least one GP and under two GPs plus
-    # the wake-up/callback work (well under one more GP here).
+def test_each_call_spans_one_to_four_grace_period_ends(small_result, variant):
+    # rcu_seq_snap(): a call made while a GP runs needs that GP to end and one more
+    # full GP. Its callback reaches a GP later when rcuog flushes it from the NOCB
+    # bypass only after the next GP started (accelerated to the one after), and one
+    # later still when the flush misses that GP's start too; no call waits longer.
     v = small_result.variants[variant]
-    gp_ns = np.median((v.gps["t_end_ns"] - v.gps["t_start_ns"]).to_numpy())
-    mean_ns = v.requests["latency_ns"].mean()
-    assert gp_ns <= mean_ns <= 3 * gp_ns
+    ends = np.sort(v.gps["t_end_ns"].to_numpy())
+    spanned = (np.searchsorted(ends, v.requests["t_end_ns"].to_numpy())
+               - np.searchsorted(ends, v.requests["t_start_ns"].to_numpy()))
+    assert spanned.min() >= 1 and spanned.max() <= 4
+    gp_ns = np.median(np.diff(ends))
+    assert v.requests["latency_ns"].mean() >= gp_ns
 
 
 @pytest.mark.parametrize("variant", ["default", "wake_from_gp"])

@@ -228,9 +228,10 @@ def rcu_sched_clock_irq(sim, cpu) -> None:
     cost = sim.inp.sched.tick_ns
     idle = cpu.state != CPU_BUSY
     sim.counters["ticks"] += 1
-    # rcu_flavor_sched_clock_irq(): PREEMPT_RCU counts any tick outside a
-    # reader; !PREEMPT_RCU only one that interrupted user mode (or idle).
-    if idle or sim.inp.core.preempt_rcu or cpu.user_from <= now < cpu.user_to:
+    # rcu_flavor_sched_clock_irq(): PREEMPT_RCU counts a tick that interrupted a
+    # task outside a reader (the idle task runs with preemption disabled);
+    # !PREEMPT_RCU one that interrupted idle or user mode.
+    if (not idle if sim.inp.core.preempt_rcu else idle or cpu.user_from <= now < cpu.user_to):
         rdp.cpu_no_qs = False
     if rdp.urgent_qs and not idle:
         # rcu_urgent_qs: set need_resched; the context switch is a QS.
