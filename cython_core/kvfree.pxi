@@ -20,7 +20,8 @@
 #
 # NOTE: for speed a kfree thread's burst covers every kfree_rcu() call
 # until its current page is full (kv_chunk = 0), instead of one call
-# (kv_chunk = 1, the per-pointer mode the tests compare against).  The
+# (kv_chunk = 1, the per-pointer mode the tests compare against); a burst of
+# call_rcu()s ends at the latest with the call that flushes a full bypass.  The
 # page's gp_snap and the monitor's timer are computed for the calls that
 # set them (the newest insert, the first call and the call that reaches
 # KVFREE_BULK_MAX_ENTR), so aggregation changes event counts, not rules.
@@ -65,6 +66,7 @@ cdef int kvfree_init(Engine self, kv, int e) except -1:
     self.kv_lazy = kv.lazy
     self.kv_polled = kv.polled
     self.kv_chunk = kv.chunk
+    self.kv_might_resched = kv.might_resched
     self.kv_form = kv.form
     self.kv_max_entr = kv.max_entr
     self.kv_drain_jiffies = kv.drain_jiffies
@@ -230,6 +232,8 @@ cdef i64 kfree_run(Engine self, int e, i64 t0) except -2:
     if self.kv_gen != KV_BULK:
         # call_rcu() or krcp->head for every call.
         h = 1 if self.kv_chunk else left
+        if self.kv_gen == KV_CALL_RCU and h > 1:
+            h = min(h, call_rcu_burst(self, self.ents[e].cpu))
         self.kt_plan[3 * k] = h
         self.kt_plan[3 * k + 1] = self.kt_plan[3 * k + 2] = 0
         return h * self.kv_call_ns
@@ -259,6 +263,15 @@ cdef i64 kfree_run(Engine self, int e, i64 t0) except -2:
     self.kt_plan[3 * k + 1] = src
     self.kt_plan[3 * k + 2] = n
     return (h + n) * self.kv_call_ns + (self.kv_page_alloc_ns if src == 2 else 0)
+
+
+cdef i64 call_rcu_burst(Engine self, int c) noexcept:
+    """call_rcu()s of one burst on an offloaded CPU: no further than the one that finds
+    the bypass at qhimark and flushes it (rcu_nocb_try_bypass())."""
+    cdef cpu_t *cp = &self.cpus[c]
+    if cp.offloaded and cp.byp_len < self.qhimark:
+        return self.qhimark - cp.byp_len + 1
+    return self.kt_alloc_num
 
 
 cdef i64 kv_leading_double(Engine self, i64 left) noexcept:
@@ -340,7 +353,20 @@ cdef i64 kfree_done(Engine self, int e) except -2:
             self.ents[e].phase = KT_DONE
             self.tasks_left -= 1
             return -1
+        # kfree_scale_thread(): cond_resched() after each loop of kfree_alloc_num calls.
+        if cond_resched(self, c):
+            return -1
     return kfree_run(self, e, self.now)
+
+
+cdef inline bint might_resched(Engine self, int c) noexcept:
+    """CPU c runs a kfree thread whose kmalloc(GFP_KERNEL) calls might_resched() (slab_pre_alloc_hook()
+    -> might_alloc() -> might_sleep_if()), which preempt=voluntary makes __cond_resched() (sched_dynamic_update()):
+    without CONFIG_PREEMPTION a need_resched switches it at its next call, a call's time away, as a
+    preemptible kernel's would be switched at once."""
+    cdef cpu_t *cp = &self.cpus[c]
+    return (self.kv_might_resched and cp.state == CPU_BUSY and cp.curr >= 0
+            and self.ents[cp.curr].kind == ENT_KFREE)
 
 
 cdef void kv_add_bulk_page(Engine self, krc_t *kp, bint cached) except *:

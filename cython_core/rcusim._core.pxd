@@ -327,6 +327,7 @@ cdef class Engine:
     cdef int kv_lazy              # KV_CALL_RCU: the callbacks are lazy (kfree_by_call_rcu)
     cdef int kv_polled            # per-page polled reclaim (seed 001's patch)
     cdef int kv_chunk             # 1 = one event per kfree_rcu() call
+    cdef int kv_might_resched     # preempt=voluntary: might_resched() is __cond_resched(), in every kmalloc(GFP_KERNEL)
     cdef int kv_form              # 0 = both kfree_rcu() forms at random, 1 = single-argument, 2 = two-argument
     cdef i64 kv_max_entr          # KVFREE_BULK_MAX_ENTR: pointers per page
     cdef i64 kv_drain_jiffies     # KFREE_DRAIN_JIFFIES

@@ -380,7 +380,7 @@ cdef int check_preempt_or_kick(Engine self, int c, int e) except -1:
         cp.waking_until = self.now + lat
         self.n_idle_exits += 1
         push(self, cp.waking_until, PRIO_NORMAL, EV_CPU_RUN, c, 0)
-    elif cp.state == CPU_BUSY and ep.rq == RQ_RT and self.preemption:
+    elif cp.state == CPU_BUSY and ep.rq == RQ_RT and (self.preemption or might_resched(self, c)):
         if self.ents[cp.curr].rq == RQ_NORMAL:
             try_preempt(self, c)
     elif cp.state == CPU_BUSY and ep.rq == RQ_RT and self.ents[cp.curr].rq == RQ_NORMAL:
@@ -393,7 +393,7 @@ cdef int check_preempt_or_kick(Engine self, int c, int e) except -1:
 cdef void resched_fair(Engine self, int c) except *:
     """resched_curr() for the fair class: the switch waits for a preemption point."""
     cdef cpu_t *cp = &self.cpus[c]
-    if not (self.preemption or cp.user_from <= self.now < cp.user_to):
+    if not (self.preemption or cp.user_from <= self.now < cp.user_to or might_resched(self, c)):
         cp.need_resched = 1  # kernel mode, !PREEMPTION: at its next schedule() or cond_resched()
         return
     cp.fair_resched = 1
@@ -681,7 +681,7 @@ cdef void tick_slice(Engine self, int c) except *:
     if (cp.state != CPU_BUSY or cp.rq_head[RQ_NORMAL] < 0 or self.ents[cp.curr].rq != RQ_NORMAL
             or self.now - cp.run_start < self.jiffy_ns):
         return
-    if not (self.preemption or cp.user_from <= self.now < cp.user_to):
+    if not (self.preemption or cp.user_from <= self.now < cp.user_to or might_resched(self, c)):
         cp.need_resched = 1  # kernel mode, !PREEMPTION: switch at the next preemption point
         return
     if self.now < cp.nonpreempt_until or in_reader(self, c) and not self.rwl_preemptible[self.ents[cp.curr].idx]:

@@ -246,7 +246,7 @@ cdef void rcu_need_resched(Engine self, int c) except *:
     switched out only where it calls schedule() or cond_resched().
     """
     cdef cpu_t *cp = &self.cpus[c]
-    if not self.preemption and not (cp.user_from <= self.now < cp.user_to):
+    if not self.preemption and not (cp.user_from <= self.now < cp.user_to) and not might_resched(self, c):
         # No preemption in kernel mode: the QS waits for the next schedule()
         # (a block, or cond_resched() in a busy loop).
         cp.need_resched = 1

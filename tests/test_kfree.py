@@ -167,3 +167,31 @@ def test_kfree_threads_sharing_a_cpu_fill_its_pages_in_turn():
                                              "kfree_alloc_num": 8000, "kfree_loops": 40, "holdoff": 0}]})
     result = run_variant("default", scenario.variants["default"], scenario.seed, check=True)
     assert result.metrics["finished"] and result.metrics["loops"] == 40
+
+
+def _busy_flood(bootargs: str, by_call: bool = False):
+    """rcuscale_2cpu's kfree test: a nice-19 kfree thread on each of 2 CPUs, nothing else to run."""
+    scenario = load_scenario({"name": "busy", "hardware": {"profile": "qemu-tcg", "nr_cpus": 2},
+                              "kernel": {"release": "6.12", "HZ": 1000, "CONFIG_RCU_NOCB_CPU": True,
+                                         "CONFIG_RCU_LAZY": True, "CONFIG_PREEMPT_DYNAMIC": True,
+                                         "bootargs": bootargs},
+                              "workloads": [{"kind": "kfree_rcu_flood", "kfree_nthreads": 2, "kfree_loops": 20,
+                                             "kfree_alloc_num": 8000, "kfree_by_call_rcu": by_call,
+                                             "holdoff": 1}]})
+    return run_variant("default", scenario.variants["default"], scenario.seed, check=True).metrics
+
+
+@pytest.mark.parametrize("by_call", [False, True])
+def test_kfree_threads_yield_at_each_kmalloc_with_preempt_voluntary(by_call):
+    # With every CPU running a kfree thread, the monitor's kworker, the GP kthread and
+    # rcuog run only where the threads yield: with preempt=voluntary at the
+    # might_resched() of each kmalloc(GFP_KERNEL), as with preempt=full; with
+    # preempt=none only at the cond_resched() ending each loop of 8000 calls.
+    nocbs = " rcu_nocbs=all" if by_call else ""
+    none, voluntary, full = (_busy_flood(f"preempt={m}{nocbs}", by_call) for m in ("none", "voluntary", "full"))
+    assert 0 < none["batches"] < voluntary["batches"]
+    assert abs(voluntary["batches"] - full["batches"]) <= 0.15 * full["batches"]
+    if by_call:
+        # Each CPU's lazy bypass is flushed when it holds qhimark (10000) callbacks:
+        # 2 x 20 x 8000 calls make 32 flushes, two CPUs' flushes can share a GP.
+        assert 16 <= voluntary["batches"] <= 33

@@ -21,6 +21,7 @@ from rcusim.input.config import (GP_ASYNC_MAX_DEFAULT, CallRcuLoad, KfreeRcuFloo
                                  SyncLoop)
 from rcusim.input.profiles import VMALLOC_COSTS, Z_P99
 from rcusim.input.releases import module_param_since
+from rcusim.input.bootargs import parse_bootargs
 from rcusim.input.cpulist import parse_cpulist
 from rcusim.kernel.cpus import cpu_topology
 from rcusim.kernel.fair import POLICY_CFS, POLICY_EEVDF, POLICY_RR, fair_tunables, weight_of
@@ -234,6 +235,7 @@ class Kvfree:
     lazy: int                  # kfree_by_call_rcu's call_rcu() queues lazy callbacks
     polled: int
     chunk: int
+    might_resched: int         # preempt=voluntary: the kfree threads' kmalloc(GFP_KERNEL) is a preemption point
     form: int                  # 0 both kfree_rcu() forms at random, 1 single-argument, 2 two-argument
     max_entr: int
     drain_jiffies: int
@@ -595,12 +597,18 @@ def _kvfree(spec, chunk: int) -> Kvfree:
             form = 1 if flood.kfree_rcu_test_single else 2
         if module_param_since("rcuscale.kfree_rcu_test_single", spec.kernel.release):
             form = 2  # the test's one form, kfree_rcu(p, rh), before v5.13
+    # sched_dynamic_update() (kernel/sched/core.c): preempt=voluntary points might_resched at
+    # __cond_resched(), so each kmalloc(GFP_KERNEL) of kfree_scale_thread (slab_pre_alloc_hook() ->
+    # might_alloc() -> might_sleep_if()) is a preemption point; preempt=none makes it a no-op.
+    # A !PREEMPTION build without CONFIG_PREEMPT_DYNAMIC is taken as PREEMPT_NONE.
+    voluntary = (not p.preemption and spec.kernel.CONFIG_PREEMPT_DYNAMIC
+                 and parse_bootargs(spec.kernel.bootargs).get("preempt") == "voluntary")
     return Kvfree(
         cpu=cpus, has_thread=has_thread,
         alloc_num=flood.kfree_alloc_num if flood else 0,
         loops=flood.kfree_loops if flood else 0,
         gen=gen, lazy=int(bool(by_call) and p.lazy),
-        polled=int(p.kvfree_polled), chunk=chunk, form=form,
+        polled=int(p.kvfree_polled), chunk=chunk, might_resched=int(voluntary), form=form,
         max_entr=kvfree_bulk_max_entr(sw),
         drain_jiffies=p.kfree_drain_jiffies, flood_delay=int(sw.kfree_drain_5hz),
         page_cache_work=int(sw.kvfree_page_cache_work),
