@@ -4,6 +4,8 @@ trace (rcusim/twin/measure.py), and the ``qemu-tcg`` hardware profile written fr
 Boots the twin's guest ``--boots`` times, keeps each boot's files and the pooled trace
 (``trace.txt.gz``, timestamps in ns) under ``--out``, and prints every cost with the
 samples it rests on. ``--from-trace`` derives from such a trace instead of booting.
+``--noise SECONDS`` measures the guest's OS noise instead (rcusim/twin/noise.py) and
+``--write-preset`` writes it as a noise preset.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from rcusim.errors import ScenarioError
 from rcusim.progress import Stages
 from rcusim.twin.qemu import CLOCKS
 from rcusim.twin.measure import NR_CPUS, estimate_costs, measure_boots, profile_yaml, read_trace, write_trace
+from rcusim.twin import noise
 
 __all__ = ["add_parser", "cmd_measure_guest"]
 
@@ -39,6 +42,10 @@ def add_parser(sub) -> None:
                    help="the guest's clock (as rcusim kernel's): real gives the qemu-tcg profile, icount "
                         "qemu-tcg-icount (default: %(default)s)")
     p.add_argument("--write-profile", metavar="FILE", help="write the guest's profile YAML here")
+    p.add_argument("--noise", type=float, metavar="SECONDS",
+                   help="measure the guest's OS noise instead: spin SECONDS on every vCPU of each boot")
+    p.add_argument("--noise-from", metavar="DIR", help="derive the noise from the boots a --noise run kept in DIR")
+    p.add_argument("--write-preset", metavar="FILE", help="with --noise or --noise-from: write the noise preset here")
     p.add_argument("--timeout", type=float, default=300.0, metavar="S",
                    help="longest boot, in seconds of wall time (default: %(default)s)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction,
@@ -65,7 +72,44 @@ def _measure(args) -> Path:
     return trace
 
 
+def _noise(args) -> int:
+    """--noise / --noise-from: the guest's OS noise, by class, and its preset."""
+    if args.noise_from:
+        out = Path(args.noise_from)
+    else:
+        if not 0 < args.noise <= 600:
+            raise ScenarioError(f"{args.noise} s", key="--noise", allowed="a number of seconds from 0 to 600")
+        out = Path(args.out or "results/measure-noise")
+        if out.exists() and not args.force:
+            raise ScenarioError(f"{str(out)!r} exists and would be replaced", key="--out",
+                                allowed="--force to replace it, or another --out")
+        shutil.rmtree(out, ignore_errors=True)
+        with Stages(args.progress) as stages:
+            header = noise.measure_noise(args.kernel, args.boots, args.noise, args.timeout, out / "raw", args.clock,
+                                         on_boot=lambda k, w: stages.stage(f"boot {k + 1}/{args.boots}: {w:.0f} s"))
+        (out / "header.txt").write_text("\n".join([f"command: python -m rcusim {shlex.join(args.argv)}"] + header)
+                                        + "\n", encoding="utf-8")
+    header, classified, spun_s = noise.read_boots(out)
+    streams = noise.noise_streams(classified, spun_s, noise.NR_CPUS, noise.TRACE_OVERHEAD_IRQ_NS)
+    print(classified.groupby("kind").length_ns.describe(percentiles=[0.5, 0.99]).to_string())
+    print(f"\n{'stream':<8} {'rate /s':>9} {'median us':>10} {'p99 us':>8} {'samples':>8}")
+    for name, s in streams.items():
+        print(f"{name:<8} {s.rate_hz:>9.1f} {s.median_us:>10.1f} {s.p99_us:>8.1f} {s.samples:>8}")
+    if args.write_preset:
+        command = next((line.split(": ", 1)[1] for line in header if line.startswith("command: ")),
+                       f"python -m rcusim {shlex.join(args.argv)}")
+        clock = next((line.split(": ", 1)[1] for line in header if line.startswith("clock: ")), "real")
+        name = "qemu_tcg" if clock == "real" else f"qemu_tcg_{clock}"
+        description = (f"The QEMU TCG guest of rcusim's twin ({clock} clock, {noise.NR_CPUS} vCPUs), measured in "
+                       "the guest: " + "; ".join(line for line in header if not line.startswith("command: ")))
+        Path(args.write_preset).write_text(noise.preset_yaml(name, description, streams, command), encoding="utf-8")
+        print(f"noise preset {name} written to {args.write_preset}", file=sys.stderr)
+    return 0
+
+
 def cmd_measure_guest(args) -> int:
+    if args.noise is not None or args.noise_from:
+        return _noise(args)
     trace = Path(args.from_trace) if args.from_trace else _measure(args)
     if not trace.is_file():
         raise ScenarioError(f"{str(trace)!r} is not a file", key="--from-trace",

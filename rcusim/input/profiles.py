@@ -307,16 +307,22 @@ def profile_description(name: str) -> str:
 
 
 # --------------------------------------------------------------------------
-# OS-noise presets (rcusim/profiles/noise/presets.yaml)
+# OS-noise presets (rcusim/profiles/noise/*.yaml)
 # --------------------------------------------------------------------------
 _NOISE_KEYS = ("rate_hz", "median_us", "p99_us")
 
 
 @functools.cache
 def _read_noise() -> dict:
-    """Read and check the noise presets file; cached, not to be mutated."""
-    text = _profile_dir().joinpath("noise", "presets.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    """Read and check the noise presets files (presets.yaml, and one per measured machine);
+    cached, not to be mutated."""
+    data = {}
+    for path in sorted(_profile_dir().joinpath("noise").iterdir(), key=lambda p: p.name):
+        if path.name.endswith(".yaml"):
+            for name, preset in yaml.safe_load(path.read_text(encoding="utf-8")).items():
+                if name in data:
+                    raise ValueError(f"noise preset {name!r} is defined twice")
+                data[name] = preset
     for name, preset in data.items():
         streams = {k: v for k, v in preset.items() if k != "description"}
         if not streams or not set(streams) <= {"irq", "kthread"}:

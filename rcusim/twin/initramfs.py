@@ -1,7 +1,7 @@
-"""The guest's initramfs: busybox, the image's modules, rcusim's load helper and its /init.
+"""The guest's initramfs: busybox, the image's modules, rcusim's helpers and its /init.
 
 Built on first use into a cache folder (``$RCUSIM_CACHE``, default ``~/.cache/rcusim``)
-and reused while its inputs are unchanged: the helper is compiled with the system's C
+and reused while its inputs are unchanged: the helpers are compiled with the system's C
 compiler (``gcc -O2 -static -pthread``, libc6-dev's libc.a), the archive is a newc cpio
 made by ``cpio`` and gzip. Nothing is downloaded: busybox comes from Debian's
 busybox-static (``/bin/busybox``).
@@ -20,10 +20,10 @@ from pathlib import Path
 from rcusim.errors import ScenarioError
 from rcusim.twin.image import KernelImage
 
-__all__ = ["GUEST_DIR", "cache_dir", "build_helper", "build_initramfs", "find_busybox"]
+__all__ = ["GUEST_DIR", "HELPERS", "cache_dir", "build_helper", "build_initramfs", "find_busybox"]
 
 GUEST_DIR = Path(__file__).with_name("guest")
-"""What runs inside the guest: ``init`` and ``rcusim_load.c``."""
+"""What runs inside the guest: ``init``, ``rcusim_load.c`` and ``rcusim_noise.c``."""
 
 _BUSYBOX = ("/bin/busybox", "/usr/bin/busybox")
 
@@ -68,32 +68,36 @@ def _atomic_copy_into(path: Path, make) -> Path:
     return path
 
 
-def build_helper() -> Path:
-    """rcusim_load, static, compiled once per source version."""
-    source = GUEST_DIR / "rcusim_load.c"
-    out = cache_dir() / f"rcusim_load-{_sha(source.read_bytes())}"
+#: The guest's helpers (guest/<name>.c): the sync_loop workload, and the noise measurement.
+HELPERS = ("rcusim_load", "rcusim_noise")
+
+
+def build_helper(name: str) -> Path:
+    """A helper of :data:`HELPERS`, static, compiled once per source version."""
+    source = GUEST_DIR / f"{name}.c"
+    out = cache_dir() / f"{name}-{_sha(source.read_bytes())}"
     compiler = shutil.which("gcc") or shutil.which("cc")
     if compiler is None and not out.exists():
-        raise ScenarioError("no C compiler to build the load helper", key="initramfs",
+        raise ScenarioError(f"no C compiler to build the guest's {name}", key="initramfs",
                             allowed="gcc and libc6-dev (apt-get install gcc libc6-dev)")
 
     def make(tmp: Path):
         done = subprocess.run([compiler, "-O2", "-static", "-pthread", "-Wall", "-o", str(tmp), str(source)],
                               capture_output=True, text=True)
         if done.returncode != 0:
-            raise ScenarioError(f"building the load helper failed: {done.stderr.strip().splitlines()[-1:]}",
+            raise ScenarioError(f"building {name} failed: {done.stderr.strip().splitlines()[-1:]}",
                                 key="initramfs", allowed="gcc with libc6-dev (a static libc.a)")
     return _atomic_copy_into(out, make)
 
 
 def build_initramfs(image: KernelImage) -> Path:
-    """The gzip'd newc cpio for `image`: /init, /bin/busybox, /bin/rcusim_load, /lib/modules/*.ko."""
+    """The gzip'd newc cpio for `image`: /init, /bin/busybox, the helpers in /bin, /lib/modules/*.ko."""
     busybox = find_busybox()
-    helper = build_helper()
+    helpers = {name: build_helper(name) for name in HELPERS}
     modules = sorted((image.path / "modules").glob("*.ko"))
     init = GUEST_DIR / "init"
-    key = _sha(init.read_bytes(), helper.read_bytes(), busybox.read_bytes(), image.digest.encode(),
-               *[m.name.encode() for m in modules])
+    key = _sha(init.read_bytes(), *[h.read_bytes() for h in helpers.values()], busybox.read_bytes(),
+               image.digest.encode(), *[m.name.encode() for m in modules])
     out = cache_dir() / f"initramfs-{key}.cpio.gz"
     if shutil.which("cpio") is None and not out.exists():
         raise ScenarioError("no cpio to pack the initramfs", key="initramfs", allowed="apt-get install cpio")
@@ -104,9 +108,10 @@ def build_initramfs(image: KernelImage) -> Path:
             for d in ("bin", "dev", "proc", "sys", "tmp", "out", "lib/modules"):
                 (root / d).mkdir(parents=True, exist_ok=True)
             shutil.copy(busybox, root / "bin" / "busybox")
-            shutil.copy(helper, root / "bin" / "rcusim_load")
+            for name, helper in helpers.items():
+                shutil.copy(helper, root / "bin" / name)
             shutil.copy(init, root / "init")
-            for f in ("bin/busybox", "bin/rcusim_load", "init"):
+            for f in ("bin/busybox", *[f"bin/{name}" for name in helpers], "init"):
                 (root / f).chmod(0o755)
             for m in modules:
                 shutil.copy(m, root / "lib" / "modules" / m.name)

@@ -33,10 +33,14 @@ from rcusim.input.releases import stable_patches
 from rcusim.twin.image import KernelImage
 
 __all__ = ["GuestPlan", "SyncLoopRun", "plan_variant", "image_overrides", "KCONFIG_OPTIONS",
-           "GUEST_PROFILES", "TRACE_EVENTS"]
+           "GUEST_PROFILES", "GUEST_NOISE", "TRACE_EVENTS"]
 
 #: The hardware profile that describes the guest itself, by clock (rcusim.twin.qemu.CLOCKS).
 GUEST_PROFILES = {"real": "qemu-tcg", "icount": "qemu-tcg-icount"}
+
+#: The noise preset measured in the guest itself (measure-guest --noise), by clock: a noise
+#: workload with it describes what the guest does anyway, so nothing runs for it.
+GUEST_NOISE = {"real": "qemu_tcg"}
 
 #: The scenario's Kconfig keys and how the image's .config spells them (a number, or a bool).
 KCONFIG_OPTIONS = {
@@ -266,6 +270,14 @@ def plan_variant(name: str, spec, image: KernelImage, *, raw: dict, clock: str =
                              "(the simulation charges kfree_ns after each call)")
         elif kind == "kfree_rcu_flood":
             rcuscale = _rcuscale_params(spec)
+        elif kind == "noise" and GUEST_NOISE.get(clock) is not None and wl.preset == GUEST_NOISE[clock] \
+                and wl.irq is None and wl.kthread is None and wl.cpus == "all":
+            notes.append(f"{wl.name or 'noise'}: the guest's own noise, measured (preset {wl.preset}): "
+                         "nothing runs for it")
+        elif kind == "noise":
+            _refuse(path + (i,), "noise other than the guest's own has no counterpart in the real run",
+                    f"preset {GUEST_NOISE.get(clock, '(none measured for this clock)')} on all CPUs, without "
+                    "irq or kthread")
         else:
             _refuse(path + (i, "kind"), f"{kind} has no counterpart in the real run",
                     "sync_loop (synchronize_rcu), rcuscale_writer or kfree_rcu_flood")
