@@ -16,9 +16,18 @@ command-line interface prints the message alone, with no traceback.
 
 from __future__ import annotations
 
+import difflib
 import re
 
-__all__ = ["ScenarioError", "format_path"]
+__all__ = ["ScenarioError", "format_path", "did_you_mean", "show_value"]
+
+
+def did_you_mean(key, choices) -> str:
+    """" (did you mean 'HZ'?)" for a misspelt `key` among `choices`, else "": the closest by
+    spelling, case ignored."""
+    lower = {str(c).lower(): c for c in choices}
+    close = difflib.get_close_matches(str(key).lower(), list(lower), n=1, cutoff=0.6)
+    return f" (did you mean {lower[close[0]]!r}?)" if close else ""
 
 # Control characters (newlines included) would break the one-line promise.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")

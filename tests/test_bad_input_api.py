@@ -353,3 +353,30 @@ def test_scenario_error_is_a_value_error_and_pickles():
 def test_scenario_error_stays_on_one_line():
     err = ScenarioError("bad\nvalue\r\n\tthere", key="a.b", allowed="x\ny")
     assert str(err) == "a.b: bad value there; allowed: x y"
+
+
+BASE = {"hardware": {"profile": "x86-64-server-2023", "nr_cpus": 4}, "kernel": {"release": "6.6"},
+        "workloads": [{"kind": "sync_loop", "tasks": 2, "loops": 2}]}
+
+
+@pytest.mark.parametrize("name", ["../../evil", "/abs/path", "a/b", "a\\b", ".", "..", "bad\x00name", "tab\there",
+                                  "x" * 101, "", " padded ", 7])
+def test_a_name_that_is_not_a_file_name_is_refused(name):
+    """The name names the results directory (results/<name>): it cannot climb out of it."""
+    with pytest.raises(ScenarioError) as info:
+        load_scenario({"name": name, **BASE})
+    assert info.value.key == "name" and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["sync_rcu_10k", "v6.19-phone", "x" * 100, "é_ü"])
+def test_a_file_name_is_a_name(name):
+    assert load_scenario({"name": name, **BASE}).name == name
+
+
+@pytest.mark.parametrize("section, wrong, right", [("kernel", "Hz", "HZ"), ("hardware", "nr_cpu", "nr_cpus"),
+                                                   ("kernel", "config_rcu_lazy", "CONFIG_RCU_LAZY")])
+def test_a_misspelt_key_gets_a_did_you_mean_whatever_its_case(section, wrong, right):
+    data = {"name": "x", **BASE, section: {**BASE[section], wrong: 1}}
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(data)
+    assert f"did you mean {right!r}?" in str(info.value)

@@ -441,7 +441,8 @@ def test_show_config_gives_no_rcu_node_tree_for_classic_rcu(capsys):
 
 
 @pytest.mark.parametrize("args, fragment", [
-    (["run", "--from", "no/such/summary.json"], "cannot read"),
+    (["run", "--from", "no/such/summary.json"], "not found"),
+    (["run", "--from", "/dev/zero"], "not a regular file"),
     (["run", str(BUNDLED), "--from", "x.json"], "not both"),
     (["run"], "not both"),
 ])

@@ -28,7 +28,7 @@ from rcusim.engine.simulate import ModelError, estimate_memory_bytes, sync_loops
 from rcusim.errors import ScenarioError
 from rcusim.input.bootargs import PARAMETERS
 from rcusim.input.kvmcmd import add_kvm_arguments, kvm_error, scenario_from_kvm
-from rcusim.input.scenario import load_scenario
+from rcusim.input.scenario import SUMMARY_MAX_BYTES, load_scenario, read_text_file
 from rcusim.input.schema import key_reference, scenario_json_schema, with_key_reference
 from rcusim.progress import Stages
 from rcusim.results import trace
@@ -108,12 +108,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def _scenario_from_summary(path: str, overrides, seed):
     """The scenario, seed and variants a results directory's summary.json records."""
+    allowed = "the summary.json of a results directory written by rcusim run"
+    text = read_text_file(path, path, "--from file", allowed, max_bytes=SUMMARY_MAX_BYTES)
     try:
-        summary = json.loads(Path(path).read_text(encoding="utf-8"))
+        summary = json.loads(text)
         data, recorded_seed = summary["provenance"]["scenario"], summary["seed"]
         variants = list(summary["provenance"]["variants"])
-    except OSError as exc:
-        raise ScenarioError(f"--from: cannot read {path!r}: {exc.strerror or exc}") from None
     except (ValueError, KeyError, TypeError):
         raise ScenarioError(f"--from: {path!r} is not a summary.json with provenance",
                             allowed="the summary.json of a results directory written by rcusim run") from None

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from rcusim.errors import ScenarioError
+from rcusim.input.scenario import SUMMARY_MAX_BYTES, read_text_file
 from rcusim.plots import LatencyHistogramDisplay
 from rcusim.plots.axes import agg_figure
 
@@ -40,9 +41,11 @@ def _summary_path(source) -> Path:
 def load_summary(source) -> dict:
     """Read ``summary.json`` from a results directory or the file itself."""
     path = _summary_path(source)
+    text = read_text_file(path, str(path), "summary", "a summary.json written by 'rcusim run'",
+                          max_bytes=SUMMARY_MAX_BYTES)
     try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        summary = json.loads(text)
+    except json.JSONDecodeError as exc:
         raise ScenarioError(f"cannot read {str(path)!r}: {exc}", key="compare",
                             allowed="a summary.json written by 'rcusim run'") from None
     if not isinstance(summary, dict) or not isinstance(summary.get("variants"), dict) or not summary["variants"]:

@@ -20,7 +20,7 @@ from pathlib import Path
 from rcusim.commands.compare import figures_table, save_overlaid_histogram
 from rcusim.commands.outdir import check_out, check_seed, write_result
 from rcusim.errors import ScenarioError
-from rcusim.input.scenario import load_scenario
+from rcusim.input.scenario import SUMMARY_MAX_BYTES, load_scenario, read_text_file
 from rcusim.results import trace
 from rcusim.results.run import run_scenario
 from rcusim.twin.qemu import CLOCKS
@@ -111,9 +111,10 @@ def cmd_kernel(args) -> int:
 def _real_variants(out: Path) -> list[str]:
     """The variants of the real run in `out`."""
     try:
-        with open(out / "summary.json", encoding="utf-8") as f:
-            return list(json.loads(f.read(1 << 24))["variants"])
-    except (OSError, ValueError, KeyError, TypeError):
+        text = read_text_file(out / "summary.json", str(out / "summary.json"), "real run's summary",
+                              "the summary.json of 'rcusim kernel'", max_bytes=SUMMARY_MAX_BYTES)
+        return list(json.loads(text)["variants"])
+    except (ScenarioError, ValueError, KeyError, TypeError):
         raise ScenarioError(f"{str(out)!r} holds no real run to simulate beside", key="--out",
                             allowed="the --out of an earlier 'rcusim kernel' run") from None
 

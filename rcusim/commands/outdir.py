@@ -10,7 +10,7 @@ from pathlib import Path
 from rcusim.errors import ScenarioError
 from rcusim.plots import save_result_figures
 
-__all__ = ["check_seed", "check_out", "write_result"]
+__all__ = ["check_seed", "check_out", "check_writable", "write_result"]
 
 
 def check_seed(seed: int | None) -> None:
@@ -20,20 +20,34 @@ def check_seed(seed: int | None) -> None:
 
 def check_out(out: Path, force: bool) -> None:
     """Refuse, before the run, an --out that exists (unless --force) or cannot be written."""
-    if out.exists() and not out.is_dir():
-        raise ScenarioError(f"--out: {str(out)!r} exists and is not a directory",
-                            allowed="a directory to create, or an existing one with --force")
+    check_writable(out, "--out")
     if out.exists() and not force:
         raise ScenarioError(f"--out: {str(out)!r} exists and would be replaced",
                             allowed="--force to replace it, or another --out")
-    # The results are written beside --out and renamed into place: try that folder now.
+
+
+def check_writable(out: Path, option: str) -> None:
+    """Refuse, before the run, a results directory path (`option`) that is no path, is a file,
+    or lies where nothing can be written."""
+    try:
+        out.exists()
+        os.fspath(out).encode()
+        if "\x00" in os.fspath(out):
+            raise ValueError("a NUL byte in the path")
+    except (OSError, ValueError, UnicodeError) as exc:  # a name too long, a NUL, a lone surrogate
+        raise ScenarioError(f"{option}: {str(out)!r} cannot be a path: {getattr(exc, 'strerror', None) or exc}",
+                            allowed="a directory path of names of at most 255 bytes") from None
+    if out.exists() and not out.is_dir():
+        raise ScenarioError(f"{option}: {str(out)!r} exists and is not a directory",
+                            allowed="a directory to create, or an existing one with --force")
+    # The results are written beside it and renamed into place: try that folder now.
     ancestor = out.absolute().parent
     while not ancestor.exists():
         ancestor = ancestor.parent
     try:
         probe = tempfile.mkdtemp(prefix=".rcusim-out-check-", dir=ancestor)
     except OSError as exc:
-        raise ScenarioError(f"--out: cannot write results under {str(ancestor)!r}: {exc.strerror or exc}",
+        raise ScenarioError(f"{option}: cannot write results under {str(ancestor)!r}: {exc.strerror or exc}",
                             allowed="a directory in a writable place") from None
     os.rmdir(probe)
 

@@ -44,8 +44,9 @@ import numpy as np
 import pandas as pd
 
 from rcusim.commands.compare import flatten_metrics
+from rcusim.commands.outdir import check_writable
 from rcusim.errors import ScenarioError, show_value
-from rcusim.input.scenario import load_scenario
+from rcusim.input.scenario import load_scenario, read_text_file
 from rcusim.plots import save_percentiles
 from rcusim.results.result import installed_version
 from rcusim.results.run import run_scenario
@@ -93,11 +94,10 @@ def load_sweep(path) -> Sweep:
 
     path = Path(path)
     where = str(path)
+    text = read_text_file(path, where, "sweep file", "a UTF-8 YAML sweep file")
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ScenarioError(f"cannot read sweep file {where!r}: {exc.strerror or exc}") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
         raise ScenarioError(f"sweep file is not valid YAML: {str(exc).splitlines()[0]}", where=where) from None
     if not isinstance(doc, dict):
         raise ScenarioError("a sweep file must be a mapping", allowed="keys " + ", ".join(SWEEP_KEYS), where=where)
@@ -385,9 +385,7 @@ def cmd_sweep(args) -> int:
         raise ScenarioError(f"{args.workers} workers", key="--workers", allowed="an integer from 1 to 4096")
     sweep = load_sweep(args.file)
     out = Path(args.out) if args.out else Path("results") / "sweeps" / sweep.name
-    if out.exists() and not out.is_dir():
-        raise ScenarioError(f"{str(out)!r} exists and is not a directory", key="--out",
-                            allowed="a directory to create or reuse")
+    check_writable(out, "--out")
     n = len(sweep.points())
     print(f"sweep {sweep.name}: {n} points x {len(sweep.seeds)} seeds, "
           f"on {'dask ' + args.scheduler if args.scheduler else 'a local pool'}")

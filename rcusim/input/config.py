@@ -19,7 +19,6 @@ Every problem raises :class:`~rcusim.errors.ScenarioError` naming the key path.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import types
 from typing import Annotated, Literal, Optional, Union, get_args, get_origin
@@ -27,7 +26,7 @@ from typing import Annotated, Literal, Optional, Union, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
-from rcusim.errors import ScenarioError, show_value
+from rcusim.errors import ScenarioError, did_you_mean, show_value
 from rcusim.input.bootargs import parse_bootargs
 from rcusim.input.cpulist import CPULIST_ALLOWED, parse_cpulist
 from rcusim.input.membarrier import MembarrierLoop
@@ -1648,9 +1647,7 @@ def scenario_error_from_validation(exc: ValidationError, data, model) -> Scenari
     if kind == "extra_forbidden":
         found = _type_at(model, path[:-1], data)
         keys = list(found[0].model_fields) if found and _is_model(found[0]) else []
-        close = difflib.get_close_matches(str(path[-1]), keys, n=1, cutoff=0.6)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        return ScenarioError(f"unknown key{hint}", path=path, allowed=", ".join(keys) or None)
+        return ScenarioError(f"unknown key{did_you_mean(path[-1], keys)}", path=path, allowed=", ".join(keys) or None)
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         kinds = "one of: " + ", ".join(WORKLOAD_KINDS)
         problem = (f"unknown kind {ctx.get('tag')!r}" if kind == "union_tag_invalid"

@@ -41,7 +41,6 @@ after alias expansion.
 from __future__ import annotations
 
 import copy
-import difflib
 import os
 import re
 from collections.abc import Mapping
@@ -51,12 +50,14 @@ from pathlib import Path
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from rcusim.errors import ScenarioError, format_path, show_value
+from rcusim.errors import ScenarioError, did_you_mean, format_path, show_value
 from rcusim.input.config import VariantSpec, build_variant
 
-__all__ = ["Scenario", "load_scenario", "MAX_FILE_BYTES", "MAX_DEPTH", "MAX_NODES"]
+__all__ = ["Scenario", "load_scenario", "read_text_file", "MAX_FILE_BYTES", "SUMMARY_MAX_BYTES", "MAX_DEPTH", "MAX_NODES"]
 
 MAX_FILE_BYTES = 1 << 20
+#: The largest results summary.json read back (run --from, compare, kernel --sim-only).
+SUMMARY_MAX_BYTES = 64 << 20
 """Largest scenario file accepted (1 MiB)."""
 MAX_DEPTH = 50
 """Deepest nesting of YAML collections accepted."""
@@ -77,8 +78,18 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 def _did_you_mean(key) -> str:
     """" (did you mean 'kernel'?)" for a misspelt top-level key, else ""."""
-    close = difflib.get_close_matches(str(key), TOP_KEYS, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return did_you_mean(key, TOP_KEYS)
+
+
+#: What a scenario's name may be: it names the results directory (results/<name>).
+NAME_MAX = 100
+NAME_ALLOWED = (f"a file name of 1 to {NAME_MAX} characters: no '/' or '\\', not '.' or '..', "
+                "no control characters")
+
+
+def _is_file_name(name) -> bool:
+    return (isinstance(name, str) and 0 < len(name) <= NAME_MAX and name.strip() == name
+            and name not in (".", "..") and not any(c in "/\\" or ord(c) < 32 or ord(c) == 127 for c in name))
 
 
 @dataclass(frozen=True)
@@ -195,9 +206,9 @@ def load_scenario(source, overrides=None, seed=None) -> Scenario:
         _apply_override(doc, path, value, origin, ctx)
 
     name = doc.get("name", default_name)
-    if not isinstance(name, str) or not name.strip():
-        raise ScenarioError(f"{show_value(name)} is not a scenario name", key="name",
-                            allowed="a non-empty string", where=ctx.where(("name",)))
+    if not _is_file_name(name):
+        raise ScenarioError(f"{show_value(name)} is not a scenario name", key="name", allowed=NAME_ALLOWED,
+                            where=ctx.where(("name",)))
     description = doc.get("description") or ""
     if not isinstance(description, str):
         raise ScenarioError(f"{show_value(description)} is not valid", key="description",
@@ -309,31 +320,37 @@ class _Context:
 # --------------------------------------------------------------------------
 
 def _read_file(path: Path, shown: str) -> str:
-    """Read a scenario file as text, refusing what is not a small text file."""
+    return read_text_file(path, shown, "scenario file", "a UTF-8 YAML file")
+
+
+def read_text_file(path, shown: str, what: str, allowed: str, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """Read `path` as UTF-8 text, refusing in one line what is not a small text file: a
+    missing file, a directory, a FIFO or a device (never opened), one over `max_bytes`."""
+    path = Path(path)
     try:
         exists, is_file = path.exists(), path.is_file()
         size = path.stat().st_size if is_file else 0
-        data = path.read_bytes() if is_file and size <= MAX_FILE_BYTES else b""
+        with open(path, "rb") if is_file and size <= max_bytes else open(os.devnull, "rb") as f:
+            data = f.read(max_bytes + 1)
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
         reason = getattr(exc, "strerror", None) or exc
-        raise ScenarioError(f"cannot read scenario file {shown!r}: {reason}") from None
+        raise ScenarioError(f"cannot read {what} {shown!r}: {reason}", allowed=allowed) from None
     if not exists:
-        raise ScenarioError(f"scenario file not found: {shown}")
+        raise ScenarioError(f"{what} not found: {shown}", allowed=allowed)
     if not is_file:
-        raise ScenarioError(f"not a regular file: {shown}", allowed="a path to a YAML file")
-    if size > MAX_FILE_BYTES or len(data) > MAX_FILE_BYTES:
-        raise ScenarioError(f"scenario file is too large ({max(size, len(data))} bytes): {shown}",
-                            allowed="at most 1 MiB")
+        raise ScenarioError(f"not a regular file: {shown}", allowed=allowed)
+    if size > max_bytes or len(data) > max_bytes:
+        raise ScenarioError(f"{what} is too large ({max(size, len(data))} bytes): {shown}",
+                            allowed=f"{allowed} of at most {max_bytes >> 20} MiB")
     if not data.strip():
-        raise ScenarioError(f"scenario file is empty: {shown}")
+        raise ScenarioError(f"{what} is empty: {shown}", allowed=allowed)
     if b"\x00" in data:
-        raise ScenarioError(f"scenario file is not text (binary data): {shown}",
-                            allowed="a UTF-8 YAML file")
+        raise ScenarioError(f"{what} is not text (binary data): {shown}", allowed=allowed)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ScenarioError(f"scenario file is not UTF-8 text (bad byte at offset "
-                            f"{exc.start}): {shown}", allowed="a UTF-8 YAML file") from None
+        raise ScenarioError(f"{what} is not UTF-8 text (bad byte at offset {exc.start}): {shown}",
+                            allowed=allowed) from None
 
 
 class _TooDeep(Exception):
