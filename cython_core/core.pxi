@@ -142,8 +142,9 @@ cdef i64 rcu_do_batch(Engine self, int r, i64 t0, int ctx) except -2:
         t = invoke_cb(self, cp, r, t, runner_cpu, runner)
         count += 1
         if ctx == 0:
-            # Softirq: stop at the batch limit when something else wants the CPU.
-            if count >= bl and (cp.nr_queued > 0 or cp.state == CPU_BUSY):
+            # Softirq: stop at the batch limit if need_resched() or current is not the
+            # idle task; a callback waking a task onto this idle CPU sets need_resched.
+            if count >= bl and (cp.state == CPU_BUSY or softirq_need_resched(self, cp)):
                 break
         if tlimit and (count & 31) == 0 and t >= tlimit:
             break
@@ -154,6 +155,17 @@ cdef i64 rcu_do_batch(Engine self, int r, i64 t0, int ctx) except -2:
     if self.trace_on:
         trace(self, t, TR_CB_BATCH_END, r, runner, cp.gp_seq, count, cp.seg_len[RCU_DONE_TAIL])
     return t - t0
+
+
+cdef inline bint softirq_need_resched(Engine self, cpu_t *cp) noexcept:
+    """need_resched() in RCU_SOFTIRQ on CPU cp.  Over a task, a task queued beside it
+    stands for it.  On the idle task it is set by any task queued on the CPU:
+    ttwu_do_activate() -> wakeup_preempt() -> resched_curr() (wakeup_preempt_idle()),
+    including a task this softirq's own callbacks woke onto the CPU, which the local
+    wake-up enqueues at once (it counts before its EV_WAKE lands)."""
+    if cp.state == CPU_BUSY:
+        return cp.nr_queued > 0
+    return cp.state == CPU_WAKING or cp.nr_queued > 0 or self.n_wake_local > self.softirq_wake0
 
 
 cdef i64 rcu_core(Engine self, int c, i64 t0, int ctx) except -2:
@@ -193,6 +205,7 @@ cdef i64 do_softirq(Engine self, int c, i64 t0, bint in_ksoftirqd) except -2:
     cdef cpu_t *cp = &self.cpus[c]
     cdef i64 total = 0
     cdef int restarts = 0
+    self.softirq_wake0 = self.n_wake_local
     while True:
         cp.tasklet_raised = 0
         cp.softirq_pending = 0
@@ -201,8 +214,9 @@ cdef i64 do_softirq(Engine self, int c, i64 t0, bint in_ksoftirqd) except -2:
             break
         restarts += 1
         if restarts >= MAX_SOFTIRQ_RESTART or (not self.softirq_restart_only and (
-                total >= MAX_SOFTIRQ_TIME_NS or cp.nr_queued > 0)):
-            # Leftovers go to ksoftirqd/N (or rcuc/N); ksoftirqd itself just loops.
+                total >= MAX_SOFTIRQ_TIME_NS or softirq_need_resched(self, cp))):
+            # Leftovers go to ksoftirqd/N (wakeup_softirqd()), or rcuc/N; ksoftirqd
+            # itself just loops.
             cp.softirq_pending = 1
             if not in_ksoftirqd:
                 self.n_softirqd_wake += 1
@@ -212,8 +226,9 @@ cdef i64 do_softirq(Engine self, int c, i64 t0, bint in_ksoftirqd) except -2:
 
 
 cdef i64 rcu_cpu_kthread_next(Engine self, int e, i64 t0) except -2:
-    if self.ents[e].phase == 0 and self.softirq_restart_only:
-        # ksoftirqd() before v3.9: do_softirq() with preemption off, restarts and all.
+    if self.ents[e].phase == 0:
+        # run_ksoftirqd(): handle_softirqs(true), its restarts and limits (before v3.9,
+        # ksoftirqd()'s do_softirq() with preemption off).
         return do_softirq(self, self.ents[e].idx, t0, True)
     return rcu_core(self, self.ents[e].idx, t0, self.ents[e].phase)
 
@@ -222,5 +237,7 @@ cdef i64 rcu_cpu_kthread(Engine self, int e) except -2:
     cdef int c = self.ents[e].idx
     cdef cpu_t *cp = &self.cpus[c]
     if cbs_ready(self, cp) or (self.ents[e].phase == 1 and rcu_pending(self, c)):
+        if self.ents[e].phase == 0 and not self.softirq_restart_only and cond_resched(self, c):
+            return -1  # run_ksoftirqd(): cond_resched() after handle_softirqs()
         return rcu_cpu_kthread_next(self, e, self.now)
     return -1

@@ -266,6 +266,7 @@ cdef class Engine:
     # --- real-time latency: probes, call_rcu_load, classic RCU, 2004 patches (workloads.pxi, classic.pxi) 
     cdef int classic             # kernel.release < 2.6.29: classic RCU's rcu_do_batch()
     cdef int softirq_restart_only # __do_softirq() before v3.9: a restart count, no time or need_resched check
+    cdef i64 softirq_wake0        # n_wake_local when the RCU_SOFTIRQ computed now began
     cdef int rcumaxbatch         # throttle-rcu: callbacks per tasklet pass, 0 = no limit
     cdef int rcuplugticks        # throttle-rcu: ticks the done list waits after a full pass
     cdef int krcud_bhlimit       # rcu-low-lat: callbacks in softirq before krcud/N takes over, 0 = no krcud

@@ -368,7 +368,16 @@ cdef int check_preempt_or_kick(Engine self, int c, int e) except -1:
     cdef cpu_t *cp = &self.cpus[c]
     cdef ent_t *ep = &self.ents[e]
     cdef i64 lat
-    if cp.state == CPU_IDLE:
+    if cp.state == CPU_IDLE and self.now < cp.nonpreempt_until:
+        # The idle task is in an interrupt or its softirq: resched_curr() sets need_resched
+        # and do_idle() schedules when it returns; the CPU has not re-entered an idle state.
+        cp.state = CPU_WAKING
+        lb_mark(self, c)
+        nohz_idle_update(self, c)
+        cp.waking_until = cp.nonpreempt_until
+        self.n_idle_exits += 1
+        push(self, cp.waking_until, PRIO_NORMAL, EV_CPU_RUN, c, 0)
+    elif cp.state == CPU_IDLE:
         if self.halt_poll:
             lat = kvm_vcpu_wake(self, c)
             self.n_idle_exit_ns += lat

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rcusim._core import LAST_QS_KINDS as LAST_QS
 from rcusim._seq import rcu_seq_completed_gp, rcu_seq_new_gp, rcu_seq_snap, rcu_seq_state
-from rcusim.engine.reference.sched import CPU_BUSY, SLEEP, try_to_wake_up, wake
+from rcusim.engine.reference.sched import CPU_BUSY, CPU_WAKING, SLEEP, YIELD, try_to_wake_up, wake
 from rcusim.engine.reference.segcblist import RCU_DONE_TAIL, RCU_NEXT_READY_TAIL, RCU_NEXT_TAIL, Callback, RcuSegCbList
 from rcusim.engine.reference.tree import RcuNode, raw_spin_lock_rcu_node, rcu_report_qs_rnp, rcu_start_this_gp
 
@@ -94,7 +94,9 @@ def rcu_do_batch(sim, cpu, t0: int) -> int:
         t += try_to_wake_up(sim, cb.task, cpu, t, sim.inp.core.cb_wakeme_ns)  # wakeme_after_rcu(): complete()
         count += 1
         sim.counters["callbacks_invoked"] += 1
-        if count >= bl and (cpu.nr_queued() or cpu.state == CPU_BUSY):
+        # need_resched() or current is not the idle task; a callback waking a task
+        # onto this idle CPU sets need_resched.
+        if count >= bl and (cpu.state == CPU_BUSY or softirq_need_resched(sim, cpu)):
             break
         if tlimit and count % 32 == 0 and t >= tlimit:
             break
@@ -179,28 +181,63 @@ def rcu_core(sim, cpu, t0: int) -> int:
     return dur
 
 
+def softirq_need_resched(sim, cpu) -> bool:
+    """need_resched() in RCU_SOFTIRQ.  Over a task, a task queued beside it stands for
+    it.  On the idle task any task queued on the CPU sets it (wakeup_preempt_idle()),
+    including one this softirq's callbacks woke onto the CPU (a local wake-up)."""
+    if cpu.state == CPU_BUSY:
+        return bool(cpu.nr_queued())
+    return (cpu.state == CPU_WAKING or bool(cpu.nr_queued())
+            or sim.counters["wakeups_local"] > sim.softirq_wake0)
+
+
 def rcu_softirq(sim, cpu) -> int:
-    """RCU_SOFTIRQ at irq exit, restarted by __do_softirq() within its limits."""
-    now = sim.env.now
+    """RCU_SOFTIRQ at irq exit."""
+    return do_softirq(sim, cpu, sim.env.now, False)
+
+
+def do_softirq(sim, cpu, t0: int, in_ksoftirqd: bool) -> int:
+    """handle_softirqs() from t0: RCU_SOFTIRQ restarted while callbacks are ready, within
+    its limits; past them the rest goes to ksoftirqd/N (wakeup_softirqd())."""
     total, restarts = 0, 0
+    sim.softirq_wake0 = sim.counters["wakeups_local"]
     while True:
-        total += rcu_core(sim, cpu, now + total)
+        total += rcu_core(sim, cpu, t0 + total)
         if not cpu.rdp.cblist.seg[RCU_DONE_TAIL]:
             break
         restarts += 1
-        if restarts >= MAX_SOFTIRQ_RESTART or total >= MAX_SOFTIRQ_TIME_NS or cpu.nr_queued():
-            wake(sim, cpu.rdp.ksoftirqd, cpu, now + total)  # leftovers go to ksoftirqd/N
+        if restarts >= MAX_SOFTIRQ_RESTART or total >= MAX_SOFTIRQ_TIME_NS or softirq_need_resched(sim, cpu):
+            if not in_ksoftirqd:
+                wake(sim, cpu.rdp.ksoftirqd, cpu, t0 + total)
             break
     return total
 
 
 def ksoftirqd(sim, cpu):
-    """ksoftirqd/N running RCU_SOFTIRQ until no callback is ready."""
+    """run_ksoftirqd(): handle_softirqs(true), then cond_resched(), until no callback
+    is ready."""
     t0 = yield SLEEP
     while True:
-        t0 = yield rcu_core(sim, cpu, t0)
+        t0 = yield do_softirq(sim, cpu, t0, True)
         if not cpu.rdp.cblist.seg[RCU_DONE_TAIL]:
             t0 = yield SLEEP
+        elif cond_resched(sim, cpu):
+            t0 = yield YIELD
+
+
+def cond_resched(sim, cpu) -> bool:
+    """cond_resched() without CONFIG_PREEMPTION: yield if need_resched is set, else
+    rcu_all_qs() (a QS if rcu_urgent_qs is set).  True if it yields."""
+    if sim.inp.sched.preemption:
+        return False
+    if cpu.need_resched:
+        return True
+    rdp = cpu.rdp
+    if rdp.urgent_qs:
+        rdp.urgent_qs = False
+        rdp.cpu_no_qs = False
+        cpu.watching += 2
+    return False
 
 
 def rcu_need_resched(sim, cpu) -> None:
@@ -212,6 +249,7 @@ def rcu_need_resched(sim, cpu) -> None:
     """
     rdp = cpu.rdp
     if not sim.inp.sched.preemption and not cpu.user_from <= sim.env.now < cpu.user_to:
+        cpu.need_resched = True
         return  # the QS comes with the next context switch
     rdp.cpu_no_qs = False
     # rcu_note_context_switch() with rcu_urgent_qs: rcu_momentary_eqs(),

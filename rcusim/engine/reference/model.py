@@ -68,6 +68,7 @@ class Model:
         self.spare = None
         self.counters = dict.fromkeys(COUNTERS, 0)
         self.acc = 0               # CPU time of the action in progress (lock rounds, wake-ups)
+        self.softirq_wake0 = 0     # local wake-ups counted when the softirq computed now began
         self.in_gp_kthread = False
 
         # rcu_state

@@ -38,6 +38,8 @@ from rcusim.kernel.fair import NICE_0_LOAD, POLICY_RR
 
 #: Yielded by an entity body: block until woken (``schedule()`` away).
 SLEEP = None
+#: Yielded by an entity body: cond_resched() switches it out, still runnable.
+YIELD = "yield"
 
 RQ_RT, RQ_NORMAL = 0, 1
 BLOCKED, RUNNABLE, RUNNING = 0, 1, 2
@@ -121,6 +123,7 @@ class Cpu:
         self.cfs = CfsRq(sim, self)   # the fair class's queue (the deque above before CFS)
         self.rq_lock = SpinLock(self)  # rq->__lock, taken by wakers for an enqueue
         self.fair_resched = False     # a fair preemption waits for a non-preemptible section's end
+        self.need_resched = False     # !PREEMPTION: a switch waits for the next schedule() or cond_resched()
         self.stepping = False         # the running entity's action is being computed
         self.step_resched = False     # ... and asked for a preemption meanwhile
         self.proc = self.env.process(self.schedule())
@@ -144,7 +147,7 @@ class Cpu:
             self.state = CPU_BUSY
             self.curr = ent
             ent.state = RUNNING
-            self.fair_resched = self.step_resched = False
+            self.fair_resched = self.step_resched = self.need_resched = False
             # rcu_note_context_switch(): a context switch is a quiescent state,
             # for an expedited GP too if its IPI is waiting for one.
             self.rdp.cpu_no_qs = False
@@ -168,6 +171,11 @@ class Cpu:
                     break  # preempted: try_preempt() has requeued ent
                 self.user_from = self.user_to = 0
                 dur = self.step(ent, env.now)
+                if dur is YIELD:
+                    self.step_resched = False
+                    self.requeue(ent, to_tail=True)
+                    self.curr = None
+                    break
                 if dur is SLEEP:
                     self.step_resched = False
                     if ent.fair:
@@ -199,10 +207,13 @@ class Cpu:
         self.sim.counters["preemptions"] += 1
         return True
 
-    def requeue(self, ent) -> None:
-        """The running ent goes back: into the fair queue, or at the head of its class."""
+    def requeue(self, ent, to_tail: bool = False) -> None:
+        """The running ent goes back: into the fair queue, or at the head of its class
+        (at its tail if it yields)."""
         if ent.fair:
             self.cfs.put_prev(ent)
+        elif to_tail:
+            self.rq[ent.rq].append(ent)
         else:
             self.rq[ent.rq].appendleft(ent)
         ent.state = RUNNABLE
@@ -215,7 +226,8 @@ class Cpu:
     def resched_fair(self) -> None:
         """resched_curr() for the fair class."""
         if not (self.sim.inp.sched.preemption or self.user_from <= self.env.now < self.user_to):
-            return  # kernel mode, !PREEMPTION: at the entity's next schedule()
+            self.need_resched = True
+            return  # kernel mode, !PREEMPTION: at the entity's next schedule() or cond_resched()
         self.fair_resched = True
         self.try_preempt()
 
@@ -316,13 +328,22 @@ class Cpu:
             q.appendleft(ent)
         else:
             q.append(ent)
-        if self.state == CPU_IDLE:
+        if self.state == CPU_IDLE and self.env.now < self.nonpreempt_until:
+            # The idle task is in an interrupt or its softirq: do_idle() schedules when
+            # it returns; the CPU has not re-entered an idle state.
+            self.state = CPU_WAKING
+            sim.counters["idle_exits"] += 1
+            self.idle_wait.succeed(self.nonpreempt_until - self.env.now)
+        elif self.state == CPU_IDLE:
             self.state = CPU_WAKING
             sim.counters["idle_exits"] += 1
             self.idle_wait.succeed(self.cpuidle_exit_ns() if self.menu else sim.idle_exit_ns())
         elif (self.state == CPU_BUSY and ent.rq == RQ_RT and sim.inp.sched.preemption
               and self.curr is not None and self.curr.rq == RQ_NORMAL):
             self.try_preempt()
+        elif (self.state == CPU_BUSY and ent.rq == RQ_RT and self.curr is not None
+              and self.curr.rq == RQ_NORMAL):
+            self.need_resched = True  # !PREEMPTION: resched_curr() waits for a preemption point
         elif self.state == CPU_BUSY and ent.fair and self.cfs.wakeup_preempt(ent):
             self.resched_fair()
 

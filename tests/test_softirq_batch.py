@@ -1,0 +1,64 @@
+"""rcu_do_batch() in RCU_SOFTIRQ on an idle CPU whose callbacks wake tasks onto it.
+
+rcu_do_batch() (kernel/rcu/tree.c) stops a softirq batch once it has invoked
+blimit callbacks if need_resched() or current is not the idle task.  A
+wakeme_after_rcu() waking a synchronize_rcu() caller onto the idle CPU running
+the softirq enqueues it there and resched_curr()s the idle task
+(wakeup_preempt_idle()), so the batch stops at blimit; rcu_core() re-raises
+RCU_SOFTIRQ, handle_softirqs() sees need_resched() and wakes ksoftirqd/N
+(wakeup_softirqd()), which invokes the rest among the woken callers.  The
+callers run only after the softirq returns to the idle loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rcusim import _core
+from rcusim.engine.engine_input import engine_input
+from rcusim.input.scenario import load_scenario
+
+TR = _core.TRACE_KINDS
+BLIMIT = 10
+CALLERS = 30
+
+
+def traced(callers: int = CALLERS, bootargs: str = ""):
+    """30 synchronize_rcu() callers pinned to CPU 1 of 2, one call each: they all block,
+    CPU 1 goes idle, and its softirq invokes their callbacks after the GP."""
+    data = {"name": "softirq_batch", "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 2},
+            "kernel": {"release": "6.12", "HZ": 1000, "bootargs": bootargs},
+            "workloads": [{"kind": "sync_loop", "tasks": callers, "loops": 1, "cpus": "1", "pinned": True,
+                           "work_after": "none"}]}
+    inp, _ = engine_input(load_scenario(data).variants["default"])
+    eng = _core.Engine(inp, np.random.PCG64(0))
+    eng.trace_enable(10**6)
+    assert eng.run(10**9, 10**8) == _core.EXIT_DONE
+    kinds = eng.entity_kinds()
+    ksoftirqd = int(np.flatnonzero((kinds["kind"] == _core.ENTITY_KINDS["rcuc"]) & (kinds["cpu"] == 1))[0])
+    return eng, eng.trace_records(), ksoftirqd
+
+
+def test_an_idle_cpu_waking_callers_onto_itself_stops_at_blimit_and_hands_the_rest_to_ksoftirqd():
+    eng, tr, ksoftirqd = traced()
+    on1 = tr[tr["cpu"] == 1]
+    starts = on1[on1["kind"] == TR["cb_batch_start"]]
+    ends = on1[on1["kind"] == TR["cb_batch_end"]]
+    # The first batch is the idle task's softirq (runner -1) with every callback ready.
+    assert starts["ent"][0] == -1 and starts["arg"][0] == CALLERS
+    # It stops at blimit with the rest left ready (CBs-invoked, then what is left).
+    assert ends["ent"][0] == -1
+    assert (ends["arg"][0], ends["arg2"][0]) == (BLIMIT, CALLERS - BLIMIT)
+    # ksoftirqd/1 invokes the rest, after the softirq: every later batch runs while it
+    # is the CPU's current task (a softirq batch's own records name no runner).
+    switches = on1[on1["kind"] == TR["switch"]]
+    later = starts[1:]
+    assert len(later) > 0 and int(ends["arg"][1:].sum()) == CALLERS - BLIMIT
+    for t in later["t"]:
+        assert switches["ent"][switches["t"] <= t][-1] == ksoftirqd
+    assert eng.counters()["ksoftirqd_wakeups"] >= 1
+    # No caller runs on CPU 1 while the idle task's softirq is still invoking callbacks.
+    invokes = on1[on1["kind"] == TR["cb_invoke"]]
+    to_task = switches[switches["ent"] >= 0]
+    assert not ((to_task["t"] > invokes["t"][0]) & (to_task["t"] < ends["t"][0])).any()
