@@ -69,3 +69,24 @@ def test_bad_input_through_the_process(two_results, tmp_path):
                           capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "compare: no results at" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("label, x, y, verdict", [
+    ("latency mean (µs)", 100.0, 109.0, "✓"), ("latency mean (µs)", 100.0, 111.0, "miss"),
+    ("latency p99 (µs)", 100.0, 76.0, "✓"), ("latency p99 (µs)", 100.0, 74.0, "miss"),
+    ("latency max (µs)", 100.0, 149.0, "✓"), ("grace periods", 40, 47, "miss"),
+    ("kfree footprint (MB)", 2, 0, "miss"), ("expedited grace periods", 0, 0, "-"),
+    ("kfree total time (ms)", 240.0, 100.0, "-"), ("GP length mean (µs)", 2000.0, None, "miss")])
+def test_the_goal_column_applies_each_figures_agreement(label, x, y, verdict):
+    from rcusim.commands.compare import _agrees
+    assert _agrees(label, x, y) == verdict
+
+
+def test_figures_table_counts_the_figures_that_meet_their_goal(two_results, capsys):
+    a, b = two_results
+    assert main(["compare", str(a), str(b), "--figures"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| variant |")]
+    met = sum(line.endswith("| ✓ |") for line in rows)
+    goals = sum(not line.endswith("| - |") for line in rows)
+    assert f"{met} of {goals} figures meet their goal." in out

@@ -145,6 +145,23 @@ FIGURES = (("latency mean (µs)", "latency_us.mean"), ("latency p50 (µs)", "lat
            ("kfree footprint (MB)", "memory_footprint_mb"), ("kfree batches", "batches"),
            ("kfree total time (ms)", "total_time_ms"))
 
+#: The agreement asked of a simulation beside a measurement, as B/A's largest distance from 1
+#: (the real-kernel validation's goals, docs/validation.md); figures not here have none.
+AGREEMENT = {"latency mean (µs)": 0.10, "latency p50 (µs)": 0.10, "latency p99 (µs)": 0.25,
+             "latency max (µs)": 0.50, "grace periods": 0.15, "expedited grace periods": 0.15,
+             "GP length mean (µs)": 0.15, "kfree footprint (MB)": 0.30, "kfree batches": 0.15}
+
+
+def _agrees(label: str, x, y) -> str:
+    """"✓" if B (y) meets A's (x) agreement goal for figure `label`, "miss" if not, "-" if it has
+    none or both are zero (nothing to compare)."""
+    tol = AGREEMENT.get(label)
+    if tol is None or (not x and not y):
+        return "-"
+    if x is None or y is None or x == 0:
+        return "miss"
+    return "✓" if abs(y / x - 1) <= tol else "miss"
+
 
 def _gp_mean_length_us(directory: Path, variant: str) -> float | None:
     """Mean length of a variant's normal GPs, from its gps.parquet."""
@@ -160,10 +177,12 @@ def _gp_mean_length_us(directory: Path, variant: str) -> float | None:
 
 def figures_table(a, b, label_a: str = "A", label_b: str = "B") -> str:
     """The validation figures (:data:`FIGURES`) of every variant the two results share, as a
-    Markdown table: A, B and B/A."""
+    Markdown table: A, B, B/A and whether B meets the agreement goal (:data:`AGREEMENT`); then
+    how many figures do."""
     sa, sb = load_summary(a), load_summary(b)
     da, db = (Path(x) if Path(x).is_dir() else Path(x).parent for x in (a, b))
-    rows = [f"| variant | figure | {label_a} | {label_b} | {label_b}/{label_a} |", "|---|---|---|---|---|"]
+    rows = [f"| variant | figure | {label_a} | {label_b} | {label_b}/{label_a} | goal |", "|---|---|---|---|---|---|"]
+    verdicts = []
     for name in [n for n in sa["variants"] if n in sb["variants"]]:
         ma, mb = (flatten_metrics(s["variants"][name]) for s in (sa, sb))
         for label, key in FIGURES:
@@ -176,8 +195,11 @@ def figures_table(a, b, label_a: str = "A", label_b: str = "B") -> str:
             if x is None and y is None:
                 continue
             ratio = "-" if x in (None, 0) or y is None else f"{y / x:.2f}"
-            rows.append(f"| {name} | {label} | {_fmt(x)} | {_fmt(y)} | {ratio} |")
-    return "\n".join(rows)
+            verdict = _agrees(label, x, y)
+            verdicts.append(verdict)
+            rows.append(f"| {name} | {label} | {_fmt(x)} | {_fmt(y)} | {ratio} | {verdict} |")
+    met, goals = verdicts.count("✓"), len(verdicts) - verdicts.count("-")
+    return "\n".join(rows) + f"\n\n{met} of {goals} figures meet their goal."
 
 
 def add_parser(sub) -> None:
