@@ -328,16 +328,13 @@ class Cpu:
             q.appendleft(ent)
         else:
             q.append(ent)
-        if self.state == CPU_IDLE and self.env.now < self.nonpreempt_until:
-            # The idle task is in an interrupt or its softirq: do_idle() schedules when
-            # it returns; the CPU has not re-entered an idle state.
+        if self.state == CPU_IDLE:
             self.state = CPU_WAKING
             sim.counters["idle_exits"] += 1
-            self.idle_wait.succeed(self.nonpreempt_until - self.env.now)
-        elif self.state == CPU_IDLE:
-            self.state = CPU_WAKING
-            sim.counters["idle_exits"] += 1
-            self.idle_wait.succeed(self.cpuidle_exit_ns() if self.menu else sim.idle_exit_ns())
+            # The state's exit latency, and not before the interrupt or softirq the idle
+            # task is in returns (do_idle() schedules then).
+            lat = self.cpuidle_exit_ns() if self.menu else sim.idle_exit_ns()
+            self.idle_wait.succeed(max(lat, self.nonpreempt_until - self.env.now))
         elif (self.state == CPU_BUSY and ent.rq == RQ_RT and sim.inp.sched.preemption
               and self.curr is not None and self.curr.rq == RQ_NORMAL):
             self.try_preempt()
