@@ -240,6 +240,9 @@ cdef class Engine:
     cdef i64[::1] wl_sleep_jiffies_max # schedule_timeout_idle() of 1 to this many jiffies before each call
     cdef i64[::1] wl_runtime_jiffies # a task ends only once this many jiffies after its start have passed
     cdef i64[::1] task_end_ns     # from when each task may end (its minimum run time; 0: none)
+    cdef i64[::1] wl_all_done     # 1: a done task calls on until every task of its workload is done
+    cdef i64[::1] wl_unfinished   # tasks of each workload not yet done
+    cdef i64[::1] task_is_done    # each task has its calls and its minimum run time (rcuscale's done)
     cdef i64 sync_entry_ns
     cdef i64[::1] wl_async_max    # call_rcu_hurry: callbacks in flight at which rcu_barrier() is called
     cdef int async_per_task       # rcuscale counts them per task (v6.12), else per CPU

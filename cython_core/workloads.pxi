@@ -45,6 +45,9 @@ cdef int tasks_init(Engine self, t) except -1:
     self.wl_sleep_jiffies_max = np.ascontiguousarray(t.sleep_jiffies_max, dtype=np.int64)
     self.wl_runtime_jiffies = np.ascontiguousarray(t.runtime_jiffies, dtype=np.int64)
     self.task_end_ns = np.zeros(self.n_tasks, dtype=np.int64)
+    self.wl_all_done = np.ascontiguousarray(t.until_all_done, dtype=np.int64)
+    self.wl_unfinished = np.bincount(np.asarray(t.workload, dtype=np.int64), minlength=self.n_wl).astype(np.int64)
+    self.task_is_done = np.zeros(self.n_tasks, dtype=np.int64)
     self.wl_async_max = np.ascontiguousarray(t.async_max, dtype=np.int64)
     self.async_per_task = t.async_per_task
     self.async_kmalloc_ns = t.async_kmalloc_ns
@@ -153,12 +156,56 @@ cdef i64 task_return(Engine self, int e, i64 t0) except -2:
     record_request(self, e, t0)
     if self.wl_vmalloc[w]:
         dur += vfree_page(self, ep.cpu, t0 + dur)
-    if ep.loops_left <= 0 and t0 >= self.task_end_ns[e]:
+    if task_leaves(self, e, ep.loops_left <= 0, t0):
         ep.phase = TASK_EXITED
         if t0 + dur > self.completion_ns:
             self.completion_ns = t0 + dur
         return dur
     return task_next(self, e, t0, dur)
+
+
+cdef bint task_leaves(Engine self, int e, bint measured, i64 t) except -1:
+    """Does task e leave its loop after the iteration ending at t? `measured`: it has made
+    its calls (rcuscale's i >= MIN_MEAS). Once also past its minimum run time it is done;
+    a plain task then leaves. An until_all_done task is rcu_scale_writer(): done, it
+    turns SCHED_NORMAL (sched_set_normal()) and counts itself in n_rcu_scale_writer_finished;
+    it leaves once it finds every writer counted (alldone: the last one at once, the others
+    after the call they are in), its loop then waiting for the module's unloading in
+    rcu_scale_wait_shutdown()."""
+    cdef int w = self.task_wl[e]
+    if not self.task_is_done[e] and measured and t >= self.task_end_ns[e]:
+        self.task_is_done[e] = 1
+        self.wl_unfinished[w] -= 1
+        if self.wl_all_done[w]:
+            sched_set_normal(self, e)
+    if not self.task_is_done[e]:
+        return False
+    return not self.wl_all_done[w] or self.wl_unfinished[w] == 0
+
+
+cdef void sched_set_normal(Engine self, int e) except *:
+    """sched_set_normal(current, 0) by the running SCHED_FIFO task e: __sched_setscheduler()
+    takes it out of the RT class and enqueues it in the fair class at nice 0, placed by
+    place_entity() before it is the fair class's current entity (its lag 0: it never ran
+    there), then set_next_entity(). switched_to_fair()'s resched_curr() picks it again:
+    placed at V it is eligible and, under RUN_TO_PARITY, keeps the CPU (pick_eevdf()); under
+    CFS its vruntime, the queue's min_vruntime (attach_task_cfs_rq() adds it to the
+    normalised vruntime of a task that left the class at once), is leftmost."""
+    cdef ent_t *ep = &self.ents[e]
+    cdef int c = ep.cpu
+    if ep.rq != RQ_RT:
+        return
+    ep.weight = NICE_0_LOAD
+    ep.vlag = 0
+    ep.initial = 0
+    if self.fair_policy == POLICY_EEVDF:
+        place_entity(self, c, e)  # e is still RT: not counted as the running fair entity
+        ep.vlag = ep.deadline     # set_next_entity(): RUN_TO_PARITY's mark
+    elif self.fair_policy == POLICY_CFS:
+        ep.vruntime = self.cpus[c].min_vruntime
+    ep.rq = RQ_NORMAL
+    ep.exec_start = self.now
+    ep.prev_sum_exec = ep.sum_exec
 
 
 cdef i64 task_next(Engine self, int e, i64 t0, i64 dur) except -2:
@@ -298,13 +345,13 @@ cdef i64 rcu_scale_barrier_done(Engine self, int e, int c) except -2:
     """rcu_barrier() returned to the writer. Before v6.12 it retries the call, measured from
     the same start; from v6.12 the iteration is no measurement, unless it is the one that
     finds the writer done (loops_left 1 is rcuscale's i >= MIN_MEAS, and the run time is
-    over): its duration then fills the writer's last slot."""
+    over) and leaves (task_leaves()): its duration then fills the writer's last slot."""
     cdef ent_t *ep = &self.ents[e]
     if not self.async_per_task:
         ep.phase = TASK_ASYNC_RETRY  # goto retry, once rcu_barrier()'s own time has passed
         return 0
     ep.phase = TASK_RUNNING
-    if ep.loops_left <= 1 and self.now + self.acc >= self.task_end_ns[e]:
+    if task_leaves(self, e, ep.loops_left <= 1, self.now + self.acc):
         ep.loops_left = 0
         return task_return(self, e, self.now + self.acc)
     return task_next(self, e, self.now + self.acc, 0)

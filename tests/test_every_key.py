@@ -103,6 +103,7 @@ CONDITIONS = {
     BOOTARGS + "rcupdate.rcuplugticks": (CLASSIC, "a 2004 patch for classic RCU, modelled on one CPU"),
     BOOTARGS + "rcupdate.bhlimit": (CLASSIC, "a 2004 patch for classic RCU, modelled on one CPU"),
     "workloads.sync_loop.start_cpus": ({"workloads.sync_loop.pinned": False}, "for unpinned tasks only"),
+    "workloads.sync_loop.until_all_done": ({"workloads.sync_loop.rt": True}, "rcu_scale_writer()'s SCHED_FIFO loop"),
     "workloads.sync_loop.async_max": ({"workloads.sync_loop.primitive": "call_rcu_hurry"},
                                       "the rcu_barrier() threshold of call_rcu_hurry callers"),
     "workloads.rcuscale_writer.gp_async_max": ({"workloads.rcuscale_writer.gp_async": True},

@@ -206,6 +206,17 @@ workloads:
   - {kind: sync_loop, tasks: 32, loops: 10, think_us: 50, primitive: synchronize_rcu_expedited, work_after: none}
   - {kind: sync_loop, tasks: 8, loops: 10, think_us: 500, rt: true, work_after: kfree}
 """,
+    # rcu_scale_writer()'s loop: SCHED_FIFO writers, done ones SCHED_NORMAL and measuring on
+    # until every writer is done, beside nice-0 callers on their CPUs.
+    "exp_rcuscale_writers": """
+name: exp_rcuscale_writers
+hardware: {profile: x86-64-server-2023, nr_cpus: 4}
+kernel: {release: "6.12", HZ: 1000}
+workloads:
+  - {kind: sync_loop, tasks: 3, loops: 30, rt: true, until_all_done: true, min_runtime_s: 0,
+     primitive: synchronize_rcu_expedited, work_after: none}
+  - {kind: sync_loop, tasks: 8, loops: 15, think_us: 300, work_after: kfree}
+""",
 }
 
 

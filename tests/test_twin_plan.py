@@ -330,6 +330,27 @@ def test_rcuscale_writer_insmod_line(image):
     assert 'grep -q "Test complete"' in p.script
 
 
+def test_the_guest_gets_each_parameter_once_at_the_value_the_simulation_reads(image):
+    """A variant's bootargs follow the scenario's: preempt=voluntary then preempt=full. The
+    simulation reads the last (a preemptible kernel); the guest's command line carries that
+    preempt= alone."""
+    data = scenario(kernel={"bootargs": "preempt=voluntary rcutree.blimit=5", "CONFIG_PREEMPT_DYNAMIC": True})
+    data["variants"] = {"full": {"kernel.bootargs": "preempt=full rcutree.blimit=7"}}
+    s = load_scenario(data)
+    spec = s.variants["full"]
+    assert spec.kernel.bootargs.split().count("preempt=voluntary") == 1 and spec.params.preemption
+    p = plan_variant("full", spec, image, raw=s.asdict(), any_profile=True)
+    assert p.cmdline == ("preempt=full", "rcutree.blimit=7")
+    alone = scenario(kernel={"bootargs": " ".join(p.cmdline), "CONFIG_PREEMPT_DYNAMIC": True})
+    assert load_scenario(alone).variants["default"].params == spec.params
+
+
+def test_refuses_a_sync_loop_measuring_until_all_are_done(image):
+    err = refusal(image, scenario(workloads=[{"kind": "sync_loop", "tasks": 2, "loops": 3, "rt": True,
+                                              "until_all_done": True}]))
+    assert err.key == "variants.default.workloads[0].until_all_done"
+
+
 # ------------------------------------------------------------------ the command line
 
 def test_cli_refusal_is_one_line_exit_2(tmp_path):

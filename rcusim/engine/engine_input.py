@@ -207,6 +207,7 @@ class Tasks:
     vmalloc: list              # vmalloc.pxi: the workload vmalloc()s a page before each call, vfree()s it after
     sleep_jiffies_max: list    # schedule_timeout_idle() of 1 to this many jiffies before each call (0: none)
     runtime_jiffies: list      # a task ends once a jiffy this many after its start's has begun (-1: no such condition)
+    until_all_done: list       # 1: a done task calls on until every task of its workload is done (rcu_scale_writer())
     sync_entry_ns: int
 
 
@@ -499,7 +500,7 @@ def _column(parts: list, dtype) -> np.ndarray:
 def _tasks(spec) -> Tasks:
     nr_cpus, costs, p = spec.hardware.nr_cpus, spec.hardware.costs, spec.params
     cpu, rt, weight, loops, start, wl_idx, think, after, prim, vmalloc = [], [], [], [], [], [], [], [], [], []
-    sleep, runtime, async_max = [], [], []
+    sleep, runtime, async_max, all_done = [], [], [], []
     aff, fork, n_masks = [], [], 0
     for i, wl in enumerate(w for w in spec.workloads if isinstance(w, SyncLoop)):
         primitive = wl.primitive
@@ -529,6 +530,7 @@ def _tasks(spec) -> Tasks:
         vmalloc.append(int(wl.work_after == "vfree"))
         sleep.append(wl.sleep_jiffies_max)
         runtime.append(-1 if wl.min_runtime_s is None else round(wl.min_runtime_s * p.hz))
+        all_done.append(int(wl.until_all_done))
         async_max.append(0 if wl.primitive != "call_rcu_hurry" else wl.async_max or GP_ASYNC_MAX_DEFAULT)
     loops_column = _column(loops, np.int64)
     return Tasks(cpu=_column(cpu, np.int32), aff=_column(aff, np.int32),
@@ -542,6 +544,7 @@ def _tasks(spec) -> Tasks:
                  async_kmalloc_ns=0 if p.switches.rcuscale_async_per_task else costs.kmalloc_ns,
                  async_cb_ns=costs.cb_generic_ns if p.switches.rcuscale_async_per_task else costs.cb_kfree_ns,
                  vmalloc=vmalloc, sleep_jiffies_max=sleep, runtime_jiffies=runtime,
+                 until_all_done=all_done,
                  sync_entry_ns=costs.sync_entry_ns)
 
 

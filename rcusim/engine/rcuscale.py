@@ -160,7 +160,9 @@ def writer_lines(requests: pd.DataFrame, gps: pd.DataFrame, gp_exp: bool, gp_asy
         lines.append(f"{scale_type}{SCALE_FLAG} writer {i} gps: {len(d)}")
         ngps += len(d)
     t_started = int(requests.groupby("task")["t_start_ns"].min().max())
-    t_finished = int(requests["t_end_ns"].max())
+    # t_rcu_scale_writer_finished: the return of the last writer to be done, its last call;
+    # the writers done before it return later, from the call in which they find it done.
+    t_finished = int(requests.groupby("task")["t_end_ns"].max().min())
     b_started, b_finished = (gp_seq_at(gps, t, gp_exp) for t in (t_started, t_finished))
     if gp_exp:
         b_started, b_finished = b_started // 2, b_finished // 2  # exp_completed() / 2

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from rcusim.errors import ScenarioError
 from rcusim.input.cpulist import CPULIST_ALLOWED, parse_cpulist
 
-__all__ = ["Param", "PARAMETERS", "parse_bootargs"]
+__all__ = ["Param", "PARAMETERS", "parse_bootargs", "last_tokens"]
 
 _INT_RANGES = {
     "int": (-(2**31), 2**31 - 1),
@@ -205,6 +205,14 @@ def parse_bootargs(text: str, nr_cpus: int | None = None) -> dict[str, object]:
                                 allowed=_suggest(name), token=token)
         values[name] = _parse_value(param, raw if sep else None, token, nr_cpus)
     return values
+
+
+def last_tokens(text: str) -> tuple[str, ...]:
+    """The command line with each parameter once: its last token, the one whose value
+    :func:`parse_bootargs` keeps, in the order of those tokens."""
+    tokens = text.split()
+    last = {_canonical_name(t.partition("=")[0]): i for i, t in enumerate(tokens)}
+    return tuple(tokens[i] for i in sorted(last.values()))
 
 
 def _canonical_name(name: str) -> str:

@@ -551,6 +551,18 @@ class SyncLoop(_OnCpuList):
     (time_after(jiffies, jdone), jdone its first jiffy plus min_runtime_s * HZ: with 0, once a
     jiffy has begun since it started), calling on until then, as rcuscale's minruntime; default:
     no such condition."""
+    until_all_done: bool = False
+    """rcu_scale_writer()'s end: a task that has its `loops` calls (and its `min_runtime_s`) is
+    done: it leaves SCHED_FIFO for SCHED_NORMAL at nice 0 (sched_set_normal()) and calls on, each
+    call measured, until every task of the workload is done (alldone); it leaves after the call
+    in which it finds them all done, the last one to be done at once. SCHED_FIFO tasks only."""
+
+    @model_validator(mode="after")
+    def _until_all_done_is_rcuscales(self):
+        if self.until_all_done and not self.rt:
+            raise ScenarioError("until_all_done is rcu_scale_writer()'s loop, whose tasks are SCHED_FIFO "
+                                "until done", key="until_all_done", allowed="false, or rt: true")
+        return self
 
     @model_validator(mode="after")
     def _nice_is_for_sched_normal(self):
@@ -693,8 +705,8 @@ class RcuscaleWriter(_Model):
     holdoff: Annotated[int, Field(ge=0, le=86400)] = 10
     """Seconds before the writers start."""
     minruntime: Annotated[int, Field(ge=0, le=86400)] = 0
-    """A writer measures until it has 101 measurements (MIN_MEAS + 1) and this many seconds have
-    passed (v6.6 and later)."""
+    """A writer is done once it has 101 measurements (MIN_MEAS + 1) and this many seconds have
+    passed (v6.6 and later); it measures on until every writer is done."""
     writer_holdoff: Annotated[int, Field(ge=0, le=10**9)] = 0
     """Microseconds each writer spends (udelay()) before each call."""
     writer_holdoff_jiffies: Annotated[int, Field(ge=0, le=1_000_000)] = 0
@@ -1378,7 +1390,8 @@ def rcuscale_writer_workloads(wl: RcuscaleWriter, nr_cpus: int, kernel: Kernel, 
     The writers are SCHED_FIFO (sched_set_fifo_low()), writer i on CPU i % nr_cpu_ids, after
     `holdoff` seconds; each is done at its MIN_MEAS-th measurement plus one once a jiffy
     past `minruntime` seconds has begun (time_after(jiffies, jdone)), sleeping 1 to
-    `writer_holdoff_jiffies` jiffies before each call. The readers run at nice 19 (MAX_NICE),
+    `writer_holdoff_jiffies` jiffies before each call. A done writer turns SCHED_NORMAL and
+    goes on measuring until every writer is done (``until_all_done``). The readers run at nice 19 (MAX_NICE),
     reader i on CPU i % nr_cpu_ids, each looping on an empty rcu_read_lock()/rcu_read_unlock()
     pair with interrupts off: a tick never lands inside the section, so with preemptible RCU
     each reports a quiescent state; in rcusim they are kernel-mode CPU hogs that queue no
@@ -1397,7 +1410,8 @@ def rcuscale_writer_workloads(wl: RcuscaleWriter, nr_cpus: int, kernel: Kernel, 
                        loops=MIN_MEAS + 1, rt=True, primitive=primitive,
                        async_max=wl.gp_async_max if wl.gp_async else None, work_after="none",
                        think_us=float(wl.writer_holdoff), start_us=wl.holdoff * 1e6,
-                       sleep_jiffies_max=wl.writer_holdoff_jiffies, min_runtime_s=float(wl.minruntime))
+                       sleep_jiffies_max=wl.writer_holdoff_jiffies, min_runtime_s=float(wl.minruntime),
+                       until_all_done=True)
     nreaders = compute_real(wl.nreaders, nr_cpus)
     if nreaders == 0:
         return [writers]

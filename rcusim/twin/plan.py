@@ -7,8 +7,9 @@ What maps:
 * ``kernel``: the release must be the image's, HZ picks the image; each Kconfig option
   the scenario sets must be the image's (those it leaves unset take the image's value, in
   the simulation too: :func:`image_overrides`); ``kernel.bootargs`` goes onto the guest's
-  command line; a PREEMPT_DYNAMIC image's built-in preemption model is written out as
-  ``preempt=`` when the scenario does not choose one;
+  command line, each parameter once at its last value (the one the simulation reads); a
+  PREEMPT_DYNAMIC image's built-in preemption model is written out as ``preempt=`` when
+  the scenario does not choose one;
 * ``hardware``: ``nr_cpus`` vCPUs of the ``qemu-tcg`` profile (others only with
   ``--any-profile``), without cost, idle-state or topology overrides;
 * ``sync_loop`` with ``synchronize_rcu``: rcusim's load helper (guest/rcusim_load.c),
@@ -26,7 +27,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from rcusim.errors import ScenarioError
-from rcusim.input.bootargs import parse_bootargs
+from rcusim.input.bootargs import last_tokens, parse_bootargs
 from rcusim.input.config import WRITER_NAME, KfreeRcuFlood, SyncLoop
 from rcusim.input.cpulist import parse_cpulist
 from rcusim.input.releases import stable_patches
@@ -196,7 +197,8 @@ def _sync_loop_run(wl: SyncLoop, index: int, nr_cpus: int, path: tuple) -> SyncL
     if wl.work_after == "vfree":
         _refuse(path + ("work_after",), "vmalloc()/vfree() around the call cannot be made from user space",
                 "none or kfree")
-    for key, unset in (("sleep_jiffies_max", 0), ("min_runtime_s", None), ("start_cpus", None)):
+    for key, unset in (("sleep_jiffies_max", 0), ("min_runtime_s", None), ("start_cpus", None),
+                       ("until_all_done", False)):
         if getattr(wl, key) != unset:
             _refuse(path + (key,), "the load helper does not do this", f"no {key} with 'rcusim kernel'")
     name = wl.name or f"sync_loop{index}"
@@ -287,7 +289,9 @@ def plan_variant(name: str, spec, image: KernelImage, *, raw: dict, clock: str =
         _refuse(path, "rcuscale's test and the load helper in one boot", "either sync_loop workloads or one "
                 "rcuscale_writer or kfree_rcu_flood workload")
     script = _script(sync_loops, rcuscale)
-    return GuestPlan(nr_cpus=nr, cmdline=tuple(spec.kernel.bootargs.split()), script=script,
+    # Each parameter once, at the value the simulation reads (a variant's bootargs follow the
+    # scenario's): the guest's kernel applies every preempt= it is given, a later one winning.
+    return GuestPlan(nr_cpus=nr, cmdline=last_tokens(spec.kernel.bootargs), script=script,
                      sync_loops=tuple(sync_loops), rcuscale=rcuscale, notes=tuple(notes))
 
 

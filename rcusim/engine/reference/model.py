@@ -119,6 +119,7 @@ class Model:
 
         # Tasks first (their index is the request's task id), then kthreads.
         self.tasks = []
+        self.wl_unfinished = [int((np.asarray(inp.tasks.workload) == w).sum()) for w in range(len(inp.tasks.think_ns))]
         for i in range(len(inp.tasks.cpu)):
             task = Entity(self, int(inp.tasks.cpu[i]), bool(inp.tasks.rt[i]), f"task/{i}",
                           weight=int(inp.tasks.weight[i]), initial=True)
@@ -126,6 +127,7 @@ class Model:
             task.loops_left = int(inp.tasks.loops[i])
             task.primitive = int(inp.tasks.primitive[int(inp.tasks.workload[i])])
             w = int(inp.tasks.workload[i])
+            task.workload, task.done = w, False
             task.start(sync_loop(self, task, int(inp.tasks.think_ns[w]), int(inp.tasks.after_ns[w])))
             self.env.timeout(int(inp.tasks.start_ns[i])).callbacks.append(
                 lambda _ev, t=task: t.cpu.activate(t))
