@@ -334,16 +334,16 @@ def read_text_file(path, shown: str, what: str, allowed: str, max_bytes: int = M
             data = f.read(max_bytes + 1)
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
         reason = getattr(exc, "strerror", None) or exc
-        raise ScenarioError(f"cannot read {what} {shown!r}: {reason}", allowed=allowed) from None
+        raise ScenarioError(f"cannot read {what} {shown!r}: {reason}") from None
     if not exists:
-        raise ScenarioError(f"{what} not found: {shown}", allowed=allowed)
+        raise ScenarioError(f"{what} not found: {shown}")
     if not is_file:
         raise ScenarioError(f"not a regular file: {shown}", allowed=allowed)
     if size > max_bytes or len(data) > max_bytes:
         raise ScenarioError(f"{what} is too large ({max(size, len(data))} bytes): {shown}",
                             allowed=f"{allowed} of at most {max_bytes >> 20} MiB")
     if not data.strip():
-        raise ScenarioError(f"{what} is empty: {shown}", allowed=allowed)
+        raise ScenarioError(f"{what} is empty: {shown}")
     if b"\x00" in data:
         raise ScenarioError(f"{what} is not text (binary data): {shown}", allowed=allowed)
     try:
