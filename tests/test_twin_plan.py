@@ -268,6 +268,18 @@ def test_refuses_a_readers_workload(image):
     assert err.key == "variants.default.workloads[1].kind" and "readers" in str(err)
 
 
+def test_the_guests_own_noise_runs_nothing_and_other_noise_is_refused(image):
+    """A noise workload of the guest's measured preset (qemu_tcg) is what the guest does anyway:
+    nothing runs for it. Other noise has no counterpart in the real run."""
+    calls = {"kind": "sync_loop", "tasks": 1, "loops": 2, "cpus": "0-1"}
+    p = plan(image, scenario(workloads=[calls, {"kind": "noise", "preset": "qemu_tcg"}]))
+    assert any("the guest's own noise" in note for note in p.notes)
+    assert "noise" not in p.script
+    for other in ({"kind": "noise", "preset": "quiet_server"}, {"kind": "noise", "preset": "qemu_tcg", "cpus": "1"}):
+        err = refusal(image, scenario(workloads=[calls, other]))
+        assert err.key == "variants.default.workloads[1]" and "qemu_tcg" in str(err)
+
+
 def test_refuses_nohz_full_with_a_sync_loop(image):
     """membarrier(MEMBARRIER_CMD_GLOBAL) returns -EINVAL under nohz_full."""
     err = refusal(image, scenario(kernel={"bootargs": "nohz_full=1"}))
