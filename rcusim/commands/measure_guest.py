@@ -53,15 +53,21 @@ def add_parser(sub) -> None:
     p.set_defaults(func=cmd_measure_guest)
 
 
-def _measure(args) -> Path:
-    """Boot, keep the boots' files under --out; the pooled trace's path."""
+def _fresh_out(args, default: str) -> Path:
+    """--out emptied for a measurement's boots, once --boots and --out are checked."""
     if not 1 <= args.boots <= 100:
         raise ScenarioError(f"{args.boots} boots", key="--boots", allowed="an integer from 1 to 100")
-    out = Path(args.out or "results/measure-guest")
+    out = Path(args.out or default)
     if out.exists() and not args.force:
         raise ScenarioError(f"{str(out)!r} exists and would be replaced", key="--out",
                             allowed="--force to replace it, or another --out")
     shutil.rmtree(out, ignore_errors=True)
+    return out
+
+
+def _measure(args) -> Path:
+    """Boot, keep the boots' files under --out; the pooled trace's path."""
+    out = _fresh_out(args, "results/measure-guest")
     with Stages(args.progress) as stages:
         stages.stage(f"{args.boots} boots")
         header, boots = measure_boots(args.kernel, args.boots, args.timeout, out / "raw",
@@ -79,11 +85,7 @@ def _noise(args) -> int:
     else:
         if not 0 < args.noise <= 600:
             raise ScenarioError(f"{args.noise} s", key="--noise", allowed="a number of seconds from 0 to 600")
-        out = Path(args.out or "results/measure-noise")
-        if out.exists() and not args.force:
-            raise ScenarioError(f"{str(out)!r} exists and would be replaced", key="--out",
-                                allowed="--force to replace it, or another --out")
-        shutil.rmtree(out, ignore_errors=True)
+        out = _fresh_out(args, "results/measure-noise")
         with Stages(args.progress) as stages:
             header = noise.measure_noise(args.kernel, args.boots, args.noise, args.timeout, out / "raw", args.clock,
                                          on_boot=lambda k, w: stages.stage(f"boot {k + 1}/{args.boots}: {w:.0f} s"))

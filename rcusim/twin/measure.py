@@ -36,7 +36,7 @@ from rcusim.twin.initramfs import build_initramfs
 from rcusim.twin.qemu import boot_plan, command_line, find_qemu, qemu_command
 
 __all__ = ["NR_CPUS", "CMDLINE", "PHASES", "Estimate", "guest_script", "tsc_khz", "ns_trace", "write_trace",
-           "read_trace", "estimate_costs", "derive_costs", "measure_boots", "profile_yaml"]
+           "read_trace", "estimate_costs", "derive_costs", "boot_each", "measure_boots", "profile_yaml", "folded"]
 
 #: vCPUs of the measured guest: one per core of the 2-core hosts the project runs on.
 NR_CPUS = 2
@@ -554,6 +554,32 @@ def derive_costs(events: pd.DataFrame, nr_cpus: int) -> dict[str, tuple[int, str
 # --------------------------------------------------------------------------
 # Boots
 # --------------------------------------------------------------------------
+def boot_each(kernel, script: str, cmdline: tuple, boots: int, timeout_s: float, keep: Path, clock: str,
+              on_boot=None) -> tuple:
+    """Boot the HZ=1000 guest (NR_CPUS vCPUs, `cmdline`) `boots` times with `script`, each
+    boot's files under ``keep/boot-<k>/``; `on_boot(k, wall_s)` after each. Returns the image,
+    the last boot's QEMU command and the oopses after which a boot was made again.
+
+    Raises
+    ------
+    ScenarioError
+        For a boot whose plan fails other than by a guest oops, or oopses at every attempt
+        (rcusim.twin.qemu.boot_plan()).
+    """
+    image = find_image(kernel, 1000)
+    initramfs, qemu = build_initramfs(image), find_qemu()
+    oopses = []
+    for k in range(boots):
+        share = keep / f"boot-{k}"
+        share.mkdir(parents=True, exist_ok=True)
+        argv = qemu_command(qemu, image.bzimage, initramfs, share, NR_CPUS, clock, cmdline)
+        booted, retried = boot_plan(argv, share, script, timeout_s, f"boot {k + 1}")
+        oopses += retried
+        if on_boot is not None:
+            on_boot(k, booted.wall_time_s)
+    return image, argv, oopses
+
+
 def measure_boots(kernel, boots: int, timeout_s: float, keep: Path, on_boot=None,
                   clock: str = "real") -> tuple[list[str], list]:
     """Boot the guest `boots` times with :func:`guest_script`; keep each boot's files under
@@ -566,19 +592,12 @@ def measure_boots(kernel, boots: int, timeout_s: float, keep: Path, on_boot=None
         For a boot whose plan fails other than by a guest oops, or oopses at every attempt
         (rcusim.twin.qemu.boot_plan()).
     """
-    image = find_image(kernel, 1000)
-    initramfs, qemu, script = build_initramfs(image), find_qemu(), guest_script()
-    out, oopses = [], []
+    image, argv, oopses = boot_each(kernel, guest_script(), CMDLINE, boots, timeout_s, keep, clock, on_boot)
+    out = []
     for k in range(boots):
         share = keep / f"boot-{k}"
-        share.mkdir(parents=True, exist_ok=True)
-        argv = qemu_command(qemu, image.bzimage, initramfs, share, NR_CPUS, clock, CMDLINE)
-        booted, retried = boot_plan(argv, share, script, timeout_s, f"boot {k + 1}")
-        oopses += retried
         khz = tsc_khz((share / "dmesg.txt").read_text(errors="replace"))
         out.append((khz, ns_trace((share / "trace.txt").read_text(errors="replace"), khz)))
-        if on_boot is not None:
-            on_boot(k, booted.wall_time_s)
     header = [f"clock: {clock}",
               f"image: {image.path} (Linux {image.version}, HZ={image.hz}, sha256 {image.digest})",
               f"qemu: {command_line(argv)}",
@@ -595,7 +614,7 @@ def measure_boots(kernel, boots: int, timeout_s: float, keep: Path, on_boot=None
 CORES_PER_LLC = 64
 
 
-def _block(key: str, text: str, indent: int) -> str:
+def folded(key: str, text: str, indent: int) -> str:
     pad = " " * indent
     return f"{pad}{key}: >-\n" + textwrap.fill(" ".join(text.split()), 100 - indent - 2, initial_indent=pad + "  ",
                                                subsequent_indent=pad + "  ", break_long_words=False,
@@ -624,7 +643,7 @@ def profile_yaml(estimates: dict[str, Estimate], header: list[str], command: str
             "# trace (rcusim/twin/measure.py), none chosen. Measure again rather than edit.\n#\n"
             + "".join(f"# {line}\n" for line in header) +
             f"name: {PROFILE_NAMES[clock]}\n"
-            + _block("description", f"""QEMU TCG guest (x86_64, -cpu qemu64, {_CLOCK_WORDS[clock]}),
+            + folded("description", f"""QEMU TCG guest (x86_64, -cpu qemu64, {_CLOCK_WORDS[clock]}),
                      2 vCPUs sharing one L3, booted with rcu_nocbs=1: every cost measured in the guest from
                      its own trace (python -m rcusim measure-guest), tracing's own cost taken out (per event,
                      medians over the boots: {g} ns, {gi} ns in an interrupt, {gl} ns in a loop). Emulated:
@@ -632,15 +651,15 @@ def profile_yaml(estimates: dict[str, Estimate], header: list[str], command: str
             + "costs:\n")
     for name in COST_NAMES:
         est = estimates[name]
-        text += f"  {name}:\n    value: {est.value}\n" + _block("source", f"{est.how} {said}", 4)
+        text += f"  {name}:\n    value: {est.value}\n" + folded("source", f"{est.how} {said}", 4)
     line = estimates["line_ns"]
     text += ("\n# CPUs: QEMU's default topology for -smp N, one socket of N cores sharing one L3.\n"
-             "topology:\n" + _block("source", f"""The measured guest's /sys/devices/system/cpu: every vCPU its own
+             "topology:\n" + folded("source", f"""The measured guest's /sys/devices/system/cpu: every vCPU its own
                 core (thread_siblings_list) and all sharing the L3 (cache/index3/shared_cpu_list); QEMU's -smp N
                 makes one socket of N such cores, up to the image's CONFIG_NR_CPUS ({CORES_PER_LLC}).""", 2)
              + f"  smt: 1\n  cores_per_llc: {CORES_PER_LLC}\n  llcs_per_socket: 1\n  line_ns:\n")
     for distance in ("smt", "llc", "socket", "remote"):
         how = line.how if distance == "llc" else "No such pair of vCPUs in the guest (one socket, one L3, " \
                                                  "one thread a core): the same-L3 figure."
-        text += f"    {distance}:\n      value: {line.value}\n" + _block("source", f"{how} {said}", 6)
+        text += f"    {distance}:\n      value: {line.value}\n" + folded("source", f"{how} {said}", 6)
     return text

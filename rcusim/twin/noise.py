@@ -20,7 +20,6 @@ rate and a log-normal duration by its median and 99th percentile.
 from __future__ import annotations
 
 import re
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,15 +27,12 @@ import numpy as np
 import pandas as pd
 
 from rcusim.errors import ScenarioError
-from rcusim.twin.image import find_image
-from rcusim.twin.initramfs import build_initramfs
-from rcusim.twin.qemu import boot_plan, command_line, find_qemu, qemu_command
+from rcusim.results.ftrace_read import read_ftrace
+from rcusim.twin.measure import NR_CPUS, boot_each, folded
+from rcusim.twin.qemu import command_line
 
 __all__ = ["NOISE_EVENTS", "TRACE_OVERHEAD_IRQ_NS", "noise_script", "measure_noise", "read_boots", "classify_gaps",
            "NoiseStream", "noise_streams", "preset_yaml", "read_gaps"]
-
-#: vCPUs of the measured guest: the real clock's twin runs 2 (the host's cores).
-NR_CPUS = 2
 
 #: The shortest gap logged, ns: the spin loop's own iterations stay under it.
 GAP_NS = 5000
@@ -55,7 +51,7 @@ NOISE_EVENTS = ("irq/irq_handler_entry", "irq/softirq_entry", "irq_vectors/local
 TRACE_OVERHEAD_IRQ_NS = 3231
 
 #: Guest command line of the measurement (as rcusim kernel boots a scenario without bootargs).
-CMDLINE = ""
+CMDLINE = ()
 
 
 def noise_script(seconds: float, nr_cpus: int = NR_CPUS) -> str:
@@ -73,17 +69,7 @@ def measure_noise(kernel, boots: int, seconds: float, timeout_s: float, keep: Pa
                   on_boot=None) -> list[str]:
     """Boot the guest `boots` times with :func:`noise_script`, each boot's files under
     ``keep/boot-<k>/``; returns the header lines (image, QEMU command, retried boots)."""
-    image = find_image(kernel, 1000)
-    initramfs, qemu, script = build_initramfs(image), find_qemu(), noise_script(seconds)
-    oopses = []
-    for k in range(boots):
-        share = keep / f"boot-{k}"
-        share.mkdir(parents=True, exist_ok=True)
-        argv = qemu_command(qemu, image.bzimage, initramfs, share, NR_CPUS, clock, CMDLINE)
-        booted, retried = boot_plan(argv, share, script, timeout_s, f"boot {k + 1}")
-        oopses += retried
-        if on_boot is not None:
-            on_boot(k, booted.wall_time_s)
+    image, argv, oopses = boot_each(kernel, noise_script(seconds), CMDLINE, boots, timeout_s, keep, clock, on_boot)
     return [f"clock: {clock}", f"image: {image.path} (Linux {image.version}, HZ={image.hz}, sha256 {image.digest})",
             f"qemu: {command_line(argv)}", f"spin: {seconds:g} s on each of {NR_CPUS} vCPUs, gaps over {GAP_NS} ns",
             f"boots: {boots}, each after its guest's oopses, if any, booted again: {'; '.join(oopses) or 'none'}"]
@@ -112,24 +98,15 @@ def read_gaps(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, sep=" ", names=["cpu", "t_start_ns", "length_ns"], dtype="int64")
 
 
-_LINE = re.compile(r"^\s*(?P<comm>.+?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+\S+\s+(?P<ts>\d+\.\d+):\s+"
-                   r"(?P<event>\w+):\s*(?P<body>.*)$")
-
-
 def read_events(path: Path) -> pd.DataFrame:
-    """The trace's events: cpu, t_ns, event, and for sched_switch the task switched in."""
-    rows = []
+    """The trace's events (:func:`~rcusim.results.ftrace_read.read_ftrace`'s columns), and for a
+    sched_switch the task switched in (``next_comm``)."""
     with open(path, errors="replace") as f:
-        for line in f:
-            m = _LINE.match(line)
-            if m is None:
-                continue
-            nxt = ""
-            if m["event"] == "sched_switch":
-                nxt = m["body"].split("next_comm=", 1)[1].split(" next_pid=")[0]
-            sec, frac = m["ts"].split(".")
-            rows.append((int(m["cpu"]), int(sec) * 10**9 + int(frac.ljust(9, "0")), m["event"], nxt))
-    return pd.DataFrame(rows, columns=["cpu", "t_ns", "event", "next_comm"])
+        events = read_ftrace(f)
+    switch = events.event == "sched_switch"
+    events["next_comm"] = ""
+    events.loc[switch, "next_comm"] = events.payload[switch].str.extract(r"next_comm=(.*?) next_pid=", expand=False)
+    return events
 
 
 def classify_gaps(gaps: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
@@ -194,15 +171,11 @@ def noise_streams(classified: pd.DataFrame, spun_s: float, nr_cpus: int,
 
 def preset_yaml(name: str, description: str, streams: dict[str, NoiseStream], command: str) -> str:
     """A noise preset file (rcusim/profiles/noise/<name>.yaml) with every number's source."""
-    def block(key: str, text: str, indent: int) -> str:
-        pad = " " * indent
-        return f"{pad}{key}: >-\n" + textwrap.fill(" ".join(text.split()), 96 - indent, initial_indent=pad + "  ",
-                                                   subsequent_indent=pad + "  ") + "\n"
     text = (f"# OS noise of the QEMU guest, measured in the guest (rcusim/twin/noise.py).\n"
-            f"# Written by {command}; measure again rather than edit.\n{name}:\n" + block("description", description, 2))
+            f"# Written by {command}; measure again rather than edit.\n{name}:\n" + folded("description", description, 2))
     for stream, s in streams.items():
         text += f"  {stream}:\n"
         for key, value in (("rate_hz", s.rate_hz), ("median_us", s.median_us), ("p99_us", s.p99_us)):
             what = {"rate_hz": "per vCPU per second", "median_us": "median length", "p99_us": "99th percentile"}[key]
-            text += f"    {key}:\n      value: {value:.1f}\n" + block("source", f"{what}: {s.source}. [{command}]", 6)
+            text += f"    {key}:\n      value: {value:.1f}\n" + folded("source", f"{what}: {s.source}. [{command}]", 6)
     return text
