@@ -20,15 +20,11 @@ variants of one scenario and turns them into
 
 from __future__ import annotations
 
-import contextlib
 import importlib.metadata
 import json
 import math
 import os
-import shutil
-import signal
 import subprocess
-import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -39,6 +35,7 @@ import pandas as pd
 
 from rcusim import _core
 from rcusim.engine.rcuscale import rcuscale_line
+from rcusim.results.atomic import atomic_directory
 from rcusim.results.digest import FINE_RELATIVE_ERROR, digest_of, fine_percentiles
 from rcusim.results.histogram import format_log2_counts
 
@@ -93,25 +90,6 @@ def source_revision() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return sha + ("-dirty" if dirty else "")
-
-
-@contextlib.contextmanager
-def _interruptions_deferred():
-    """SIGINT and SIGTERM that arrive during the block take effect after it, as they would
-    have (signal handlers belong to the main thread: elsewhere nothing is deferred)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    pending = []
-    previous = {sig: signal.signal(sig, lambda signum, frame: pending.append(signum))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        for sig in pending:
-            signal.raise_signal(sig)
 
 
 def installed_version() -> str:
@@ -957,13 +935,10 @@ class Result:
         :func:`rcusim.plots.save_result_figures`).
 
         Everything is first written into a temporary directory beside
-        *outdir* (``.<name>.tmp-<pid>`` in the same parent, hence on the same
-        file system), which is then renamed to *outdir*. An existing *outdir*
-        is renamed aside first and removed once the new one is in place. So
+        *outdir*, which then replaces it (:func:`rcusim.results.atomic.atomic_directory`):
         *outdir* is at any moment either absent, the old complete result or
-        the new complete result, never a mixture; Ctrl-C or SIGTERM during the
-        renaming and the old copy's removal takes effect once they are done; on
-        any error the temporary directory is removed and the error re-raised.
+        the new complete result, never a mixture; on any error, Ctrl-C or
+        SIGTERM the temporary directory is removed.
 
         Parameters
         ----------
@@ -982,21 +957,10 @@ class Result:
         FileExistsError
             If *outdir* exists and is not a directory.
         """
-        # Looked up at call time so that plotting (and matplotlib) is only
-        # imported by callers who write files.
         outdir = Path(outdir)
         if outdir.exists() and not outdir.is_dir():
             raise FileExistsError(f"{outdir} exists and is not a directory")
-        parent = outdir.absolute().parent
-        parent.mkdir(parents=True, exist_ok=True)
-        tmp = parent / f".{outdir.name}.tmp-{os.getpid()}"
-        old = parent / f".{outdir.name}.old-{os.getpid()}"
-        # Directories of these names can only be left over from a killed
-        # process that had our pid; they are garbage.
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(old, ignore_errors=True)
-        tmp.mkdir()
-        try:
+        with atomic_directory(outdir) as tmp:
             summary = self.summary()
             (tmp / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n", encoding="utf-8")
             if any(v.rcu for v in self.variants.values()):
@@ -1007,20 +971,4 @@ class Result:
             if figures is not None:
                 figures(self, tmp)
             (tmp / "report.txt").write_text(self.report_text(), encoding="utf-8")
-            # Ctrl-C and SIGTERM wait until the new result is in place and the old one
-            # removed: an interruption must not leave either behind half done.
-            with _interruptions_deferred():
-                if outdir.exists():
-                    os.replace(outdir, old)
-                    try:
-                        os.replace(tmp, outdir)
-                    except BaseException:
-                        os.replace(old, outdir)
-                        raise
-                    shutil.rmtree(old)
-                else:
-                    os.replace(tmp, outdir)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
         return outdir

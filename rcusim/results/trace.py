@@ -27,13 +27,13 @@ stopped when the engine's buffer fills.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 
 from rcusim import _core
 from rcusim.errors import ScenarioError
+from rcusim.results.atomic import atomic_file
 
 __all__ = ["MAX_TRACE_RECORDS", "check_trace_size", "chrome_trace", "ftrace_lines",
            "write_chrome_trace", "write_ftrace", "trace_frame"]
@@ -474,14 +474,8 @@ def _runner_cpu(names: _Names, ent: int, cpu: int) -> int:
 
 def _atomic_write(path: Path, write) -> None:
     """Write through a temporary file beside `path`, renamed into place when complete."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_file(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        write(f)
 
 
 def write_chrome_trace(result, path) -> Path:
