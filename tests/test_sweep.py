@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import re
@@ -192,6 +193,33 @@ def test_bad_sweep_file_through_the_process(tmp_path):
                    str(tmp_path / "out"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert "hardware.nr_cpus: 0 is out of range" in proc.stderr and "in sweep point hardware.nr_cpus=0" in proc.stderr
+
+
+def _fail_writing(*args, **kwargs):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def _points_folder_is_a_file(tmp_path, monkeypatch):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "points").write_text("")
+    monkeypatch.setattr(sw, "run_point", lambda *args: pytest.fail("a point ran"))
+
+
+@pytest.mark.parametrize("breaks, fragment", [
+    (_points_folder_is_a_file, "File exists"),
+    (lambda tmp_path, monkeypatch: monkeypatch.setattr(pd.DataFrame, "to_parquet", _fail_writing), "No space left"),
+    (lambda tmp_path, monkeypatch: monkeypatch.setattr(sw, "save_percentiles", _fail_writing), "No space left"),
+], ids=["points folder", "a point's file", "the plot"])
+def test_an_out_that_cannot_be_written_ends_the_sweep_in_one_line(tmp_path, monkeypatch, capsys, breaks, fragment):
+    breaks(tmp_path, monkeypatch)
+    path = write_sweep(tmp_path, sweep={"hardware.nr_cpus": [4, 8]}, seeds=1)
+    assert main(["sweep", str(path), "--out", str(tmp_path / "out"), "--workers", "1", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("rcusim: error: --out: cannot write results to "), err
+    assert fragment in err
+    # No table without its plot, nothing half written.
+    assert not (tmp_path / "out" / "sweep.parquet").exists()
+    assert [p.name for p in tmp_path.rglob(".*")] == []
 
 
 def _slow_sweep(tmp_path) -> Path:

@@ -5,7 +5,8 @@ rcusim/commands/sweep.py, rcusim/commands/bench.py).
 
 Bad input ends with one line on stderr naming the key and what is allowed, and
 exit status 2; results are written to a temporary directory and renamed into
-place only when complete.
+place only when complete, and a second run on the same --out is refused while
+the first lasts (rcusim/commands/outdir.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from rcusim.commands.outdir import check_out, check_seed, write_result
+from rcusim.commands.outdir import check_seed, claim, write_result
 from rcusim.commands import bench, compare, kernel, measure_guest, sweep, torture, tracediff
 from rcusim.engine.rcuscale import rcuscale_line, rcuscale_writer_lines, recheck_lines
 from rcusim.engine.simulate import ModelError, estimate_memory_bytes, sync_loops
@@ -131,30 +132,31 @@ def cmd_run(args) -> int:
     else:
         scenario = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed)
     out = Path(args.out) if args.out else Path("results") / scenario.name
-    check_out(out, args.force)  # found now, not after a long run
-    trace_limit = None
-    if args.trace or args.ftrace:
-        for path, option in ((args.trace, "--trace"), (args.ftrace, "--ftrace")):
-            if path:
-                trace.check_output_path(path, option)
-        trace.check_trace_size(scenario, args.variants)
-        trace_limit = trace.MAX_TRACE_RECORDS
-    result = run_scenario(scenario, variants=args.variants, progress=args.progress,
-                          check=args.check, trace_limit=trace_limit)
-    result.invocation["command"] = "python -m rcusim " + shlex.join(args.argv)
-    print(result.table())
-    for name, v in result.variants.items():
-        if v.metrics.get("total_time_ns") is not None:  # a kfree_rcu() flood, as rcuscale prints it
-            print(f"{name}: {rcuscale_line(v.metrics)}")
-        spec = scenario.variants[name]
-        if spec.rcuscale_writer is not None and v.metrics["finished"]:
-            # rcuscale's GP-writer test: its start/end line and kvm-recheck-rcuscale.sh's summary.
-            lines = rcuscale_writer_lines(spec, v.requests, v.gps)
-            for line in [ln for ln in lines if " start: " in ln] + recheck_lines(lines):
-                print(f"{name}: {line}")
-    with Stages(args.progress) as stages:
-        stages.stage(f"write {out}")
-        path = write_result(result, out, log2=False if args.linear else True if args.log2 else None)
+    # Held until the results directory is written; refused now, not after a long run.
+    with claim(out, args.force):
+        trace_limit = None
+        if args.trace or args.ftrace:
+            for path, option in ((args.trace, "--trace"), (args.ftrace, "--ftrace")):
+                if path:
+                    trace.check_output_path(path, option)
+            trace.check_trace_size(scenario, args.variants)
+            trace_limit = trace.MAX_TRACE_RECORDS
+        result = run_scenario(scenario, variants=args.variants, progress=args.progress,
+                              check=args.check, trace_limit=trace_limit)
+        result.invocation["command"] = "python -m rcusim " + shlex.join(args.argv)
+        print(result.table())
+        for name, v in result.variants.items():
+            if v.metrics.get("total_time_ns") is not None:  # a kfree_rcu() flood, as rcuscale prints it
+                print(f"{name}: {rcuscale_line(v.metrics)}")
+            spec = scenario.variants[name]
+            if spec.rcuscale_writer is not None and v.metrics["finished"]:
+                # rcuscale's GP-writer test: its start/end line and kvm-recheck-rcuscale.sh's summary.
+                lines = rcuscale_writer_lines(spec, v.requests, v.gps)
+                for line in [ln for ln in lines if " start: " in ln] + recheck_lines(lines):
+                    print(f"{name}: {line}")
+        with Stages(args.progress) as stages:
+            stages.stage(f"write {out}")
+            path = write_result(result, out, log2=False if args.linear else True if args.log2 else None)
     for file, option, write in ((args.trace, "--trace", "write_chrome_trace"),
                                 (args.ftrace, "--ftrace", "write_ftrace")):
         if file:

@@ -26,7 +26,11 @@ CPUs) or, given ``--scheduler ADDRESS``, on a Dask cluster
 (``dask.distributed``). Each finished (point, seed) is stored at once under
 ``points/``; a re-run skips those already done. A point that fails is
 reported and the others are kept (exit status 1). Every point is validated
-before anything runs, so bad input ends at once with one line and status 2.
+before anything runs, so bad input ends at once with one line and status 2,
+as does an --out that cannot be written or that another rcusim process is
+using. ``sweep.parquet`` and ``percentiles.png`` appear together: the results
+directory is written beside its place and renamed into it, the finished
+points moved along.
 """
 
 from __future__ import annotations
@@ -44,10 +48,11 @@ import numpy as np
 import pandas as pd
 
 from rcusim.commands.compare import flatten_metrics
-from rcusim.commands.outdir import check_writable
+from rcusim.commands.outdir import claim, writing
 from rcusim.errors import ScenarioError, show_value
 from rcusim.input.scenario import load_scenario, read_text_file
 from rcusim.plots import save_percentiles
+from rcusim.results.atomic import atomic_directory, atomic_file
 from rcusim.results.result import installed_version
 from rcusim.results.run import run_scenario
 from rcusim.results.stats import mean_ci
@@ -246,9 +251,8 @@ def run_sweep(sweep: Sweep, *, out=None, workers: int | None = None, scheduler: 
         frame = _rows_frame(sweep, i, point, seed, outcome["rows"])
         frames[(i, seed)] = frame
         if store is not None:
-            tmp = store / f".{key}.tmp-{os.getpid()}"
-            frame.to_parquet(tmp, index=False)
-            os.replace(tmp, store / f"{key}.parquet")
+            with writing(out), atomic_file(store / f"{key}.parquet") as tmp:
+                frame.to_parquet(tmp, index=False)
 
     if progress is None:
         progress = sys.stderr.isatty()
@@ -371,7 +375,11 @@ def summarize(table: pd.DataFrame, params) -> str:
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("sweep", help="run a scenario over a grid of parameters and seeds")
+    p = sub.add_parser(
+        "sweep", help="run a scenario over a grid of parameters and seeds",
+        description="Run a scenario over a grid of parameters and seeds. Each finished (point, seed) is kept "
+                    "in OUT/points/ and reused by a re-run; OUT/sweep.parquet and OUT/percentiles.png appear "
+                    "together at the end.")
     p.add_argument("file", help="sweep YAML file")
     p.add_argument("--out", help="results directory (default: results/sweeps/<name>)")
     p.add_argument("--workers", type=int, help="local worker processes (default: the number of CPUs)")
@@ -385,21 +393,21 @@ def cmd_sweep(args) -> int:
         raise ScenarioError(f"{args.workers} workers", key="--workers", allowed="an integer from 1 to 4096")
     sweep = load_sweep(args.file)
     out = Path(args.out) if args.out else Path("results") / "sweeps" / sweep.name
-    check_writable(out, "--out")
     n = len(sweep.points())
-    print(f"sweep {sweep.name}: {n} points x {len(sweep.seeds)} seeds, "
-          f"on {'dask ' + args.scheduler if args.scheduler else 'a local pool'}")
-    table, failures = run_sweep(sweep, out=out, workers=args.workers, scheduler=args.scheduler,
-                                progress=False if args.no_progress else None)
-    params = list(sweep.params)
-    print(summarize(table, params))
-    if not table.empty:
-        tmp = out / f".sweep.parquet.tmp-{os.getpid()}"
-        table.to_parquet(tmp, index=False)
-        os.replace(tmp, out / "sweep.parquet")
-        save_percentiles(table, sweep.plot_x, out / "percentiles.png", params=params,
-                         title=f"{sweep.name}: latency percentiles over {len(sweep.seeds)} seed(s)")
-        print(f"\ntable written to {out / 'sweep.parquet'}, plot to {out / 'percentiles.png'}")
+    # Held for the whole sweep; an earlier sweep's directory is carried on (its finished points reused).
+    with claim(out, force=True, inside=("points",)):
+        print(f"sweep {sweep.name}: {n} points x {len(sweep.seeds)} seeds, "
+              f"on {'dask ' + args.scheduler if args.scheduler else 'a local pool'}")
+        table, failures = run_sweep(sweep, out=out, workers=args.workers, scheduler=args.scheduler,
+                                    progress=False if args.no_progress else None)
+        params = list(sweep.params)
+        print(summarize(table, params))
+        if not table.empty:
+            with writing(out), atomic_directory(out, merge=True) as tmp:
+                table.to_parquet(tmp / "sweep.parquet", index=False)
+                save_percentiles(table, sweep.plot_x, tmp / "percentiles.png", params=params,
+                                 title=f"{sweep.name}: latency percentiles over {len(sweep.seeds)} seed(s)")
+            print(f"\ntable written to {out / 'sweep.parquet'}, plot to {out / 'percentiles.png'}")
     if failures:
         print(f"{len(failures)} run(s) failed; re-run the sweep to retry them", file=sys.stderr)
         return 1
