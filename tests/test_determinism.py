@@ -1,8 +1,10 @@
 """Determinism: one scenario and one seed give the same results, byte for byte.
 
-The random draws of a run are OS noise (its arrivals and lengths) and, on a
-profile without idle states, the wake-up latency of an idle CPU; the
-seed-sensitivity check adds noise to the bundled scenario.
+The random draws of a run are OS noise (its arrivals and lengths), readers,
+sleeps, call_rcu_load, the form of each kfree_rcu() call and, on a profile
+without idle states, the wake-up latency of an idle CPU; the seed-sensitivity
+check adds noise to the bundled scenario. draws_at_random() says whether a
+variant's run draws at all (a sweep runs it once for every seed if not).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import yaml
 
 import rcusim
 from rcusim.commands.cli import main
+from rcusim.engine.simulate import draws_at_random, run_engine
+from rcusim.input.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "scenarios" / "sync_rcu_10k.yaml"
@@ -84,3 +88,34 @@ def test_cli_writes_identical_summaries(tmp_path, seed_7_twice, capsys):
     assert stable_json(first) == stable_json(second)
     # The command line and the Python API agree on the same scenario and seed.
     assert stable_json(first) == stable_json(seed_7_twice[0].summary())
+
+
+# Small runs of bundled scenarios: some variants draw nothing, the others draw for each reason.
+SMALL = {
+    "sync_rcu_10k": {"workloads.0.tasks": 8, "workloads.0.loops": 2},
+    "gp_floor_64cpu": {"workloads.0.loops": 20},              # OS noise in some variants only
+    "expedited_storm_32cpu": {"workloads.0.loops": 2},        # readers
+    "kfree_flood_64cpu": {"workloads.0.kfree_loops": 5},      # each call's kfree_rcu() form
+    "phone_launch_8cpu": {"workloads.0.loops": 5},            # sleeps, call_rcu_load
+}
+
+
+def test_draws_at_random_says_whether_the_engine_draws(monkeypatch):
+    streams = []
+
+    class Watched(np.random.PCG64):
+        def __init__(self, seed):
+            super().__init__(seed)
+            streams.append((self, self.state["state"]))
+
+    monkeypatch.setattr(np.random, "PCG64", Watched)
+    said = []
+    for name, overrides in SMALL.items():
+        scenario = load_scenario(ROOT / "scenarios" / f"{name}.yaml", overrides=overrides)
+        for variant, spec in scenario.variants.items():
+            streams.clear()
+            run_engine(variant, spec, seed=0)
+            (stream, start), = streams
+            said.append(draws_at_random(spec))
+            assert said[-1] == (stream.state["state"] != start), (name, variant)
+    assert set(said) == {False, True}

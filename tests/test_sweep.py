@@ -83,8 +83,9 @@ def test_failed_point_is_reported_and_others_kept(tmp_path, monkeypatch):
     sweep = sw.load_sweep(write_sweep(tmp_path, sweep={"hardware.nr_cpus": [4, 8]}))
     lines = []
     table, failures = sw.run_sweep(sweep, out=tmp_path / "out", workers=1, progress=False, log=lines.append)
-    assert failures == lines and len(failures) == 2  # point 0, both seeds
-    assert all("point 0 (hardware.nr_cpus=4" in ln and "RuntimeError: the simulation stalled" in ln for ln in failures)
+    # Point 0 ran once: the scenario draws nothing at random.
+    assert failures == lines and len(failures) == 1
+    assert "point 0 (hardware.nr_cpus=4, every seed)" in lines[0] and "RuntimeError: the simulation stalled" in lines[0]
     assert set(table["hardware.nr_cpus"]) == {8} and len(table) == 4
     # A re-run retries only the failed point.
     monkeypatch.setattr(sw, "run_scenario", real)
@@ -103,6 +104,35 @@ def test_rerun_skips_points_done(tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(first, again)
 
 
+def noisy(tmp_path, **changes) -> Path:
+    """The sweep of write_sweep() on the scenario with OS noise: its runs draw at random."""
+    scenario = yaml.safe_load(SYNC.read_text())
+    scenario["workloads"].append({"kind": "noise", "preset": "quiet_server"})
+    return write_sweep(tmp_path, scenario=scenario, **changes)
+
+
+@pytest.mark.parametrize("draws", [False, True])
+def test_a_point_that_draws_nothing_at_random_runs_once_for_every_seed(tmp_path, monkeypatch, draws):
+    changes = {"sweep": {"hardware.nr_cpus": [4, 8]}, "seeds": 3, "variants": ["default"]}
+    sweep = sw.load_sweep(noisy(tmp_path, **changes) if draws else write_sweep(tmp_path, **changes))
+    assert sweep.seedless == (set() if draws else {0, 1})
+    runs = []
+    real = sw.run_point
+    monkeypatch.setattr(sw, "run_point", lambda *args: runs.append(args[1:3]) or real(*args))
+    table, failures = sw.run_sweep(sweep, out=tmp_path / "out", workers=1, progress=False)
+    assert failures == [] and len(table) == 2 * 3
+    assert len(runs) == (6 if draws else 2)
+    assert list(table["seed"]) == [0, 1, 2] * 2
+    # The rows of a point differ from seed to seed only when its run draws at random.
+    for _, rows in table.groupby("point"):
+        distinct = rows.drop(columns="seed").astype(str).drop_duplicates()
+        assert len(distinct) == (3 if draws else 1)
+    # A re-run finds every run stored.
+    again, _ = sw.run_sweep(sweep, out=tmp_path / "out", workers=1, progress=False)
+    assert len(runs) == (6 if draws else 2)
+    pd.testing.assert_frame_equal(table, again)
+
+
 def test_mean_ci_matches_student_t():
     stats = pytest.importorskip("scipy.stats")
     rng = np.random.default_rng(1)
@@ -119,8 +149,10 @@ def test_cli_sweep_writes_table_summary_and_plot(tmp_path, capsys):
     out = tmp_path / "out"
     path = write_sweep(tmp_path, sweep={"hardware.nr_cpus": [4, 8]}, seeds=2, variants=["default"])
     assert main(["sweep", str(path), "--out", str(out), "--workers", "1", "--no-progress"]) == 0
-    text = capsys.readouterr().out
-    assert "p99 (µs)" in text and " ± " in text
+    captured = capsys.readouterr()
+    assert "p99 (µs)" in captured.out and " ± " in captured.out
+    assert captured.err.startswith("rcusim: note: 2 of 2 points draw nothing at random (no noise, ")
+    assert captured.err.count("\n") == 1 and "each runs once, its rows standing for all 2 seeds" in captured.err
     table = pd.read_parquet(out / "sweep.parquet")
     assert len(table) == 4
     assert (out / "percentiles.png").stat().st_size > 0
@@ -226,8 +258,9 @@ def _slow_sweep(tmp_path) -> Path:
     base = yaml.safe_load((ROOT / "scenarios" / "sync_rcu_10k.yaml").read_text())
     base["workloads"][0].update(tasks=10000, loops=300)
     (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
-    doc = {"name": "slow", "scenario": "base.yaml", "sweep": {"kernel.HZ": [100, 250, 300, 1000]}, "seeds": 10,
-           "variants": ["default"]}  # 40 runs of about a second: far longer than the wait below
+    doc = {"name": "slow", "scenario": "base.yaml", "variants": ["default"],
+           "sweep": {"kernel.HZ": [100, 250, 300, 1000], "workloads.0.loops": list(range(300, 310))}}
+    # 40 runs of about a second: far longer than the wait below
     path = tmp_path / "slow.yaml"
     path.write_text(yaml.safe_dump(doc))
     return path

@@ -21,6 +21,11 @@ names (``latency_us.p99``, ``batching``, ...). The summary printed at the end
 gives, per point and variant, the mean over seeds and a 95 % confidence
 interval (Student's t).
 
+A point whose variants draw nothing at random (no OS noise, readers, sleeps,
+...: see rcusim.engine.simulate.draws_at_random) gives the same run for every
+seed: it runs once, with the first seed, and its rows stand for every seed of
+the table (one line on stderr says so), whose confidence interval is then 0.
+
 Points run on a local process pool (``--workers N``, default: the number of
 CPUs) or, given ``--scheduler ADDRESS``, on a Dask cluster
 (``dask.distributed``). Each finished (point, seed) is stored at once under
@@ -35,6 +40,7 @@ points moved along.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -49,6 +55,7 @@ import pandas as pd
 
 from rcusim.commands.compare import flatten_metrics
 from rcusim.commands.outdir import claim, writing
+from rcusim.engine.simulate import RANDOM_DRAWS, draws_at_random
 from rcusim.errors import ScenarioError, show_value
 from rcusim.input.scenario import load_scenario, read_text_file
 from rcusim.plots import save_percentiles
@@ -79,6 +86,9 @@ class Sweep:
     """Variants to run (None: all of the scenario's, or the sweep's own in :attr:`scenario`)."""
     plot_x: str | None = None
     """Swept key on the x axis of the percentile plot."""
+    seedless: frozenset = frozenset()
+    """Indices of the points whose variants draw nothing at random: each runs once, its
+    rows standing for every seed."""
     source: Path | None = field(default=None, compare=False)
 
     def points(self) -> list[dict]:
@@ -165,20 +175,24 @@ def load_sweep(path) -> Sweep:
     if n_runs > MAX_POINTS:
         raise ScenarioError(f"{n_runs:,} runs (points x seeds)", key="sweep.sweep", where=where,
                             allowed=f"at most {MAX_POINTS:,}")
-    for point in sweep.points():
+    seedless = set()
+    for i, point in enumerate(sweep.points()):
         try:
-            load_scenario(scenario, overrides=point)
+            loaded = load_scenario(scenario, overrides=point)
         except ScenarioError as exc:
             raise ScenarioError(f"{exc.message} in sweep point {_point_text(point)} of {where}") from None
-    return sweep
+        if not any(draws_at_random(loaded.variants[name]) for name in loaded.selected(variants)):
+            seedless.add(i)
+    return dataclasses.replace(sweep, seedless=frozenset(seedless))
 
 
 def _point_text(point: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in point.items())
 
 
-def _task_key(sweep: Sweep, point: dict, seed: int) -> str:
-    """Stable name of one (point, seed) run: changes with the scenario, the point, the seed and the version."""
+def _task_key(sweep: Sweep, point: dict, seed: int | None) -> str:
+    """Stable name of one (point, seed) run: changes with the scenario, the point, the seed
+    (None for a point that draws nothing at random) and the version."""
     text = json.dumps({"scenario": sweep.scenario, "point": point, "seed": seed,
                        "variants": sweep.variants, "version": installed_version()},
                       sort_keys=True, default=str)
@@ -232,11 +246,12 @@ def run_sweep(sweep: Sweep, *, out=None, workers: int | None = None, scheduler: 
         store.mkdir(parents=True, exist_ok=True)
     tasks, frames = [], {}
     for i, point in enumerate(sweep.points()):
-        for seed in sweep.seeds:
-            key = _task_key(sweep, point, seed)
+        seedless = i in sweep.seedless
+        for seed in sweep.seeds[:1] if seedless else sweep.seeds:
+            key = _task_key(sweep, point, None if seedless else seed)
             done = store / f"{key}.parquet" if store is not None else None
             if done is not None and done.is_file():
-                frames[(i, seed)] = pd.read_parquet(done)
+                _keep_frame(sweep, frames, i, seed, pd.read_parquet(done))
             else:
                 tasks.append((i, point, seed, key))
     failures = []
@@ -244,12 +259,13 @@ def run_sweep(sweep: Sweep, *, out=None, workers: int | None = None, scheduler: 
     def finish(task, outcome):
         i, point, seed, key = task
         if "error" in outcome:
-            line = f"rcusim: sweep point {i} ({_point_text(point)}, seed {seed}) failed: {outcome['error']}"
+            seeds = "every seed" if i in sweep.seedless else f"seed {seed}"
+            line = f"rcusim: sweep point {i} ({_point_text(point)}, {seeds}) failed: {outcome['error']}"
             failures.append(line)
             log(line)
             return
         frame = _rows_frame(sweep, i, point, seed, outcome["rows"])
-        frames[(i, seed)] = frame
+        _keep_frame(sweep, frames, i, seed, frame)
         if store is not None:
             with writing(out), atomic_file(store / f"{key}.parquet") as tmp:
                 frame.to_parquet(tmp, index=False)
@@ -344,8 +360,22 @@ def _rows_frame(sweep: Sweep, i: int, point: dict, seed: int, rows: list[dict]) 
     lead = {"point": np.full(len(frame), i, dtype=np.int64)}
     for key, value in point.items():
         lead[key] = [value] * len(frame)
-    lead["seed"] = np.full(len(frame), seed, dtype=np.uint64 if seed >= 2**63 else np.int64)
+    lead["seed"] = _seed_column(len(frame), seed)
     return pd.concat([pd.DataFrame(lead), frame], axis=1)
+
+
+def _seed_column(n: int, seed: int) -> np.ndarray:
+    return np.full(n, seed, dtype=np.uint64 if seed >= 2**63 else np.int64)
+
+
+def _keep_frame(sweep: Sweep, frames: dict, i: int, seed: int, frame: pd.DataFrame) -> None:
+    """Keep the rows of the run of point `i` with `seed`; those of a point that draws nothing
+    at random stand for every seed."""
+    if i not in sweep.seedless:
+        frames[(i, seed)] = frame
+        return
+    for each in sweep.seeds:
+        frames[(i, each)] = frame.assign(seed=_seed_column(len(frame), each))
 
 
 SUMMARY_METRICS = [("latency_us.mean", "mean (µs)"), ("latency_us.p50", "p50 (µs)"),
@@ -379,7 +409,8 @@ def add_parser(sub) -> None:
         "sweep", help="run a scenario over a grid of parameters and seeds",
         description="Run a scenario over a grid of parameters and seeds. Each finished (point, seed) is kept "
                     "in OUT/points/ and reused by a re-run; OUT/sweep.parquet and OUT/percentiles.png appear "
-                    "together at the end.")
+                    f"together at the end. A point whose variants draw nothing at random (no {RANDOM_DRAWS}) "
+                    "gives the same run for every seed: it runs once and its rows stand for every seed.")
     p.add_argument("file", help="sweep YAML file")
     p.add_argument("--out", help="results directory (default: results/sweeps/<name>)")
     p.add_argument("--workers", type=int, help="local worker processes (default: the number of CPUs)")
@@ -398,6 +429,9 @@ def cmd_sweep(args) -> int:
     with claim(out, force=True, inside=("points",)):
         print(f"sweep {sweep.name}: {n} points x {len(sweep.seeds)} seeds, "
               f"on {'dask ' + args.scheduler if args.scheduler else 'a local pool'}")
+        if sweep.seedless and len(sweep.seeds) > 1:
+            print(f"rcusim: note: {len(sweep.seedless)} of {n} points draw nothing at random (no {RANDOM_DRAWS}): "
+                  f"each runs once, its rows standing for all {len(sweep.seeds)} seeds", file=sys.stderr)
         table, failures = run_sweep(sweep, out=out, workers=args.workers, scheduler=args.scheduler,
                                     progress=False if args.no_progress else None)
         params = list(sweep.params)

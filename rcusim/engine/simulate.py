@@ -15,7 +15,7 @@ from rcusim import _core
 from rcusim.engine.engine_input import engine_input
 from rcusim.engine.faults import fault_code
 from rcusim.errors import ScenarioError
-from rcusim.input.config import KfreeRcuFlood, SyncLoop
+from rcusim.input.config import KfreeRcuFlood, MembarrierLoop, SyncLoop
 from rcusim.input.scenario import Scenario
 from rcusim.progress import Stages
 
@@ -82,6 +82,25 @@ def _available_memory_bytes() -> int:
     except OSError:
         pass
     return 16 * 2**30
+
+
+RANDOM_DRAWS = ("noise, readers, sleeps, call_rcu_load, membarrier's tick phases, random kfree_rcu() forms "
+                "or lognormal idle exits")
+"""What :func:`draws_at_random` looks for, in words."""
+
+
+def draws_at_random(spec) -> bool:
+    """Whether a variant's run may draw from its random stream, the one use of the seed:
+    when it does not, every seed gives the same run. Each test names where the draws are."""
+    if any(isinstance(wl, MembarrierLoop) for wl in spec.workloads):
+        return True  # engine/membarrier.py: the CPUs' tick phases
+    inp, _ = engine_input(spec)
+    return bool(any(inp.tasks.sleep_jiffies_max)                     # workloads.pxi: a sleep of 1 to max jiffies
+                or len(inp.readers.cpu)                             # tree_plugin.pxi: exponential gaps and sections
+                or (len(inp.kvfree.cpu) and inp.kvfree.form == 0)   # kvfree.pxi: each call's kfree_rcu() form
+                or inp.rt_latency.bg_cpu                            # workloads.pxi: call_rcu_load's work and calls
+                or inp.noise.irq_gap_ns.any() or inp.noise.kthread_gap_ns.any()  # noise.pxi: arrivals, lengths
+                or not (inp.sched.halt_poll or len(inp.sched.idle_exit_us)))  # sched.pxi: lognormal idle exits
 
 
 def build_engine(spec, seed: int, fault: str | None = None, kfree_chunk: int = 0) -> tuple[_core.Engine, dict]:
