@@ -82,10 +82,12 @@ def claim(out: Path, force: bool, inside: tuple = ()):
     # An absolute path without "." or "..": the names beside it are its own.
     where = Path(os.path.abspath(out))
     lock = where.with_name(f".{where.name}.lock")
-    with interruptions_deferred(), writing(out):  # deferred: the lock file made is removed below
-        where.parent.mkdir(parents=True, exist_ok=True)
-        fd = _lock(lock, out)
+    fd = None
     try:
+        # A signal waits until fd is set: the lock file made is then removed below.
+        with interruptions_deferred(), writing(out):
+            where.parent.mkdir(parents=True, exist_ok=True)
+            fd = _lock(lock, out)
         _check_new(out, force)
         with writing(out):
             for folder in inside:
@@ -93,10 +95,11 @@ def claim(out: Path, force: bool, inside: tuple = ()):
         _remove_stale(where, inside)
         yield
     finally:
-        with interruptions_deferred():
-            # Removed while still locked: see _lock() for the process that opened it meanwhile.
-            lock.unlink(missing_ok=True)
-            os.close(fd)
+        if fd is not None:
+            with interruptions_deferred():
+                # Removed while still locked: see _lock() for a process that opened it meanwhile.
+                lock.unlink(missing_ok=True)
+                os.close(fd)
 
 
 def _lock(path: Path, out: Path) -> int:

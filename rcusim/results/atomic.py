@@ -78,8 +78,8 @@ def atomic_directory(outdir: Path, merge: bool = False):
     # had our pid; they are garbage.
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.rmtree(old, ignore_errors=True)
-    tmp.mkdir()
     try:
+        tmp.mkdir()
         yield tmp
         with interruptions_deferred():
             if outdir.exists():
