@@ -133,6 +133,17 @@ def test_a_point_that_draws_nothing_at_random_runs_once_for_every_seed(tmp_path,
     pd.testing.assert_frame_equal(table, again)
 
 
+def test_a_stored_run_that_cannot_be_read_is_made_again(tmp_path):
+    sweep = sw.load_sweep(write_sweep(tmp_path, sweep={"hardware.nr_cpus": [4, 8]}, seeds=1))
+    first, _ = sw.run_sweep(sweep, out=tmp_path / "out", workers=1, progress=False)
+    broken = sorted((tmp_path / "out" / "points").iterdir())[0]
+    broken.write_text("not Parquet")
+    again, failures = sw.run_sweep(sweep, out=tmp_path / "out", workers=1, progress=False)
+    assert failures == []
+    pd.testing.assert_frame_equal(first, again)
+    pd.read_parquet(broken)
+
+
 def test_mean_ci_matches_student_t():
     stats = pytest.importorskip("scipy.stats")
     rng = np.random.default_rng(1)

@@ -29,7 +29,8 @@ the table (one line on stderr says so), whose confidence interval is then 0.
 Points run on a local process pool (``--workers N``, default: the number of
 CPUs) or, given ``--scheduler ADDRESS``, on a Dask cluster
 (``dask.distributed``). Each finished (point, seed) is stored at once under
-``points/``; a re-run skips those already done. A point that fails is
+``points/``; a re-run skips those already done (and makes again one whose
+file cannot be read). A point that fails is
 reported and the others are kept (exit status 1). Every point is validated
 before anything runs, so bad input ends at once with one line and status 2,
 as does an --out that cannot be written or that another rcusim process is
@@ -249,9 +250,9 @@ def run_sweep(sweep: Sweep, *, out=None, workers: int | None = None, scheduler: 
         seedless = i in sweep.seedless
         for seed in sweep.seeds[:1] if seedless else sweep.seeds:
             key = _task_key(sweep, point, None if seedless else seed)
-            done = store / f"{key}.parquet" if store is not None else None
-            if done is not None and done.is_file():
-                _keep_frame(sweep, frames, i, seed, pd.read_parquet(done))
+            done = _stored(store / f"{key}.parquet") if store is not None else None
+            if done is not None:
+                _keep_frame(sweep, frames, i, seed, done)
             else:
                 tasks.append((i, point, seed, key))
     failures = []
@@ -353,6 +354,17 @@ class WorkerDied(RuntimeError):
         self.unfinished = unfinished
 
 
+
+
+def _stored(path: Path) -> pd.DataFrame | None:
+    """The rows of a finished run kept at `path`, or None: none kept, or a file that cannot be
+    read (the run is made again and the file replaced)."""
+    if not path.is_file():
+        return None
+    try:
+        return pd.read_parquet(path)
+    except (OSError, ValueError):  # pyarrow's ArrowInvalid is a ValueError
+        return None
 
 
 def _rows_frame(sweep: Sweep, i: int, point: dict, seed: int, rows: list[dict]) -> pd.DataFrame:
