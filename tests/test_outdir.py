@@ -138,6 +138,7 @@ def test_what_dead_processes_left_beside_a_run_is_removed_with_a_note(tmp_path, 
     for folder in left + kept:
         folder.mkdir()
         (folder / "summary.json").write_text("{}")
+    lock_of(out).write_text(f"{dead}\n")  # its lock went with it: the file is taken over
     assert main(["run", str(BUNDLED), *RUN, "--out", str(out)]) == 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("rcusim: note: removed "), err
