@@ -501,12 +501,12 @@ cdef class Engine:
             elif ev.kind == EV_WAKE:
                 ev_wake(self, ev.target, ev.arg)
             elif ev.kind == EV_TICK:
-                ev_tick(self, ev.target)
+                ev_tick(self, ev.target, ev.arg)
             elif ev.kind == EV_CPU_RUN:
                 if self.cpus[ev.target].state == CPU_WAKING:
                     cpu_pick(self, ev.target)
             elif ev.kind == EV_GP_TIMER:
-                ev_gp_timer(self, ev.arg)
+                ev_gp_timer(self, ev.target, ev.arg)
             elif ev.kind == EV_BYPASS_TIMER:
                 do_nocb_bypass_wakeup_timer(self, ev.target, ev.arg)
             elif ev.kind == EV_RESCHED:
@@ -532,7 +532,7 @@ cdef class Engine:
             elif ev.kind == EV_NOISE_KTHREAD:
                 ev_noise_kthread(self, ev.target)
             elif ev.kind == EV_TASK_TIMEOUT:
-                ev_task_timeout(self, ev.target)
+                ev_task_timeout(self, ev.target, ev.arg)
             elif ev.kind == EV_NOHZ_ILB:
                 ev_nohz_ilb(self, ev.target)
             elif ev.kind == EV_BARRIER_IPI:
@@ -663,6 +663,8 @@ cdef class Engine:
             "noise_irqs": self.n_noise_irqs,
             "noise_irq_ns": self.n_noise_irq_ns,
             "noise_kthread_bursts": self.n_noise_bursts,
+            "timer_irqs_late": self.n_timer_irqs_late,
+            "timer_irq_late_ns": self.n_timer_irq_late_ns,
         }
         if self.tasks_vmalloc:  # lib/test_vmalloc.c's vmalloc()/vfree() (vmalloc.pxi)
             out["vmap_lock_wait_ns"] = self.n_vmap_wait_ns

@@ -256,6 +256,8 @@ cdef struct cpu_t:
     i64 nonpreempt_until # end of the softirq section running now (ns)
     int32_t resched_pending # an EV_RESCHED is queued for nonpreempt_until
     int32_t tick_on      # the periodic tick is running (not stopped by NO_HZ idle)
+    i64 timer_irq_jiffy  # 1 + the jiffy whose local timer interrupt was last drawn late (noise) ...
+    i64 timer_irq_at     # ... and when it arrives
     int32_t stop_tick    # the cpuidle governor let the idle CPU stop its tick
     i64 user_from        # the running burst is in user mode from here ...
     i64 user_to          # ... to here (think time): the tick sees a QS there

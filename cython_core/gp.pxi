@@ -97,13 +97,23 @@ cdef i64 rcu_gp_kthread(Engine self, int e) except -2:
     return rcu_gp_kthread_next(self, e, self.now)
 
 
-cdef void ev_gp_timer(Engine self, i64 gen) except *:
+cdef void ev_gp_timer(Engine self, int arrived_on, i64 gen) except *:
     """process_timeout(): the FQS wait's timer wakes the kthread, from the CPU
-    whose interrupt expires it (timer_expiry_cpu())."""
+    whose interrupt expires it (timer_expiry_cpu()), when that interrupt arrives
+    (arrived_on: 1 + that CPU, once a late one has; 0 at the expiry)."""
     cdef int c
+    cdef i64 t
     if <u64> gen != self.gp_timer_gen or self.gp_state != RCU_GP_WAIT_FQS:
         return
-    c = timer_expiry_cpu(self, self.gp_cpu)
+    if arrived_on:
+        c = arrived_on - 1
+    else:
+        c = timer_expiry_cpu(self, self.gp_cpu)
+        if self.nz_timer_on:
+            t = timer_irq_arrival(self, c)
+            if t > self.now:
+                push(self, t, PRIO_NORMAL, EV_GP_TIMER, c + 1, gen)
+                return
     timer_tick(self, c)
     if self.ents[self.gp_ent].state == ST_BLOCKED:
         self.acc = 0

@@ -1,6 +1,6 @@
 # OS noise (the noise workload): per-CPU device and timer interrupts and short
 # bursts of unrelated kthread work, each a Poisson stream with lognormal
-# durations.  An interrupt steals time from the running burst; one taken from
+# durations, and the late arrival of each CPU's local timer interrupt.  An interrupt steals time from the running burst; one taken from
 # idle moves the CPU's rcu_watching counter twice (ct_irq_enter()/ct_irq_exit())
 # and holds it out of the extended quiescent state while it runs.  A kthread
 # burst is an entity of its own (SCHED_OTHER) that wakes the CPU, runs and
@@ -18,6 +18,10 @@ cdef void noise_init(Engine self, nz, int e) except *:
     self.nz_kt_gap_ns = np.ascontiguousarray(nz.kthread_gap_ns, dtype=np.int64)
     self.nz_kt_mu = np.ascontiguousarray(nz.kthread_mu, dtype=np.float64)
     self.nz_kt_sigma = np.ascontiguousarray(nz.kthread_sigma, dtype=np.float64)
+    self.nz_timer_delay = np.ascontiguousarray(nz.timer_delay, dtype=np.int8)
+    self.nz_timer_pct_ns = np.ascontiguousarray(np.concatenate([nz.timer_busy_pct_ns, nz.timer_idle_pct_ns]),
+                                                dtype=np.int64)
+    self.nz_timer_on = bool(np.any(nz.timer_delay))
     for c in range(self.nr_cpus):
         self.cpus[c].noise_ent = -1
         if self.nz_irq_gap_ns[c] > 0:
@@ -35,6 +39,36 @@ cdef void noise_init(Engine self, nz, int e) except *:
 
 cdef inline i64 lognormal_ns(Engine self, double mu, double sigma) noexcept:
     return <i64> exp(mu + sigma * std_normal(self))
+
+
+cdef i64 percentile_draw_ns(Engine self, i64[::1] pct) noexcept:
+    """A draw from a measured distribution given by its 101 percentiles: uniform between
+    the two neighbours a uniform quantile falls between."""
+    cdef double x = self.rng.next_double(self.rng.state) * 100.0
+    cdef int i = <int> x
+    return pct[i] + <i64> ((x - i) * (pct[i + 1] - pct[i]))
+
+
+cdef i64 timer_irq_arrival(Engine self, int c) except -1:
+    """When the local timer interrupt of CPU c for the expiry now (a jiffy boundary)
+    arrives: later by the noise workload's timer delay, drawn by whether every CPU is
+    busy now (an emulator's timer thread then waits for a host core), once per expiry:
+    the tick and the timers expiring with it share the interrupt."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 j = jiffies(self)
+    cdef int x, k = 0
+    if not self.nz_timer_delay[c]:
+        return self.now
+    if cp.timer_irq_jiffy != j + 1:
+        for x in range(self.nr_cpus):
+            if self.cpus[x].state != CPU_BUSY:
+                k = self.nr_cpus  # some CPU is idle
+                break
+        cp.timer_irq_jiffy = j + 1
+        cp.timer_irq_at = self.now + percentile_draw_ns(self, self.nz_timer_pct_ns[k + c])
+        self.n_timer_irqs_late += 1
+        self.n_timer_irq_late_ns += cp.timer_irq_at - self.now
+    return cp.timer_irq_at
 
 
 cdef void ev_noise_irq(Engine self, int c) except *:

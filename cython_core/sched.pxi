@@ -656,15 +656,23 @@ cdef i64 ent_done(Engine self, int e) except -2:
     raise RuntimeError(f"entity {e} of unknown kind {kind}")
 
 
-cdef void ev_tick(Engine self, int c) except *:
-    """The periodic scheduling-clock tick; it stops on a NO_HZ-idle CPU."""
+cdef void ev_tick(Engine self, int c, i64 arrived) except *:
+    """The periodic scheduling-clock tick, at its expiry (a jiffy boundary) or, when the
+    noise workload delays the timer interrupt, at its arrival; it stops on a NO_HZ-idle
+    CPU, and the next expiry is the jiffy boundary after it (hrtimer_forward())."""
     cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 t
+    if self.nz_timer_on and not arrived:
+        t = timer_irq_arrival(self, c)
+        if t > self.now:
+            push(self, t, PRIO_NORMAL, EV_TICK, c, 1)
+            return
     if cp.state != CPU_BUSY and (cp.offloaded or n_cbs(self, cp) == 0) and cp.stop_tick and not self.hz_periodic:
         # rcu_needs_cpu() is false and the governor did not keep the tick.
         cp.tick_on = 0
         nohz_idle_update(self, c)
         return
-    push(self, self.now + self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
+    push(self, (jiffies(self) + 1) * self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
     tick_slice(self, c)  # the interrupted entity's slice ends at this irq exit
     rcu_sched_clock_irq(self, c)
     if self.n_unbound and self.n_levels:

@@ -248,10 +248,21 @@ cdef i64 schedule_timeout_idle(Engine self, int e, i64 timeout) except -2:
     return -1
 
 
-cdef void ev_task_timeout(Engine self, int e) except *:
+cdef void ev_task_timeout(Engine self, int e, i64 arrived_on) except *:
     """process_timeout(): the timer wakes the task, from the CPU whose interrupt
-    expires it (timer_expiry_cpu())."""
-    cdef int c = timer_expiry_cpu(self, self.ents[e].cpu)
+    expires it (timer_expiry_cpu()), when that interrupt arrives (arrived_on: 1 +
+    that CPU, once a late one has; 0 at the expiry)."""
+    cdef int c
+    cdef i64 t
+    if arrived_on:
+        c = arrived_on - 1
+    else:
+        c = timer_expiry_cpu(self, self.ents[e].cpu)
+        if self.nz_timer_on:
+            t = timer_irq_arrival(self, c)
+            if t > self.now:
+                push(self, t, PRIO_NORMAL, EV_TASK_TIMEOUT, e, c + 1)
+                return
     timer_tick(self, c)
     self.acc = 0
     wake(self, e, c, self.now)

@@ -120,3 +120,37 @@ def test_the_reference_model_refuses_noise():
     inp, _ = engine_input(load_scenario(scenario({"irq": IRQ}, nr_cpus=4)).variants["default"])
     with pytest.raises(NotImplementedError, match="noise"):
         run_reference(inp, 0, 10**9)
+
+
+def percentiles(lo_us: float, hi_us: float) -> dict:
+    return {"percentiles_us": list(np.linspace(lo_us, hi_us, 101))}
+
+
+def test_late_timer_interrupts_are_drawn_by_whether_every_cpu_is_busy():
+    # One caller on 64 CPUs: some CPU is always idle, so every delay comes from some_idle.
+    timer = {"all_busy": percentiles(900.0, 900.0), "some_idle": percentiles(100.0, 300.0)}
+    v = run(scenario({"timer": timer}, loops=100))
+    n = v.counters["timer_irqs_late"]
+    assert n > 100
+    assert v.counters["timer_irq_late_ns"] / n == pytest.approx(200_000, rel=0.05)
+
+
+def test_late_ticks_split_callers_into_two_cohorts():
+    # Ten callers on two CPUs. Ticks on time: the CPUs accelerate their callbacks together
+    # and every GP carries all ten. A late tick on one CPU comes after the GP its CPU's
+    # callers queued for has started, so rcu_accelerate_cbs() gives their callbacks the next
+    # one, and rcu_gp_cleanup() starts that one at once: a GP per cohort.
+    data = scenario(None, release="6.12", loops=40, nr_cpus=2)
+    data["workloads"][0].update(tasks=10, cpus="0-1")
+    on_time = run(data)
+    data["workloads"].append({"kind": "noise", "timer": {"all_busy": percentiles(50.0, 400.0),
+                                                         "some_idle": percentiles(50.0, 400.0)}})
+    late = run(data)
+    assert late.counters["timer_irqs_late"] > 0
+    assert len(late.gps) > 1.5 * len(on_time.gps)
+
+
+def test_late_timer_interrupts_need_their_percentiles_in_order():
+    timer = {"all_busy": percentiles(10.0, 20.0), "some_idle": {"percentiles_us": [5.0] * 100 + [1.0]}}
+    with pytest.raises(ScenarioError, match="decrease"):
+        load_scenario(scenario({"timer": timer}))

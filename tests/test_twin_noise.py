@@ -83,3 +83,44 @@ def test_noise_from_a_folder_without_a_measurement_is_one_line(tmp_path):
     with pytest.raises(ScenarioError) as info:
         noise.read_boots(tmp_path)
     assert info.value.key == "--noise-from" and "\n" not in str(info.value)
+
+
+def _tick_trace(lines):
+    return "# tracer: nop\n" + "".join(
+        f"     {comm}      [{cpu:03d}] d.h1.     {t_us / 1e6:.6f}: {event}\n" for comm, cpu, t_us, event in lines)
+
+
+def test_timer_delays_are_each_ticks_time_past_its_jiffy_boundary(tmp_path):
+    # HZ=1000: CPU 0's ticks 120 us, 80 us and 1,300 us late (the last one skips a jiffy), then
+    # an hrtimer that is not the tick (before the next boundary), then 50 us late; CPU 1 alone
+    # with vCPU 0: only vCPU 0's ticks count.
+    lines = [("sh-70", 1, 999_000, "tracing_mark_write: " + noise.SPIN_ALL)]
+    lines += [("rcusim_noise-71", 0, t, "local_timer_entry: vector=236")
+              for t in (1_000_100, 1_001_120, 1_002_080, 1_004_300, 1_004_700, 1_005_050)]
+    lines += [("sh-70", 1, 1_010_000, "tracing_mark_write: " + noise.SPIN_ONE)]
+    lines += [("rcusim_noise-73", 0, t, "local_timer_entry: vector=236") for t in (1_011_010, 1_012_030)]
+    lines += [("swapper/1-0", 1, t, "local_timer_entry: vector=236") for t in (1_011_500, 1_013_900)]
+    lines += [("sh-70", 1, 1_020_000, "tracing_mark_write: " + noise.SPIN_END)]
+    trace = tmp_path / "trace.txt"
+    trace.write_text(_tick_trace(sorted(lines, key=lambda x: x[2])))
+    delays = noise.timer_delays(noise.read_events(trace), 1_000_000)
+    assert delays[delays.state == "all_busy"].delay_ns.tolist() == [120_000, 80_000, 1_300_000, 50_000]
+    assert delays[delays.state == "some_idle"].delay_ns.tolist() == [30_000]
+
+
+def test_a_trace_without_the_spin_markers_gives_no_timer_delay(classified, tmp_path):
+    trace = tmp_path / "trace.txt"
+    trace.write_text(TRACE)
+    assert noise.timer_delays(noise.read_events(trace), 1_000_000).empty
+
+
+def test_preset_yaml_gives_the_timer_delay_its_sources(classified):
+    many = pd.concat([classified] * 10, ignore_index=True)
+    streams = noise.noise_streams(many, spun_s=2.0, nr_cpus=2, trace_overhead_ns=1000)
+    delays = pd.DataFrame([(state, 0, d * 1000) for state in ("all_busy", "some_idle") for d in range(0, 1001)],
+                          columns=["state", "cpu", "delay_ns"])
+    timer = noise.timer_delay_streams(delays, boots=1)
+    text = noise.preset_yaml("qemu_tcg", "a guest", streams, "python -m rcusim measure-guest --noise 2", timer)
+    preset = yaml.safe_load(text)["qemu_tcg"]
+    assert preset["timer"]["all_busy"]["percentiles_us"]["value"] == [float(10 * k) for k in range(101)]
+    assert "local_timer_entry" in preset["timer"]["some_idle"]["percentiles_us"]["source"]

@@ -43,7 +43,8 @@ def add_parser(sub) -> None:
                         "qemu-tcg-icount (default: %(default)s)")
     p.add_argument("--write-profile", metavar="FILE", help="write the guest's profile YAML here")
     p.add_argument("--noise", type=float, metavar="SECONDS",
-                   help="measure the guest's OS noise instead: spin SECONDS on every vCPU of each boot")
+                   help="measure the guest's OS noise instead: spin SECONDS on every vCPU of each boot, "
+                        "then SECONDS on vCPU 0 alone (the timer delay with a vCPU idle)")
     p.add_argument("--noise-from", metavar="DIR", help="derive the noise from the boots a --noise run kept in DIR")
     p.add_argument("--write-preset", metavar="FILE", help="with --noise or --noise-from: write the noise preset here")
     p.add_argument("--timeout", type=float, default=300.0, metavar="S",
@@ -91,12 +92,17 @@ def _noise(args) -> int:
                                          on_boot=lambda k, w: stages.stage(f"boot {k + 1}/{args.boots}: {w:.0f} s"))
         (out / "header.txt").write_text("\n".join([f"command: python -m rcusim {shlex.join(args.argv)}"] + header)
                                         + "\n", encoding="utf-8")
-    header, classified, spun_s = noise.read_boots(out)
+    header, classified, spun_s, delays = noise.read_boots(out)
     streams = noise.noise_streams(classified, spun_s, noise.NR_CPUS, noise.TRACE_OVERHEAD_IRQ_NS)
+    timer = noise.timer_delay_streams(delays, classified.boot.nunique())
     print(classified.groupby("kind").length_ns.describe(percentiles=[0.5, 0.99]).to_string())
     print(f"\n{'stream':<8} {'rate /s':>9} {'median us':>10} {'p99 us':>8} {'samples':>8}")
     for name, s in streams.items():
         print(f"{name:<8} {s.rate_hz:>9.1f} {s.median_us:>10.1f} {s.p99_us:>8.1f} {s.samples:>8}")
+    print(f"\n{'timer delay':<12} {'median us':>10} {'p90 us':>8} {'p99 us':>8} {'max us':>8} {'samples':>8}")
+    for name, s in timer.items():
+        p = s.percentiles_us
+        print(f"{name:<12} {p[50]:>10.1f} {p[90]:>8.1f} {p[99]:>8.1f} {p[100]:>8.1f} {s.samples:>8}")
     if args.write_preset:
         command = next((line.split(": ", 1)[1] for line in header if line.startswith("command: ")),
                        f"python -m rcusim {shlex.join(args.argv)}")
@@ -104,7 +110,7 @@ def _noise(args) -> int:
         name = "qemu_tcg" if clock == "real" else f"qemu_tcg_{clock}"
         description = (f"The QEMU TCG guest of rcusim's twin ({clock} clock, {noise.NR_CPUS} vCPUs), measured in "
                        "the guest: " + "; ".join(line for line in header if not line.startswith("command: ")))
-        Path(args.write_preset).write_text(noise.preset_yaml(name, description, streams, command), encoding="utf-8")
+        Path(args.write_preset).write_text(noise.preset_yaml(name, description, streams, command, timer), encoding="utf-8")
         print(f"noise preset {name} written to {args.write_preset}", file=sys.stderr)
     return 0
 

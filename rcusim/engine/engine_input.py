@@ -285,6 +285,9 @@ class NoiseInput:
     kthread_gap_ns: np.ndarray
     kthread_mu: np.ndarray
     kthread_sigma: np.ndarray
+    timer_delay: np.ndarray      # 1: the CPU's local timer interrupts arrive late, by the percentiles below
+    timer_busy_pct_ns: np.ndarray  # per CPU, the delay's 0th..100th percentiles while every CPU is busy
+    timer_idle_pct_ns: np.ndarray  # ... while some CPU is idle
 
 
 @_section
@@ -661,8 +664,10 @@ def _rt_latency(spec) -> RtLatency:
 def _noise(spec) -> NoiseInput:
     """Per-CPU noise streams: mean gap (0: none) and lognormal parameters of the durations."""
     nr_cpus = spec.hardware.nr_cpus
-    out = {k: np.zeros(nr_cpus, dtype=np.int64 if k.endswith("gap_ns") else np.float64)
-           for k in NoiseInput.__dataclass_fields__}
+    out = {k: np.zeros(nr_cpus, dtype=np.int64 if k.endswith("gap_ns") else np.int8 if k == "timer_delay"
+                       else np.float64)
+           for k in NoiseInput.__dataclass_fields__ if not k.endswith("pct_ns")}
+    out.update({k: np.zeros((nr_cpus, 101), dtype=np.int64) for k in ("timer_busy_pct_ns", "timer_idle_pct_ns")})
     for wl in spec.workloads:
         if not isinstance(wl, Noise):
             continue
@@ -673,6 +678,12 @@ def _noise(spec) -> NoiseInput:
             out[f"{stream}_gap_ns"][cpus] = round(1e9 / src.rate_hz)
             out[f"{stream}_mu"][cpus] = math.log(src.median_us * 1000)
             out[f"{stream}_sigma"][cpus] = math.log(src.p99_us / src.median_us) / Z_P99
+        delay = wl.timer_delay()
+        if delay is not None:
+            cpus = np.asarray(parse_cpulist(wl.cpus, nr_cpus))
+            out["timer_delay"][cpus] = 1
+            for name, dist in (("busy", delay.all_busy), ("idle", delay.some_idle)):
+                out[f"timer_{name}_pct_ns"][cpus] = np.round(np.asarray(dist.percentiles_us) * 1000).astype(np.int64)
     return NoiseInput(**out)
 
 

@@ -839,14 +839,44 @@ class NoiseSource(_Model):
         return self.median_us * math.exp(sigma * sigma / 2)
 
 
+class Percentiles(_Model):
+    """A measured distribution, by its percentiles."""
+
+    percentiles_us: Annotated[list[Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]],
+                              Field(min_length=101, max_length=101)]
+    """Its 0th (least), 1st, ..., 100th (greatest) percentile, in microseconds, not decreasing;
+    a draw falls between two neighbours uniformly (the inverse of the measured CDF)."""
+
+    @field_validator("percentiles_us")
+    @classmethod
+    def _check_order(cls, value):
+        if any(b < a for a, b in zip(value, value[1:])):
+            raise ScenarioError("the percentiles decrease", allowed="101 values, each at least the one before")
+        return value
+
+
+class TimerDelay(_Model):
+    """How late a CPU's local timer interrupt arrives after its expiry (the tick's hrtimer,
+    or the hrtimer a NO_HZ-idle CPU programmed for its next timer), by what the machine
+    is doing when it expires: an emulated machine delivers it from a host thread that
+    competes with the vCPUs for the host's cores."""
+
+    all_busy: Percentiles
+    """The delay while every CPU is busy."""
+    some_idle: Percentiles
+    """The delay while at least one CPU is idle."""
+
+
 class Noise(_OnCpuList):
-    """OS noise: interrupts and short kthread bursts on each CPU of `cpus`.
+    """OS noise: interrupts and short kthread bursts on each CPU of `cpus`, and a delay of
+    its local timer interrupts.
 
     A named `preset` (see ``rcusim/profiles/noise/presets.yaml``, each number with its
-    source) gives both streams; `irq` or `kthread` given here replace the
+    source) gives the streams; `irq`, `kthread` or `timer` given here replace the
     preset's. Interrupts steal time from whatever runs and hold an idle CPU
     out of its extended quiescent state while they run; kthread work runs as a
-    SCHED_OTHER kthread of the CPU. Noise never ends: another workload must.
+    SCHED_OTHER kthread of the CPU; a delayed timer interrupt runs the tick and the
+    timers that expired at its delivery. Noise never ends: another workload must.
     """
 
     kind: Literal["noise"]
@@ -861,6 +891,8 @@ class Noise(_OnCpuList):
     """Interrupts (timer, device) per CPU."""
     kthread: Optional[NoiseSource] = None
     """Bursts of kthread work (kworkers and the like) per CPU."""
+    timer: Optional[TimerDelay] = None
+    """The delay of each local timer interrupt after its expiry; none: delivered on time."""
 
     @field_validator("preset")
     @classmethod
@@ -872,9 +904,10 @@ class Noise(_OnCpuList):
     @model_validator(mode="after")
     def _check_streams(self) -> "Noise":
         streams = self.streams()
-        if not any(src.rate_hz > 0 for src in streams.values() if src is not None):
-            raise ScenarioError("no noise: neither a preset nor an irq or kthread stream with rate_hz > 0",
-                                key="preset", allowed=", ".join(noise_presets()) + ", or irq/kthread streams")
+        if not any(src.rate_hz > 0 for src in streams.values() if src is not None) and self.timer_delay() is None:
+            raise ScenarioError("no noise: neither a preset nor an irq or kthread stream with rate_hz > 0 nor a timer "
+                                "delay", key="preset",
+                                allowed=", ".join(noise_presets()) + ", or irq/kthread streams, or timer")
         busy = sum(src.rate_hz * src.mean_us * 1e-6 for src in streams.values() if src is not None)
         if busy >= 1:
             raise ScenarioError(f"the noise would occupy {busy:.0%} of each CPU", key="irq",
@@ -886,6 +919,13 @@ class Noise(_OnCpuList):
         base = noise_presets()[self.preset] if self.preset is not None else {}
         return {k: getattr(self, k) if getattr(self, k) is not None else
                 (NoiseSource(**base[k]) if k in base else None) for k in ("irq", "kthread")}
+
+    def timer_delay(self) -> Optional[TimerDelay]:
+        """This workload's timer delay, else the preset's, else None."""
+        if self.timer is not None:
+            return self.timer
+        base = noise_presets()[self.preset] if self.preset is not None else {}
+        return TimerDelay(**base["timer"]) if "timer" in base else None
 
 
 Workload = Annotated[Union[SyncLoop, Readers, KfreeRcuFlood, RcuscaleWriter, MembarrierLoop, RtLatencyProbe,

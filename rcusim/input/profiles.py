@@ -310,6 +310,33 @@ def profile_description(name: str) -> str:
 # OS-noise presets (rcusim/profiles/noise/*.yaml)
 # --------------------------------------------------------------------------
 _NOISE_KEYS = ("rate_hz", "median_us", "p99_us")
+#: The timer interrupt's delay after its expiry, by the machine's state then.
+TIMER_DELAY_STATES = ("all_busy", "some_idle")
+_DELAY_KEYS = ("percentiles_us",)
+
+
+def _check_number(name: str, where: str, item) -> None:
+    # Each number must carry its source, as a profile's costs do; percentiles are a list of 101.
+    value = item.get("value") if isinstance(item, dict) else None
+    numbers = value if where.endswith("percentiles_us") and isinstance(value, list) and len(value) == 101 else [value]
+    if not (isinstance(item, dict) and set(item) == {"value", "source"} and item["source"].strip()
+            and all(isinstance(x, (int, float)) for x in numbers)):
+        raise ValueError(f"noise preset {name!r}: {where} must be {{value: <number, or 101 for percentiles>, "
+                         "source: <text>}")
+
+
+def _preset_numbers(preset: dict) -> dict[str, dict]:
+    """``{"irq.rate_hz": {value, source}, ..., "timer.all_busy.median_us": ...}``."""
+    out = {}
+    for stream, entry in preset.items():
+        if stream == "timer":
+            for state in TIMER_DELAY_STATES:
+                for key in _DELAY_KEYS:
+                    out[f"timer.{state}.{key}"] = entry.get(state, {}).get(key)
+        elif stream != "description":
+            for key in _NOISE_KEYS:
+                out[f"{stream}.{key}"] = entry.get(key)
+    return out
 
 
 @functools.cache
@@ -325,28 +352,28 @@ def _read_noise() -> dict:
                 data[name] = preset
     for name, preset in data.items():
         streams = {k: v for k, v in preset.items() if k != "description"}
-        if not streams or not set(streams) <= {"irq", "kthread"}:
-            raise ValueError(f"noise preset {name!r} must give irq and/or kthread streams")
-        for stream, entry in streams.items():
-            for key in _NOISE_KEYS:
-                item = entry.get(key)
-                # Each number must carry its source, as a profile's costs do.
-                if not (isinstance(item, dict) and set(item) == {"value", "source"}
-                        and isinstance(item["value"], (int, float)) and item["source"].strip()):
-                    raise ValueError(f"noise preset {name!r}: {stream}.{key} must be "
-                                     "{value: <number>, source: <text>}")
+        if not set(streams) & {"irq", "kthread"} or not set(streams) <= {"irq", "kthread", "timer"}:
+            raise ValueError(f"noise preset {name!r} must give irq and/or kthread streams, and may give timer")
+        for where, item in _preset_numbers(preset).items():
+            _check_number(name, where, item)
     return data
 
 
 def noise_presets() -> dict[str, dict]:
-    """The OS-noise presets: ``{name: {"irq": {rate_hz, median_us, p99_us}, "kthread": {...}}}``."""
-    return {name: {stream: {key: entry[key]["value"] for key in _NOISE_KEYS}
-                   for stream, entry in preset.items() if stream != "description"}
-            for name, preset in _read_noise().items()}
+    """The OS-noise presets: ``{name: {"irq": {rate_hz, median_us, p99_us}, "kthread": {...},
+    "timer": {"all_busy": {percentiles_us}, "some_idle": {...}}}}`` (timer where measured)."""
+    out = {}
+    for name, preset in _read_noise().items():
+        out[name] = {}
+        for where, item in _preset_numbers(preset).items():
+            *path, key = where.split(".")
+            node = out[name]
+            for part in path:
+                node = node.setdefault(part, {})
+            node[key] = item["value"]
+    return out
 
 
 def noise_preset_sources(name: str) -> dict[str, str]:
     """Where each number of a noise preset comes from: ``{"irq.rate_hz": source, ...}``."""
-    preset = _read_noise()[name]
-    return {f"{stream}.{key}": entry[key]["source"] for stream, entry in preset.items() if stream != "description"
-            for key in _NOISE_KEYS}
+    return {where: item["source"] for where, item in _preset_numbers(_read_noise()[name]).items()}

@@ -15,6 +15,14 @@ each gap between two reads; the guest's trace, on the same clock, says what ran 
 The preset gives rcusim's two noise streams per CPU: ``irq`` (interrupts and host
 gaps, as the ``noisy_vm`` preset counts hardware noise) and ``kthread``, each a Poisson
 rate and a log-normal duration by its median and 99th percentile.
+
+It also gives ``timer``: how late the local timer interrupt arrives after its expiry.
+The tick's hrtimer expires on jiffy boundaries (tick_init_jiffy_update() aligns it to a
+multiple of TICK_NSEC, and tick_nohz_handler() forwards it by whole ticks past the time
+it ran), so on a spinning vCPU, whose tick never stops, each local_timer_entry is late by
+its time less the first jiffy boundary after the one before. QEMU delivers it from its
+main-loop thread, which needs a host core: the delay is measured with every vCPU spinning
+(``all_busy``) and again with only vCPU 0 spinning and the others idle (``some_idle``).
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from rcusim.twin.measure import NR_CPUS, boot_each, folded
 from rcusim.twin.qemu import command_line
 
 __all__ = ["NOISE_EVENTS", "TRACE_OVERHEAD_IRQ_NS", "noise_script", "measure_noise", "read_boots", "classify_gaps",
-           "NoiseStream", "noise_streams", "preset_yaml", "read_gaps"]
+           "timer_delays", "NoiseStream", "noise_streams", "TimerDelay", "timer_delay_streams", "preset_yaml", "read_gaps"]
 
 #: The shortest gap logged, ns: the spin loop's own iterations stay under it.
 GAP_NS = 5000
@@ -41,6 +49,9 @@ GAP_NS = 5000
 RCU_KTHREADS = re.compile(r"^(rcu_preempt|rcu_sched|rcuog/\d+|rcuop/\d+|rcuc/\d+|rcub/\d+)$")
 
 _TRACE = "/sys/kernel/tracing/instances/rcusim-noise"
+#: The trace_marker lines that open each spin: every vCPU spinning, then vCPU 0 alone.
+SPIN_ALL, SPIN_ONE, SPIN_END = "rcusim-noise: spin all", "rcusim-noise: spin one", "rcusim-noise: end"
+
 NOISE_EVENTS = ("irq/irq_handler_entry", "irq/softirq_entry", "irq_vectors/local_timer_entry",
                 "irq_vectors/call_function_entry", "irq_vectors/call_function_single_entry",
                 "irq_vectors/reschedule_entry", "sched/sched_switch")
@@ -58,9 +69,11 @@ def noise_script(seconds: float, nr_cpus: int = NR_CPUS) -> str:
     """/out/plan.sh: a trace instance on CLOCK_MONOTONIC, the spinners, the trace copied out."""
     lines = ["set -e", f"mkdir {_TRACE}", f"cd {_TRACE}", "echo mono > trace_clock", "echo 16384 > buffer_size_kb"]
     lines += [f"echo 1 > events/{e}/enable" for e in NOISE_EVENTS]
+    spin = f"-d {int(seconds * 1e9)} -g {GAP_NS}"
     lines += ["echo 1 > tracing_on", "cd /",
-              f"/bin/rcusim_noise -n {nr_cpus} -d {int(seconds * 1e9)} -g {GAP_NS} -o /out/gaps.txt",
-              f"echo 0 > {_TRACE}/tracing_on", f"cat {_TRACE}/per_cpu/cpu*/stats > /out/trace-stats.txt",
+              f"echo '{SPIN_ALL}' > {_TRACE}/trace_marker", f"/bin/rcusim_noise -n {nr_cpus} {spin} -o /out/gaps.txt",
+              f"echo '{SPIN_ONE}' > {_TRACE}/trace_marker", f"/bin/rcusim_noise -n 1 {spin} -o /out/gaps-one.txt",
+              f"echo '{SPIN_END}' > {_TRACE}/trace_marker", f"echo 0 > {_TRACE}/tracing_on", f"cat {_TRACE}/per_cpu/cpu*/stats > /out/trace-stats.txt",
               f"cat {_TRACE}/trace > /out/trace.txt"]
     return "\n".join(lines) + "\n"
 
@@ -71,13 +84,14 @@ def measure_noise(kernel, boots: int, seconds: float, timeout_s: float, keep: Pa
     ``keep/boot-<k>/``; returns the header lines (image, QEMU command, retried boots)."""
     image, argv, oopses = boot_each(kernel, noise_script(seconds), CMDLINE, boots, timeout_s, keep, clock, on_boot)
     return [f"clock: {clock}", f"image: {image.path} (Linux {image.version}, HZ={image.hz}, sha256 {image.digest})",
-            f"qemu: {command_line(argv)}", f"spin: {seconds:g} s on each of {NR_CPUS} vCPUs, gaps over {GAP_NS} ns",
+            f"qemu: {command_line(argv)}", f"spin: {seconds:g} s on each of {NR_CPUS} vCPUs, gaps over {GAP_NS} ns, then {seconds:g} s on vCPU 0 alone",
             f"boots: {boots}, each after its guest's oopses, if any, booted again: {'; '.join(oopses) or 'none'}"]
 
 
-def read_boots(out: Path) -> tuple[list[str], pd.DataFrame, float]:
-    """The header, every boot's classified gaps, and the seconds each vCPU spun in all, from a
-    --noise run's folder (header.txt, raw/boot-<k>/gaps.txt and trace.txt)."""
+def read_boots(out: Path) -> tuple[list[str], pd.DataFrame, float, pd.DataFrame]:
+    """The header, every boot's classified gaps, the seconds each vCPU spun in all, and
+    every boot's timer delays (:func:`timer_delays`), from a --noise run's folder
+    (header.txt, raw/boot-<k>/gaps.txt and trace.txt)."""
     try:
         header = (out / "header.txt").read_text(encoding="utf-8").splitlines()
         seconds = float(next(line for line in header if line.startswith("spin: ")).split()[1])
@@ -85,12 +99,18 @@ def read_boots(out: Path) -> tuple[list[str], pd.DataFrame, float]:
         raise ScenarioError(f"{str(out)!r} holds no noise measurement", key="--noise-from",
                             allowed="the --out of an earlier measure-guest --noise run") from None
     boots = sorted((out / "raw").glob("boot-*"), key=lambda p: int(p.name.split("-")[1]))
-    classified = [classify_gaps(read_gaps(b / "gaps.txt"), read_events(b / "trace.txt")).assign(boot=k)
-                  for k, b in enumerate(boots)]
+    hz = re.search(r"\bHZ=(\d+)", "\n".join(header))
+    classified, delays = [], []
+    for k, b in enumerate(boots):
+        events = read_events(b / "trace.txt")
+        classified.append(classify_gaps(read_gaps(b / "gaps.txt"), events).assign(boot=k))
+        if hz:
+            delays.append(timer_delays(events, 10**9 // int(hz.group(1))).assign(boot=k))
     if not classified:
         raise ScenarioError(f"{str(out)!r} holds no boot", key="--noise-from",
                             allowed="the --out of an earlier measure-guest --noise run")
-    return header, pd.concat(classified, ignore_index=True), seconds * len(boots)
+    delays = pd.concat(delays, ignore_index=True) if delays else pd.DataFrame(columns=["state", "cpu", "delay_ns"])
+    return header, pd.concat(classified, ignore_index=True), seconds * len(boots), delays
 
 
 def read_gaps(path: Path) -> pd.DataFrame:
@@ -107,6 +127,32 @@ def read_events(path: Path) -> pd.DataFrame:
     events["next_comm"] = ""
     events.loc[switch, "next_comm"] = events.payload[switch].str.extract(r"next_comm=(.*?) next_pid=", expand=False)
     return events
+
+
+def timer_delays(events: pd.DataFrame, tick_ns: int) -> pd.DataFrame:
+    """How late each local timer interrupt of a spinning vCPU came (``state``: ``all_busy``
+    in the spin of every vCPU, ``some_idle`` on vCPU 0 spinning alone): its time less the
+    first jiffy boundary after the one before it on that vCPU; an interrupt before that
+    boundary is another hrtimer's, not the tick's, and is left out. Empty for a trace
+    without the spins' markers."""
+    marks = events[events.event == "tracing_mark_write"]
+    at = {text: marks.t_ns[marks.payload.str.strip() == text].min() for text in (SPIN_ALL, SPIN_ONE, SPIN_END)}
+    rows = []
+    if all(pd.notna(t) for t in at.values()):
+        ticks = events[events.event == "local_timer_entry"]
+        for state, lo, hi, cpus in (("all_busy", at[SPIN_ALL], at[SPIN_ONE], sorted(set(ticks.cpu))),
+                                    ("some_idle", at[SPIN_ONE], at[SPIN_END], [0])):
+            for cpu in cpus:
+                t = np.sort(ticks.t_ns[(ticks.cpu == cpu) & (ticks.t_ns > lo) & (ticks.t_ns < hi)].to_numpy())
+                prev = None
+                for now in t:
+                    if prev is not None:
+                        delay = now - (prev // tick_ns + 1) * tick_ns
+                        if delay < 0:
+                            continue
+                        rows.append((state, cpu, int(delay)))
+                    prev = now
+    return pd.DataFrame(rows, columns=["state", "cpu", "delay_ns"])
 
 
 def classify_gaps(gaps: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
@@ -169,7 +215,33 @@ def noise_streams(classified: pd.DataFrame, spun_s: float, nr_cpus: int,
     return out
 
 
-def preset_yaml(name: str, description: str, streams: dict[str, NoiseStream], command: str) -> str:
+@dataclass(frozen=True)
+class TimerDelay:
+    percentiles_us: list[float]
+    samples: int
+    source: str
+
+
+def timer_delay_streams(delays: pd.DataFrame, boots: int) -> dict[str, TimerDelay]:
+    """The ``timer`` section's two delays (``all_busy``, ``some_idle``): the 0th to 100th
+    percentiles of :func:`timer_delays`' rows over `boots` boots, each state's distribution
+    as measured (it has two modes: the vCPU's own delivery, and the host's scheduler)."""
+    out = {}
+    for state, what in (("all_busy", "every vCPU spinning"), ("some_idle", "vCPU 0 spinning alone, the others idle")):
+        x = delays.delay_ns[delays.state == state].to_numpy() / 1e3
+        if len(x) < 100:
+            raise ScenarioError(f"{len(x)} timer interrupts with {what}", key="--noise",
+                                allowed="a longer spin (more seconds or boots)")
+        out[state] = TimerDelay(
+            percentiles_us=[round(float(v), 1) for v in np.percentile(x, np.arange(101))], samples=len(x),
+            source=f"{len(x)} local_timer_entry of a spinning vCPU with {what}, {boots} boots, each less the first "
+                   "jiffy boundary after the one before it (the tick's expiry); median "
+                   f"{np.median(x):.1f} us, p99 {np.percentile(x, 99):.1f} us")
+    return out
+
+
+def preset_yaml(name: str, description: str, streams: dict[str, NoiseStream], command: str,
+                timer: dict[str, TimerDelay] | None = None) -> str:
     """A noise preset file (rcusim/profiles/noise/<name>.yaml) with every number's source."""
     text = (f"# OS noise of the QEMU guest, measured in the guest (rcusim/twin/noise.py).\n"
             f"# Written by {command}; measure again rather than edit.\n{name}:\n" + folded("description", description, 2))
@@ -178,4 +250,9 @@ def preset_yaml(name: str, description: str, streams: dict[str, NoiseStream], co
         for key, value in (("rate_hz", s.rate_hz), ("median_us", s.median_us), ("p99_us", s.p99_us)):
             what = {"rate_hz": "per vCPU per second", "median_us": "median length", "p99_us": "99th percentile"}[key]
             text += f"    {key}:\n      value: {value:.1f}\n" + folded("source", f"{what}: {s.source}. [{command}]", 6)
+    if timer:
+        text += "  timer:\n"
+        for state, s in timer.items():
+            text += (f"    {state}:\n      percentiles_us:\n        value: [{', '.join(map(str, s.percentiles_us))}]\n"
+                     + folded("source", f"0th to 100th percentile: {s.source}. [{command}]", 8))
     return text

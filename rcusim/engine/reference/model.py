@@ -236,7 +236,7 @@ def _check_scope(inp: EngineInput) -> None:
     if np.any(inp.tasks.aff >= 0):
         raise NotImplementedError("the reference model keeps every task on its CPU; unpinned tasks "
                                   "(placement and load balancing) are out of its scope")
-    if np.any(inp.noise.irq_gap_ns) or np.any(inp.noise.kthread_gap_ns):
+    if np.any(inp.noise.irq_gap_ns) or np.any(inp.noise.kthread_gap_ns) or np.any(inp.noise.timer_delay):
         raise NotImplementedError("the reference model has no OS noise; the noise workload is out of its scope")
     if any(inp.tasks.vmalloc):
         raise NotImplementedError("the reference model has no vmalloc()/vfree() (work_after: vfree); "
