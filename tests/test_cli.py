@@ -451,6 +451,20 @@ def test_bad_run_from(args, fragment, tmp_path):
     assert_one_error_line(returncode, stderr, fragment)
 
 
+def test_only_the_variants_run_are_validated(tmp_path, capsys):
+    broken = ["--set", "variants.wake_from_gp.kernel.HZ=7"]
+    assert main(["show-config", str(BUNDLED), *broken]) == 2
+    assert "variants.wake_from_gp.kernel.HZ: 7 is not allowed" in capsys.readouterr().err
+    assert main(["show-config", str(BUNDLED), *broken, "--variant", "default"]) == 0
+    assert list(yaml.safe_load(capsys.readouterr().out)["variants"]) == ["default"]
+    out = tmp_path / "out"
+    assert main(["run", str(BUNDLED), *broken, *TINY, "--variant", "default", "--out", str(out), "--no-progress"]) == 0
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert list(summary["variants"]) == ["default"]
+    assert main(["run", str(BUNDLED), *TINY, "--variant", "nope", "--out", str(tmp_path / "x"), "--no-progress"]) == 2
+    assert "--variant: 'nope' is not a variant of the scenario" in capsys.readouterr().err
+
+
 def test_a_run_stopped_by_its_time_limit_says_so_and_exits_3(tmp_path):
     out = tmp_path / "out"
     returncode, stderr = run_cli(["run", str(ROOT / "scenarios" / "gp_floor_64cpu.yaml"), "--variant", "v6_8",

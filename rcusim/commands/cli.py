@@ -107,18 +107,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _scenario_from_summary(path: str, overrides, seed):
-    """The scenario, seed and variants a results directory's summary.json records."""
+def _scenario_from_summary(path: str, overrides, seed, variants):
+    """The scenario and seed a results directory's summary.json records, with `variants`
+    (default: the variants it records)."""
     allowed = "the summary.json of a results directory written by rcusim run"
     text = read_text_file(path, path, "--from file", allowed, max_bytes=SUMMARY_MAX_BYTES)
     try:
         summary = json.loads(text)
         data, recorded_seed = summary["provenance"]["scenario"], summary["seed"]
-        variants = list(summary["provenance"]["variants"])
+        variants = variants or list(summary["provenance"]["variants"])
     except (ValueError, KeyError, TypeError):
         raise ScenarioError(f"--from: {path!r} is not a summary.json with provenance",
                             allowed="the summary.json of a results directory written by rcusim run") from None
-    return load_scenario(data, overrides=overrides, seed=recorded_seed if seed is None else seed), variants
+    return load_scenario(data, overrides=overrides, seed=recorded_seed if seed is None else seed, variants=variants)
 
 
 def cmd_run(args) -> int:
@@ -127,10 +128,9 @@ def cmd_run(args) -> int:
         raise ScenarioError("command line: run needs a scenario file or --from SUMMARY, not both",
                             allowed="python -m rcusim run SCENARIO.yaml, or run --from results/X/summary.json")
     if args.from_summary:
-        scenario, recorded = _scenario_from_summary(args.from_summary, args.overrides, args.seed)
-        args.variants = args.variants or recorded
+        scenario = _scenario_from_summary(args.from_summary, args.overrides, args.seed, args.variants)
     else:
-        scenario = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed)
+        scenario = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed, variants=args.variants)
     out = Path(args.out) if args.out else Path("results") / scenario.name
     # Held until the results directory is written; refused now, not after a long run.
     with claim(out, args.force):
@@ -139,10 +139,9 @@ def cmd_run(args) -> int:
             for path, option in ((args.trace, "--trace"), (args.ftrace, "--ftrace")):
                 if path:
                     trace.check_output_path(path, option)
-            trace.check_trace_size(scenario, args.variants)
+            trace.check_trace_size(scenario)
             trace_limit = trace.MAX_TRACE_RECORDS
-        result = run_scenario(scenario, variants=args.variants, progress=args.progress,
-                              check=args.check, trace_limit=trace_limit)
+        result = run_scenario(scenario, progress=args.progress, check=args.check, trace_limit=trace_limit)
         result.invocation["command"] = "python -m rcusim " + shlex.join(args.argv)
         print(result.table())
         for name, v in result.variants.items():
@@ -196,10 +195,9 @@ def _report_incomplete(result, scenario) -> int:
 
 def cmd_show_config(args) -> int:
     check_seed(args.seed)
-    scenario = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed)
-    names = scenario.selected(args.variants)
+    scenario = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed, variants=args.variants)
     out = {"scenario": scenario.name, "seed": scenario.seed, "variants": {}}
-    for n in names:
+    for n in scenario.variants:
         spec = scenario.variants[n]
         out["variants"][n] = {**resolved_config(spec),
                               "workloads": [w.model_dump(mode="json") for w in spec.workloads],

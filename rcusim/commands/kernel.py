@@ -77,7 +77,7 @@ def cmd_kernel(args) -> int:
     check_seed(args.seed)
     if not args.timeout > 0:
         raise ScenarioError(f"{args.timeout} s", key="--timeout", allowed="a positive number of seconds")
-    name = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed).name
+    name = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed, variants=args.variants).name
     out = Path(args.out) if args.out else Path("results") / f"{name}-kernel"
     sim_out = out.with_name(out.name + "-sim")
     if args.sim_only:
@@ -103,7 +103,7 @@ def cmd_kernel(args) -> int:
     finally:
         run.cleanup()
     if args.twin:
-        scenario = load_scenario(real.provenance["scenario"], seed=args.seed)
+        scenario = load_scenario(real.provenance["scenario"], seed=args.seed, variants=list(real.variants))
         _simulate_beside(scenario, list(real.variants), out, sim_out, real.invocation["command"], args)
     return 0
 

@@ -105,7 +105,7 @@ class Scenario:
     seed : int
         Seed of the run's random streams.
     variants : dict of str to VariantSpec
-        Resolved variants, in file order.
+        The variants resolved (all, or those asked for), in file order.
     source_path : pathlib.Path or None
         The file loaded, or None for a mapping.
     """
@@ -123,14 +123,9 @@ class Scenario:
         return tuple(self.variants)
 
     def selected(self, variants=None) -> list[str]:
-        """The names of `variants` (all, in file order, when None), each checked to be one of
-        the scenario's (a --variant that is not is a ScenarioError)."""
-        names = list(self.variants) if variants is None else list(variants)
-        for n in names:
-            if n not in self.variants:
-                raise ScenarioError(f"--variant: '{n}' is not a variant of the scenario",
-                                    allowed=", ".join(self.variants))
-        return names
+        """The names of `variants` (all resolved, in file order, when None), each checked to
+        be one of the resolved variants (a --variant that is not is a ScenarioError)."""
+        return _chosen(self.variants, variants)
 
     def asdict(self) -> dict:
         """Return the merged input mapping (file plus overrides), for provenance.
@@ -149,7 +144,7 @@ class Scenario:
 # Entry point
 # --------------------------------------------------------------------------
 
-def load_scenario(source, overrides=None, seed=None) -> Scenario:
+def load_scenario(source, overrides=None, seed=None, variants=None) -> Scenario:
     """Load, validate and resolve a scenario.
 
     Parameters
@@ -162,6 +157,9 @@ def load_scenario(source, overrides=None, seed=None) -> Scenario:
         values. ``variants.NAME.key`` addresses one variant.
     seed : int, optional
         Replaces the scenario's seed.
+    variants : list of str, optional
+        The variants to resolve (default: all): the others are neither validated nor
+        in the result's ``variants``.
 
     Returns
     -------
@@ -222,11 +220,11 @@ def load_scenario(source, overrides=None, seed=None) -> Scenario:
                             allowed=f"an integer from 0 to {2**64 - 1}", where=seed_where)
 
     base = {key: doc[key] for key in _BASE_KEYS if key in doc}
-    variants: dict[str, VariantSpec] = {}
-    for vname, over in doc["variants"].items():
-        merged = _merge(copy.deepcopy(base), copy.deepcopy(over), ())
+    specs: dict[str, VariantSpec] = {}
+    for vname in _chosen(doc["variants"], variants):
+        merged = _merge(copy.deepcopy(base), copy.deepcopy(doc["variants"][vname]), ())
         try:
-            variants[vname] = build_variant(vname, merged)
+            specs[vname] = build_variant(vname, merged)
         except ScenarioError as exc:
             # Name the variant when the base alone is fine: the failure is its own.
             specific = len(doc["variants"]) > 1 and _valid(base)
@@ -234,8 +232,19 @@ def load_scenario(source, overrides=None, seed=None) -> Scenario:
 
     raw = copy.deepcopy(doc)
     raw.update(name=name, description=description, seed=seed)
-    return Scenario(name=name, description=description, seed=seed, variants=variants,
+    return Scenario(name=name, description=description, seed=seed, variants=specs,
                     source_path=source_path, _raw=raw)
+
+
+def _chosen(written: dict, variants) -> list[str]:
+    """The names of `variants` (all written, in file order, when None), each checked to be
+    one of the `written` variants (a --variant that is not is a ScenarioError)."""
+    names = list(written) if variants is None else list(variants)
+    for n in names:
+        if n not in written:
+            raise ScenarioError(f"--variant: {show_value(n)} is not a variant of the scenario",
+                                allowed=", ".join(written))
+    return names
 
 
 def _valid(base: dict) -> bool:

@@ -172,8 +172,8 @@ def run(source, overrides: Sequence[str] | Mapping | None = None, seed: int | No
     check : bool
         Verify the engine's invariants after every chunk of events.
     """
-    scenario = load_scenario(source, overrides=overrides, seed=seed)
-    return run_scenario(scenario, variants=variants, progress=progress, check=check)
+    scenario = load_scenario(source, overrides=overrides, seed=seed, variants=variants)
+    return run_scenario(scenario, progress=progress, check=check)
 
 
 def run_scenario(scenario: Scenario, variants: Sequence[str] | None = None, progress: bool | None = None,

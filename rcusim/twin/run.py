@@ -70,8 +70,8 @@ class KernelRun:
 def align_scenario(source, overrides: Sequence[str], seed, variants, kernel) -> tuple:
     """The scenario with the image's Kconfig filled in, the overrides that did it, and the
     image of each variant."""
-    scenario = load_scenario(source, overrides=overrides, seed=seed)
-    names = scenario.selected(variants)
+    scenario = load_scenario(source, overrides=overrides, seed=seed, variants=variants)
+    names = list(scenario.variants)
     extra: list[str] = []
     for name in names:
         spec = scenario.variants[name]
@@ -80,7 +80,7 @@ def align_scenario(source, overrides: Sequence[str], seed, variants, kernel) -> 
         for o in image_overrides(spec.kernel, image, written, path=("variants", name, "kernel")):
             if o not in extra:
                 extra.append(o)
-    aligned = load_scenario(source, overrides=list(overrides) + extra, seed=seed) if extra else scenario
+    aligned = load_scenario(source, overrides=list(overrides) + extra, seed=seed, variants=names) if extra else scenario
     images = {}
     for name in names:
         spec = aligned.variants[name]
