@@ -451,6 +451,16 @@ def test_bad_run_from(args, fragment, tmp_path):
     assert_one_error_line(returncode, stderr, fragment)
 
 
+def test_a_patch_the_release_has_runs_with_a_one_line_note(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["run", str(BUNDLED), "--set", "kernel.release=7.0", "--variant", "wake_from_gp", *TINY,
+                 "--out", str(out), "--no-progress"]) == 0
+    assert capsys.readouterr().err == ("rcusim: note: kernel.patches: rcu-sr-normal-wake-from-gp is already in "
+                                       "release 7.0 (since v6.9): nothing to backport\n")
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["provenance"]["variants"]["wake_from_gp"]["params"]["rcu_normal_wake_from_gp"] is True
+
+
 def test_only_the_variants_run_are_validated(tmp_path, capsys):
     broken = ["--set", "variants.wake_from_gp.kernel.HZ=7"]
     assert main(["show-config", str(BUNDLED), *broken]) == 2

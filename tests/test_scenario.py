@@ -275,8 +275,15 @@ def test_wake_from_gp_before_v6_9_needs_the_patch():
     p = params(64, release="6.6", bootargs="rcutree.rcu_normal_wake_from_gp=1",
                patches=["rcu-sr-normal-wake-from-gp"])
     assert p.rcu_normal_wake_from_gp is True
-    with pytest.raises(ScenarioError, match="already in release 6.9"):
-        params(64, release="6.9", patches=["rcu-sr-normal-wake-from-gp"])
+
+
+def test_a_patch_the_release_has_is_taken_with_a_note():
+    scenario = load_scenario(scenario_dict(64, release="6.9", patches=["rcu-sr-normal-wake-from-gp"],
+                                           bootargs="rcutree.rcu_normal_wake_from_gp=1"))
+    assert scenario.variants["default"].params.rcu_normal_wake_from_gp is True
+    assert scenario.notes == ("kernel.patches: rcu-sr-normal-wake-from-gp is already in release 6.9 (since v6.9): "
+                              "nothing to backport",)
+    assert load_scenario(scenario_dict(64, release="6.6", patches=["rcu-sr-normal-wake-from-gp"])).notes == ()
 
 
 @pytest.mark.parametrize("release, hz, drain, polled", [

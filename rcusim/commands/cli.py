@@ -165,8 +165,15 @@ def cmd_run(args) -> int:
                 raise ScenarioError(f"{option}: cannot write {str(file)!r}: {exc.strerror or exc}") from None
             print(f"{option[2:]} written to {file}")
     print(f"\nresults written to {path}/")
+    _print_notes(scenario)
     _report_backlog(result)
     return _report_incomplete(result, scenario)
+
+
+def _print_notes(scenario) -> None:
+    # After the work, so that a command that fails prints its one error line alone.
+    for note in scenario.notes:
+        print(f"rcusim: note: {note}", file=sys.stderr)
 
 
 def _report_backlog(result) -> None:
@@ -203,6 +210,7 @@ def cmd_show_config(args) -> int:
                               "workloads": [w.model_dump(mode="json") for w in spec.workloads],
                               "memory_estimate_mib": round(estimate_memory_bytes(spec) / 2**20, 1)}
     print(yaml.safe_dump(out, sort_keys=False, width=100), end="")
+    _print_notes(scenario)
     return 0
 
 

@@ -443,10 +443,16 @@ class Kernel(_Model):
             if not getattr(switches, patch.needs):
                 raise ScenarioError(f"{patch.name} changes code release {self.release} does not have",
                                     key="patches", allowed=f"a release from {since[patch.needs]} on")
-            if getattr(switches, patch.switch):
-                raise ScenarioError(f"{patch.name} is already in release {self.release}", key="patches",
-                                    allowed=f"a release before {since[patch.switch]}, or no patches")
         return self
+
+    @property
+    def patch_notes(self) -> list[str]:
+        """A line for each of `patches` that the release already has: nothing to backport."""
+        switches = release_switches(self.release_tuple)
+        since = {s.name: ".".join(map(str, s.since)) for s in SWITCHES}
+        return [f"kernel.patches: {patch.name} is already in release {self.release} (since v{since[patch.switch]}): "
+                "nothing to backport" for patch in PATCHES
+                if patch.name in self.patches and getattr(switches, patch.switch)]
 
     @property
     def switches(self) -> ReleaseSwitches:

@@ -108,6 +108,8 @@ class Scenario:
         The variants resolved (all, or those asked for), in file order.
     source_path : pathlib.Path or None
         The file loaded, or None for a mapping.
+    notes : tuple of str
+        What was accepted but has no effect, one line each (a patch the release already has).
     """
 
     name: str
@@ -115,6 +117,7 @@ class Scenario:
     seed: int
     variants: dict[str, VariantSpec]
     source_path: Path | None = None
+    notes: tuple[str, ...] = ()
     _raw: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -232,8 +235,9 @@ def load_scenario(source, overrides=None, seed=None, variants=None) -> Scenario:
 
     raw = copy.deepcopy(doc)
     raw.update(name=name, description=description, seed=seed)
+    notes = tuple(dict.fromkeys(note for spec in specs.values() for note in spec.kernel.patch_notes))
     return Scenario(name=name, description=description, seed=seed, variants=specs,
-                    source_path=source_path, _raw=raw)
+                    source_path=source_path, notes=notes, _raw=raw)
 
 
 def _chosen(written: dict, variants) -> list[str]:
