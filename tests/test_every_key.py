@@ -19,6 +19,7 @@ import copy
 import dataclasses
 import functools
 import json
+import re
 import types
 from fnmatch import fnmatchcase
 from typing import Annotated, Literal, Union, get_args, get_origin
@@ -347,6 +348,34 @@ def test_every_key_changes_the_engine_input_or_says_why(key):
     else:
         assert diff, (f"{key}: accepted and without effect on the engine's input; refuse it, or list it in "
                       "ELSEWHERE (documented in docs/scenarios.md) or CONDITIONS with the reason")
+
+
+def misspellings(name: str) -> list[str]:
+    """How a key gets mistyped: its case changed, a letter left out (or doubled in a short name)."""
+    return [name.swapcase(), name[:-1] if len(name) > 3 else name + name[-1]]
+
+
+@pytest.mark.parametrize("key", [k for k in KEYS if not k.startswith(BOOTARGS)])
+def test_every_misspelt_key_gets_a_suggestion(key):
+    """At every level, written in the base and in a variant (boot parameters: test_bootargs.py)."""
+    base, _ = scenarios(key)
+    *parents, name = key.split(".")
+    for wrong in misspellings(name):
+        doc = copy.deepcopy(base)
+        parent = _node(doc, parents)
+        parent[wrong] = parent.pop(name, 1)
+        docs = [doc] + ([{**base, "variants": {"v": {parents[0]: doc[parents[0]]}}}] if parents else [])
+        for d in docs:
+            with pytest.raises(ScenarioError, match=re.escape(f"unknown key (did you mean {name!r}?)")) as exc:
+                load_scenario(d)
+            assert exc.value.key.endswith(wrong), exc.value.key
+
+
+def test_a_misspelt_workload_kind_gets_a_suggestion():
+    for workload, problem in (({"Kind": "sync_loop", "tasks": 1, "loops": 1}, "unknown key (did you mean 'kind'?)"),
+                              ({"kind": "sync_lop"}, "unknown kind 'sync_lop' (did you mean 'sync_loop'?)")):
+        with pytest.raises(ScenarioError, match=re.escape(problem)):
+            load_scenario({**BASE, "workloads": [workload]})
 
 
 def test_every_table_entry_names_a_key():

@@ -215,7 +215,8 @@ def run_cli(*args):
 
 
 @pytest.mark.parametrize("changes, fragment", [
-    ({"sweeps": {}}, "sweep.sweeps: unknown key"),
+    ({"sweeps": {}}, "sweep.sweeps: unknown key (did you mean 'sweep'?)"),
+    ({"Seeds": 2}, "sweep.Seeds: unknown key (did you mean 'seeds'?)"),
     ({"sweep": {"hardware.nr_cpus": [4, 0]}}, "hardware.nr_cpus: 0 is out of range"),
     ({"sweep": {"hardware.nr_cpus": 4}}, "sweep.sweep.hardware.nr_cpus: 4 is not a list"),
     ({"seeds": 0}, "sweep.seeds: 0 is not valid"),

@@ -57,7 +57,7 @@ import pandas as pd
 from rcusim.commands.compare import flatten_metrics
 from rcusim.commands.outdir import claim, writing
 from rcusim.engine.simulate import RANDOM_DRAWS, draws_at_random
-from rcusim.errors import ScenarioError, show_value
+from rcusim.errors import ScenarioError, did_you_mean, show_value
 from rcusim.input.scenario import load_scenario, read_text_file
 from rcusim.plots import save_percentiles
 from rcusim.results.atomic import atomic_directory, atomic_file
@@ -119,7 +119,8 @@ def load_sweep(path) -> Sweep:
         raise ScenarioError("a sweep file must be a mapping", allowed="keys " + ", ".join(SWEEP_KEYS), where=where)
     for key in doc:
         if key not in SWEEP_KEYS:
-            raise ScenarioError("unknown key", key=f"sweep.{key}", allowed=", ".join(SWEEP_KEYS), where=where)
+            raise ScenarioError("unknown key" + did_you_mean(key, SWEEP_KEYS), key=f"sweep.{key}",
+                                allowed=", ".join(SWEEP_KEYS), where=where)
     source = doc.get("scenario")
     if isinstance(source, str):
         scenario_path = (path.parent / source)

@@ -1708,11 +1708,17 @@ def scenario_error_from_validation(exc: ValidationError, data, model) -> Scenari
         found = _type_at(model, path[:-1], data)
         keys = list(found[0].model_fields) if found and _is_model(found[0]) else []
         return ScenarioError(f"unknown key{did_you_mean(path[-1], keys)}", path=path, allowed=", ".join(keys) or None)
-    if kind in ("union_tag_invalid", "union_tag_not_found"):
-        kinds = "one of: " + ", ".join(WORKLOAD_KINDS)
-        problem = (f"unknown kind {ctx.get('tag')!r}" if kind == "union_tag_invalid"
-                   else "required key is missing")
-        return ScenarioError(problem, path=path + ("kind",), allowed=kinds)
+    if kind == "union_tag_invalid":
+        return ScenarioError(f"unknown kind {ctx.get('tag')!r}{did_you_mean(ctx.get('tag'), WORKLOAD_KINDS)}",
+                             path=path + ("kind",), allowed="one of: " + ", ".join(WORKLOAD_KINDS))
+    if kind == "union_tag_not_found":
+        # A workload without `kind` may have it misspelt: name that key, as for any other.
+        written = [k for k in err["input"] if did_you_mean(k, ["kind"])] if isinstance(err["input"], dict) else []
+        if written:
+            return ScenarioError(f"unknown key{did_you_mean(written[0], ['kind'])}", path=path + (written[0],),
+                                 allowed="kind, then the keys of that kind")
+        return ScenarioError("required key is missing", path=path + ("kind",),
+                             allowed="one of: " + ", ".join(WORKLOAD_KINDS))
     allowed = _describe_at(model, path, data)
     value = err.get("input")
     if kind == "missing":
