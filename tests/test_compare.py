@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from rcusim.commands.cli import main
+from rcusim.commands.compare import compare_table
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNC = ROOT / "scenarios" / "sync_rcu_10k.yaml"
@@ -25,11 +27,29 @@ def two_results(tmp_path_factory):
     return a, b
 
 
+def wide_cells(table: str) -> dict[tuple[str, str], str]:
+    """{(metric, column): value} of the --wide table."""
+    header, _, *rows = table.splitlines()
+    columns = header.split()[1:]
+    return {(row.split()[0], c): v for row in rows for c, v in zip(columns, row.split()[1:], strict=True)}
+
+
+def blocks(table: str) -> dict[tuple[str, str], dict[str, tuple[str, ...]]]:
+    """{(variant of B, variant of A): {metric: (A, B, B/A)}} of the table in blocks."""
+    out = {}
+    for block in table.strip("\n").split("\n\n"):
+        title, header, _, *rows = block.splitlines()
+        assert header.split() == ["metric", "A", "B", "B/A"]
+        pair = re.fullmatch(r"B = hz250:(\S+) against A = hz1000:(\S+)", title).groups()
+        out[pair] = {row.split()[0]: tuple(row.split()[1:]) for row in rows}
+    return out
+
+
 def test_table_and_ratios(two_results, tmp_path, capsys):
     a, b = two_results
     plot = tmp_path / "cmp.png"
     capsys.readouterr()
-    assert main(["compare", str(a), str(b / "summary.json"), "--plot", str(plot)]) == 0
+    assert main(["compare", str(a), str(b / "summary.json"), "--plot", str(plot), "--wide"]) == 0
     text = capsys.readouterr().out
     header = text.splitlines()[0].split()
     assert header == ["metric", "hz1000:default", "hz1000:wake_from_gp", "hz250:default", "hz250:wake_from_gp",
@@ -43,6 +63,38 @@ def test_table_and_ratios(two_results, tmp_path, capsys):
     assert "overlaid latency histogram" in text and plot.stat().st_size > 0
 
 
+def test_the_table_fits_80_columns_and_wide_gives_it_whole(two_results, capsys):
+    a, b = two_results
+    assert main(["compare", str(a), str(b)]) == 0
+    text = capsys.readouterr().out
+    assert main(["compare", str(a), str(b), "--wide"]) == 0
+    wide = capsys.readouterr().out
+    assert max(map(len, text.splitlines())) <= 80 < max(map(len, wide.splitlines()))
+    cells, found = wide_cells(wide), blocks(text)
+    assert set(found) == {("default", "default"), ("wake_from_gp", "wake_from_gp")}
+    for (nb, na), rows in found.items():
+        columns = (f"hz1000:{na}", f"hz250:{nb}", f"hz250:{nb}/hz1000:{na}")
+        assert rows == {m: tuple(cells[(m, c)] for c in columns) for m, c in cells
+                        if c in columns[:2] and cells[(m, c)] != "-"}
+
+
+def test_a_variant_of_a_that_none_of_b_is_set_against_is_named():
+    a = {"variants": {"x": {"metrics": {"grace_periods": 4}}, "y": {"metrics": {"grace_periods": 5}}}}
+    b = {"variants": {"z": {"metrics": {"grace_periods": 6}}}}
+    text = compare_table(a, b)
+    assert text.startswith("B = B:z against A = A:x\n")
+    assert re.search(r"^grace_periods +4 +6 +1\.500$", text, re.M)
+    assert text.endswith("A's variants y have none of B's against them (--wide shows them)")
+    assert "A:y" in compare_table(a, b, wide=True)
+
+
+def test_no_file_is_written_unless_asked(two_results, tmp_path, monkeypatch, capsys):
+    a, b = two_results
+    monkeypatch.chdir(tmp_path)
+    assert main(["compare", str(a), str(b)]) == 0
+    assert list(tmp_path.iterdir()) == [] and "histogram" not in capsys.readouterr().out
+
+
 def test_summary_files_only_give_no_histogram(two_results, tmp_path, capsys):
     a, b = two_results
     lone = tmp_path / "lone"
@@ -50,7 +102,9 @@ def test_summary_files_only_give_no_histogram(two_results, tmp_path, capsys):
     (lone / "summary.json").write_text((b / "summary.json").read_text())
     plot = tmp_path / "cmp.png"
     assert main(["compare", str(a), str(lone), "--plot", str(plot)]) == 0
-    assert "histogram" not in capsys.readouterr().out and not plot.exists()
+    captured = capsys.readouterr()
+    assert "written" not in captured.out and not plot.exists()
+    assert captured.err.startswith("rcusim: note: --plot: no histogram written") and captured.err.count("\n") == 1
 
 
 @pytest.mark.parametrize("make, fragment", [

@@ -1,16 +1,18 @@
 """``python -m rcusim compare A B``: two results side by side, with ratios.
 
 A and B are results directories written by ``python -m rcusim run`` (or their
-``summary.json`` files). The table has one row per metric and one column per
-variant of each, then ``B/A`` ratios: each variant of B against the variant of
-A with the same name, or against A's first variant. When both directories
-hold ``latencies.parquet``, the latency histograms of every variant are
-overlaid in one figure (``--plot``).
+``summary.json`` files). Each variant of B is set against the variant of A with
+the same name, or against A's first variant: one block per variant of B, with a
+row per metric, A's value, B's and B/A, fits an 80-column terminal; ``--wide``
+prints one table with a column per variant of each and the ratios after them.
+Given ``--plot FILE``, and when both directories hold ``latencies.parquet``,
+the latency histograms of every variant are overlaid in one figure.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,7 @@ from rcusim.errors import ScenarioError
 from rcusim.input.scenario import SUMMARY_MAX_BYTES, read_text_file
 from rcusim.plots import LatencyHistogramDisplay
 from rcusim.plots.axes import agg_figure
+from rcusim.results.result import text_table
 
 __all__ = ["load_summary", "flatten_metrics", "compare_table", "figures_table", "add_parser", "cmd_compare"]
 
@@ -78,29 +81,40 @@ def _labels(a, b) -> tuple[str, str]:
     return (la, lb) if la != lb else ("A", "B")
 
 
-def compare_table(a: dict, b: dict, label_a: str = "A", label_b: str = "B") -> str:
-    """The side-by-side table of two summaries, as text."""
+def compare_table(a: dict, b: dict, label_a: str = "A", label_b: str = "B", wide: bool = False) -> str:
+    """The side-by-side table of two summaries, as text: one block of at most 80 characters per
+    variant of B, with its metrics (column B), those of the variant of A it is set against
+    (column A) and the ratios; or, `wide`, one table of every variant of both and the ratios."""
     va, vb = a["variants"], b["variants"]
-    cols = [(label_a, n, flatten_metrics(v)) for n, v in va.items()]
-    cols += [(label_b, n, flatten_metrics(v)) for n, v in vb.items()]
+    ma = {n: flatten_metrics(v) for n, v in va.items()}
+    mb = {n: flatten_metrics(v) for n, v in vb.items()}
     first_a = next(iter(va))
-    ratios = [(n, n if n in va else first_a) for n in vb]
-    keys = [k for k in HEADLINE if any(k in c[2] for c in cols)]
-    keys += sorted({k for c in cols for k in c[2]} - set(keys))
-    header = ["metric"] + [f"{lab}:{n}" for lab, n, _ in cols] + [f"{label_b}:{nb}/{label_a}:{na}" for nb, na in ratios]
-    body = []
-    for key in keys:
-        row = [key] + [_fmt(c[2].get(key)) for c in cols]
-        for nb, na in ratios:
-            x, base = flatten_metrics(vb[nb]).get(key), flatten_metrics(va[na]).get(key)
-            row.append(_fmt(None if x is None or not base else x / base))
-        body.append(row)
-    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
-    lines = ["  ".join([header[0].ljust(widths[0])] + [h.rjust(w) for h, w in zip(header[1:], widths[1:])]),
-             "  ".join("-" * w for w in widths)]
-    for r in body:
-        lines.append("  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])]))
-    return "\n".join(lines)
+    pairs = [(nb, nb if nb in va else first_a) for nb in vb]
+    found = [*ma.values(), *mb.values()]
+    keys = [k for k in HEADLINE if any(k in m for m in found)]
+    keys += sorted({k for m in found for k in m} - set(keys))
+
+    def ratio(key, nb, na):
+        x, base = mb[nb].get(key), ma[na].get(key)
+        return _fmt(None if x is None or not base else x / base)
+
+    if wide:
+        header = (["metric"] + [f"{label_a}:{n}" for n in va] + [f"{label_b}:{n}" for n in vb]
+                  + [f"{label_b}:{nb}/{label_a}:{na}" for nb, na in pairs])
+        body = [[key] + [_fmt(ma[n].get(key)) for n in va] + [_fmt(mb[n].get(key)) for n in vb]
+                + [ratio(key, nb, na) for nb, na in pairs] for key in keys]
+        return text_table(header, body)
+    blocks = []
+    for nb, na in pairs:
+        body = [[key, _fmt(ma[na].get(key)), _fmt(mb[nb].get(key)), ratio(key, nb, na)]
+                for key in keys if key in ma[na] or key in mb[nb]]
+        blocks.append(f"B = {label_b}:{nb} against A = {label_a}:{na}\n"
+                      + text_table(["metric", "A", "B", "B/A"], body))
+    alone = [n for n in va if n not in {na for _, na in pairs}]
+    if alone:
+        blocks.append(f"{label_a}'s variants {', '.join(alone)} have none of {label_b}'s against them "
+                      "(--wide shows them)")
+    return "\n\n".join(blocks)
 
 
 def _fmt(x) -> str:
@@ -206,8 +220,10 @@ def add_parser(sub) -> None:
     p = sub.add_parser("compare", help="compare two results side by side")
     p.add_argument("a", metavar="A", help="results directory (or summary.json): the baseline")
     p.add_argument("b", metavar="B", help="results directory (or summary.json) to compare with A")
-    p.add_argument("--plot", default="compare_latency_hist.png", metavar="FILE",
-                   help="overlaid latency histogram, when both have latencies.parquet (default: %(default)s)")
+    p.add_argument("--wide", action="store_true",
+                   help="one table of every variant of both, however wide (default: a block per variant of B)")
+    p.add_argument("--plot", metavar="FILE",
+                   help="write the latency histograms of both, overlaid, to this PNG file (both need latencies.parquet)")
     p.add_argument("--linear", action="store_true", help="linear histogram buckets (default: log2)")
     p.add_argument("--figures", action="store_true",
                    help="only the validation figures of the variants both share (latency mean, p50, p99, max, "
@@ -221,10 +237,15 @@ def cmd_compare(args) -> int:
     if args.figures:
         print(figures_table(args.a, args.b, label_a, label_b))
         return 0
-    print(compare_table(a, b, label_a, label_b))
+    print(compare_table(a, b, label_a, label_b, wide=args.wide))
+    if args.plot is None:
+        return 0
     try:
         if save_overlaid_histogram([args.a, args.b], [label_a, label_b], args.plot, log2=not args.linear):
             print(f"\noverlaid latency histogram written to {args.plot}")
+        else:
+            print("rcusim: note: --plot: no histogram written, as A and B do not both hold latencies.parquet",
+                  file=sys.stderr)
     except OSError as exc:
         raise ScenarioError(f"cannot write {str(args.plot)!r}: {exc.strerror or exc}", key="--plot") from None
     return 0

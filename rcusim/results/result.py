@@ -621,6 +621,41 @@ def _metric_lines(label: str, items: list[str]) -> list[str]:
     return [f"{label if i == 0 else '':<{_LABEL_WIDTH}}" + "  ".join(line) for i, line in enumerate(lines)]
 
 
+def text_table(header: list[str], body: list[list[str]], groups: list[list[int]] = (),
+               width: int | None = None) -> str:
+    """Rows of cells as a plain-text table, the first column left-aligned and the others right-aligned.
+
+    A table wider than `width` characters (None: no limit) is cut into blocks, one under the
+    other: each has the columns that are in none of the `groups` of column indices, and as many
+    of the groups, in order, as fit (at least one); within a block the columns keep their order.
+    """
+    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
+    fixed = set(range(len(header))).difference(*groups)
+
+    def columns(block):
+        return sorted(fixed.union(*block))
+
+    def span(block):
+        return sum(widths[c] + 2 for c in columns(block)) - 2
+
+    blocks = [[]]
+    for group in groups:
+        if blocks[-1] and width is not None and span(blocks[-1] + [group]) > width:
+            blocks.append([])
+        blocks[-1].append(group)
+
+    def line(cells, cols):
+        return "  ".join([cells[cols[0]].ljust(widths[cols[0]])] + [cells[c].rjust(widths[c]) for c in cols[1:]])
+
+    out = []
+    for block in blocks:
+        cols = columns(block)
+        out += [""] if out else []
+        out += [line(header, cols), "  ".join("-" * widths[c] for c in cols)]
+        out += [line(r, cols) for r in body]
+    return "\n".join(out)
+
+
 def _fmt(value) -> str:
     if value is None:
         return "-"
@@ -803,31 +838,9 @@ class Result:
                 ratio = None if (base in (None, 0) or x is None) else x / base
                 cells.append(_fmt(ratio))
             body.append(cells)
-        widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
-
-        def columns(others):
-            """The metric, the first variant, the variants `others` (their indices) and their ratios."""
-            return [0, 1] + [1 + i for i in others] + [len(names) + i for i in others]
-
-        def width(others):
-            return sum(widths[c] + 2 for c in columns(others)) - 2
-
-        blocks = [[]]
-        for i in range(1, len(names)):
-            if blocks[-1] and width(blocks[-1] + [i]) > LINE_WIDTH:
-                blocks.append([])
-            blocks[-1].append(i)
-
-        def line(cells, cols):
-            return "  ".join([cells[0].ljust(widths[0])] + [cells[c].rjust(widths[c]) for c in cols[1:]])
-
-        out = []
-        for others in blocks:
-            cols = columns(others)
-            out += [""] if out else []
-            out += [line(header, cols), "  ".join("-" * widths[c] for c in cols)]
-            out += [line(r, cols) for r in body]
-        return "\n".join(out)
+        # Each further variant goes with its ratio; the metric and the first variant are in every block.
+        groups = [[1 + i, len(names) + i] for i in range(1, len(names))]
+        return text_table(header, body, groups, width=LINE_WIDTH)
 
     def report_text(self) -> str:
         """Text report: per variant, funclatency-style histograms and metrics.
