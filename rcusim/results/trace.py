@@ -27,6 +27,8 @@ stopped when the engine's buffer fills.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -507,11 +509,31 @@ def write_ftrace(result, path) -> Path:
 
 
 def check_output_path(path, option: str) -> Path:
-    """Refuse, before running, an output file that cannot be written."""
+    """Refuse, before running, an output file that cannot be written: a name that is no path (a
+    NUL byte, a name over 255 bytes), something other than a regular file where it exists (a
+    directory, a FIFO, a device), or a directory that does not exist or takes no new file."""
     path = Path(path)
+    try:
+        if "\x00" in str(path):
+            raise ValueError("a NUL byte in the path")
+        str(path).encode()
+        exists = path.exists()
+    except (OSError, ValueError, UnicodeError) as exc:  # a name too long, a NUL, a lone surrogate
+        raise ScenarioError(f"{str(path)!r} cannot be a path: {getattr(exc, 'strerror', None) or exc}", key=option,
+                            allowed="a file name of at most 255 bytes") from None
     if path.is_dir():
         raise ScenarioError(f"{str(path)!r} is a directory", key=option, allowed="a file name")
-    if not path.absolute().parent.is_dir():
-        raise ScenarioError(f"directory {str(path.absolute().parent)!r} does not exist", key=option,
+    if exists and not path.is_file():
+        raise ScenarioError(f"{str(path)!r} is not a regular file", key=option, allowed="a file name")
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        raise ScenarioError(f"directory {str(parent)!r} does not exist", key=option,
                             allowed="a file in an existing directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".rcusim-check-", dir=parent)
+    except OSError as exc:
+        raise ScenarioError(f"cannot write in {str(parent)!r}: {exc.strerror or exc}", key=option,
+                            allowed="a file in a writable directory") from None
+    os.close(fd)
+    os.unlink(probe)
     return path
