@@ -58,7 +58,7 @@ from rcusim.commands.compare import flatten_metrics
 from rcusim.commands.outdir import claim, writing
 from rcusim.engine.simulate import RANDOM_DRAWS, draws_at_random
 from rcusim.errors import ScenarioError, did_you_mean, show_value
-from rcusim.input.scenario import load_scenario, read_text_file
+from rcusim.input.scenario import NAME_ALLOWED, is_file_name, load_scenario, read_text_file
 from rcusim.plots import save_percentiles
 from rcusim.results.atomic import atomic_directory, atomic_file
 from rcusim.results.result import installed_version
@@ -168,9 +168,9 @@ def load_sweep(path) -> Sweep:
         raise ScenarioError(f"{show_value(plot_x)} is not a swept key", key="sweep.plot", where=where,
                             allowed="one of: " + ", ".join(params))
     name = doc.get("name", path.stem)
-    if not isinstance(name, str) or not name.strip() or "/" in name:
-        raise ScenarioError(f"{show_value(name)} is not a sweep name", key="sweep.name",
-                            allowed="a non-empty string without '/'", where=where)
+    if not is_file_name(name):  # it names the results directory, results/sweeps/<name>
+        raise ScenarioError(f"{show_value(name)} is not a sweep name", key="sweep.name", allowed=NAME_ALLOWED,
+                            where=where)
     sweep = Sweep(name=name, scenario=scenario, params=dict(params), seeds=seeds, variants=variants,
                   plot_x=plot_x, source=path)
     n_runs = len(sweep.points()) * len(seeds)

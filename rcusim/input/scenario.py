@@ -53,7 +53,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from rcusim.errors import ScenarioError, did_you_mean, format_path, show_value
 from rcusim.input.config import VariantSpec, build_variant
 
-__all__ = ["Scenario", "load_scenario", "read_text_file", "MAX_FILE_BYTES", "SUMMARY_MAX_BYTES", "MAX_DEPTH", "MAX_NODES"]
+__all__ = ["Scenario", "load_scenario", "read_text_file", "is_file_name", "NAME_ALLOWED", "MAX_FILE_BYTES", "SUMMARY_MAX_BYTES", "MAX_DEPTH", "MAX_NODES"]
 
 MAX_FILE_BYTES = 1 << 20
 #: The largest results summary.json read back (run --from, compare, kernel --sim-only).
@@ -87,7 +87,8 @@ NAME_ALLOWED = (f"a file name of 1 to {NAME_MAX} characters: no '/' or '\\', not
                 "no control characters")
 
 
-def _is_file_name(name) -> bool:
+def is_file_name(name) -> bool:
+    """Whether `name` can name a results directory (see NAME_ALLOWED)."""
     return (isinstance(name, str) and 0 < len(name) <= NAME_MAX and name.strip() == name
             and name not in (".", "..") and not any(c in "/\\" or ord(c) < 32 or ord(c) == 127 for c in name))
 
@@ -207,7 +208,7 @@ def load_scenario(source, overrides=None, seed=None, variants=None) -> Scenario:
         _apply_override(doc, path, value, origin, ctx)
 
     name = doc.get("name", default_name)
-    if not _is_file_name(name):
+    if not is_file_name(name):
         raise ScenarioError(f"{show_value(name)} is not a scenario name", key="name", allowed=NAME_ALLOWED,
                             where=ctx.where(("name",)))
     description = doc.get("description") or ""
