@@ -412,6 +412,13 @@ def test_run_from_a_summary_gives_the_same_results(tmp_path):
     for s in (a, b):
         del s["wall_clock"], s["invocation"]
     assert a == b and a["seed"] == 3
+    # --set seed=... changes the recorded seed as it would a file's, and a bad one is refused.
+    other = tmp_path / "other"
+    assert main(["run", "--from", str(first / "summary.json"), "--out", str(other), "--no-progress",
+                 "--set", "seed=4"]) == 0
+    assert json.loads((other / "summary.json").read_text(encoding="utf-8"))["seed"] == 4
+    assert main(["run", "--from", str(first / "summary.json"), "--out", str(tmp_path / "bad"), "--set", "seed=-1",
+                 "--seed", "5"]) == 2
 
 
 def test_show_config_prints_the_resolved_configuration(capsys):

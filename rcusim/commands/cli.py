@@ -114,12 +114,13 @@ def _scenario_from_summary(path: str, overrides, seed, variants):
     text = read_text_file(path, path, "--from file", allowed, max_bytes=SUMMARY_MAX_BYTES)
     try:
         summary = json.loads(text)
-        data, recorded_seed = summary["provenance"]["scenario"], summary["seed"]
+        # The recorded seed, under what --set seed=... and --seed change as for a scenario file.
+        data = {**summary["provenance"]["scenario"], "seed": summary["seed"]}
         variants = variants or list(summary["provenance"]["variants"])
     except (ValueError, KeyError, TypeError):
         raise ScenarioError(f"--from: {path!r} is not a summary.json with provenance",
                             allowed="the summary.json of a results directory written by rcusim run") from None
-    return load_scenario(data, overrides=overrides, seed=recorded_seed if seed is None else seed, variants=variants)
+    return load_scenario(data, overrides=overrides, seed=seed, variants=variants)
 
 
 def cmd_run(args) -> int:

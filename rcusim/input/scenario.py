@@ -215,13 +215,12 @@ def load_scenario(source, overrides=None, seed=None, variants=None) -> Scenario:
     if not isinstance(description, str):
         raise ScenarioError(f"{show_value(description)} is not valid", key="description",
                             allowed="a string", where=ctx.where(("description",)))
-    if seed is not None:
-        seed_where = "the seed argument"
-    else:
-        seed, seed_where = doc.get("seed", 0), ctx.where(("seed",))
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-        raise ScenarioError(f"{show_value(seed)} is not a valid seed", key="seed",
-                            allowed=f"an integer from 0 to {2**64 - 1}", where=seed_where)
+    # The file's seed is checked even when the argument replaces it: a bad value is never ignored.
+    for value, seed_where in ((doc.get("seed", 0), ctx.where(("seed",))), (seed, "the seed argument")):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**64):
+            raise ScenarioError(f"{show_value(value)} is not a valid seed", key="seed",
+                                allowed=f"an integer from 0 to {2**64 - 1}", where=seed_where)
+    seed = doc.get("seed", 0) if seed is None else seed
 
     base = {key: doc[key] for key in _BASE_KEYS if key in doc}
     specs: dict[str, VariantSpec] = {}
