@@ -12,6 +12,7 @@ the first lasts (rcusim/commands/outdir.py).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shlex
@@ -48,6 +49,7 @@ class _ArgumentParser(argparse.ArgumentParser):
         raise ScenarioError(f"command line: {message}")
 
 
+@functools.cache  # built once: main() may be called many times in one process (tests, notebooks)
 def _parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="python -m rcusim", description="Discrete-event simulator of Linux kernel Tree RCU.")
     revision = source_revision()
