@@ -1,8 +1,13 @@
-"""Hostile-input fuzz test of the command line.
+"""Hostile-input fuzz tests of the command line, run in-process through ``rcusim.commands.cli.main``.
 
-Scenario files and command lines are derived from the bundled scenario by a
-seeded ``random.Random`` and fed to ``rcusim.commands.cli.main`` in-process. Every case
-must end in one of two ways:
+The hostile invocations of ``run`` and ``sweep`` (over 600: input paths that are missing,
+directories, devices, a FIFO, too long or not paths at all; results directories and trace files
+that cannot be written; scenario and sweep names; --from files; bad keys and values in --set and in
+sweep files; huge numbers, NUL bytes) must each be refused: exit status 2, one stderr line, no
+traceback, nothing written.
+
+Then scenario files and command lines are derived from the bundled scenario by a
+seeded ``random.Random``. Every case must end in one of two ways:
 
 * exit status 0: a valid run, whose results directory is complete, with nothing on
   stderr but notes (``rcusim: note: ``, e.g. a patch the release already has); or
@@ -22,10 +27,13 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import json
 import os
 import random
 import re
+import shutil
 import signal
+import stat
 from collections import Counter
 from pathlib import Path
 
@@ -613,6 +621,175 @@ def test_fuzz_cli(tmp_path):
     assert not problems, f"{len(problems)} of {N_CASES} cases failed:\n" + "\n".join(problems[:20])
     # Both outcomes must occur, or the fuzzer is not exercising what it should.
     assert outcomes["exit 0"] > 0 and outcomes["exit 2"] > 0
+
+
+# ------------------------------------------------------------------ hostile invocations of run and sweep
+
+# Every invocation below carries one hostile input among valid ones, and must be refused before
+# anything runs or is written: exit status 2, one stderr line, no traceback, no file anywhere in
+# the working directory (each runs in the same prepared directory, whose listing must not change).
+TINY = {"hardware": {"profile": "x86-64-server-2023", "nr_cpus": 2},
+        "workloads": [{"kind": "sync_loop", "tasks": 2, "loops": 1}], "run": {"max_sim_time_s": 0.5}}
+TINY_SWEEP = {"scenario": "tiny.yaml", "sweep": {"hardware.nr_cpus": [2]}}
+LONG_PATH = "/".join(["d" * 250] * 20) + "/x"
+# Input paths: missing, not files, devices, a FIFO (never to be opened), a symbolic-link loop, not
+# text, empty, too large, names that cannot be paths.
+HOSTILE_INPUTS = ["missing.yaml", "no/such/dir/x.yaml", "dir", ".", "/", "/dev/zero", "/dev/null", "/dev/urandom",
+                  "fifo", "loop", "empty", "junk", "huge", "not_yaml", "list.yaml", "file/below", "", "a\x00b",
+                  "x" * 300, LONG_PATH, "\udcff.yaml", "a\nb", "-", "/proc/self", "dir/../missing"]
+# Results directories that exist and are no directory, lie under a file, cannot be paths or written.
+# "null" and "zero" are device nodes of the test's own (see prepare()), never the system's.
+HOSTILE_OUTS = ["file", "fifo", "null", "zero", "null/below", "file/below", "a\x00b", "x" * 300, LONG_PATH,
+                "/proc/rcusim", "/proc/self/rcusim", "\udcff"]
+# Output files for --trace and --ftrace.
+HOSTILE_FILES = ["dir", ".", "fifo", "null", "zero", "a\x00b", "x" * 300, LONG_PATH,
+                 "no/such/dir/t.json", "file/below", "/proc/rcusim.json"]
+# Scenario and sweep names: results/<name> must stay a directory of its own.
+HOSTILE_NAMES = ["", ".", "..", "a/b", "../x", "/abs", "x" * 101, "a\x00b", "a\nb", " lead", "a\\b", "\udcff"]
+# --set overrides (and sweep points) that no scenario accepts: unknown or misspelt keys, values
+# out of range, too large for any integer, not numbers, bad syntax.
+HOSTILE_SETS = [
+    "bogus=1", "kernel.Hz=250", "hardware.nr_cpu=2", "kernel.HZ=1e400", "kernel.HZ=99999999999999999999999",
+    "kernel.HZ=7", "hardware.nr_cpus=0", "hardware.nr_cpus=-1", "hardware.nr_cpus=8193", "hardware.nr_cpus=1e9",
+    "hardware.nr_cpus=" + "9" * 5000, "seed=-1", "seed=18446744073709551616", "kernel.release=99.99",
+    "kernel.bootargs=rcutree.blimit=abc", "kernel.bootargs=rcutree.bogus=1", "workloads.0.tasks=0",
+    "workloads.0.tasks=-5", "workloads.0.cpus=0-99999", "workloads[9].tasks=1", "=", "noequals", "kernel..HZ=1",
+    "a\x00b=1", "kernel.HZ=\x00", "\udcff=1", "x" * 1000 + "=1", "variants.nope.kernel.HZ=1",
+    "run.max_sim_time_s=-1", "run.max_sim_time_s=.nan", "workloads.0.kind=bogus", "hardware.profile=../../etc/passwd",
+    "hardware.profile=/dev/zero", "kernel.CONFIG_RCU_FANOUT=1", "hardware.costs.tick_ns=-1", "run.Records=none",
+    "workloads=[]", "workloads=3", "hardware=null", "kernel.patches=[bogus]", "workloads.0.loops=1e30",
+]
+HOSTILE_SEEDS = ["-1", "18446744073709551616", "abc", "", "1e3", "0x10", "nan", "9" * 5000]
+HOSTILE_VARIANTS = ["nope", "", "a\x00b", "DEFAULT", "\udcff", "default.x"]
+HOSTILE_WORKERS = ["0", "-1", "4097", "abc", "", "1e3"]
+# Whole sweep files (over TINY_SWEEP's keys) that load_sweep must refuse.
+HOSTILE_SWEEPS = [
+    {"sweeps": {}}, {"Seeds": 2}, {"sweep": {}}, {"sweep": None}, {"sweep": {"hardware.nr_cpus": []}},
+    {"sweep": {"hardware.nr_cpus": 2}}, {"sweep": {"hardware.nr_cpus": [0]}}, {"sweep": {"hardware.nr_cpus": ["x"]}},
+    {"sweep": {"bogus": [1]}}, {"seeds": 0}, {"seeds": -1}, {"seeds": 10**9}, {"seeds": "x"}, {"seeds": [-1]},
+    {"seeds": [2**64]}, {"seeds": []}, {"seeds": 1.5}, {"plot": "kernel.HZ"}, {"variants": ["nope"]}, {"variants": 3},
+    {"set": 3}, {"set": {"bogus": 1}}, {"set": {"hardware.nr_cpus": 0}}, {"scenario": 3}, {"scenario": None},
+    {"scenario": {"bogus": 1}}, {"scenario": {}}, {"scenario": [1]},
+    {"sweep": {"hardware.nr_cpus": list(range(1, 1001)), "kernel.HZ": [100] * 101}},
+]
+
+
+def prepare(directory: Path) -> None:
+    """The files the hostile invocations name, and valid inputs to go with them."""
+    (directory / "tiny.yaml").write_text(yaml.safe_dump({"name": "tiny", **TINY}))
+    (directory / "sweep.yaml").write_text(yaml.safe_dump(TINY_SWEEP))
+    (directory / "summary.json").write_text(json.dumps({"seed": 0, "provenance": {
+        "scenario": {"name": "tiny", **TINY}, "variants": {"default": {}}}}))
+    (directory / "dir").mkdir()
+    os.mkfifo(directory / "fifo")
+    # Devices to name as outputs, made here: a writer that replaced one would not replace the
+    # system's /dev/null. Making them needs root; elsewhere FIFOs stand in.
+    for name, minor in (("null", 3), ("zero", 5)):
+        try:
+            os.mknod(directory / name, 0o666 | stat.S_IFCHR, os.makedev(1, minor))
+        except PermissionError:
+            os.mkfifo(directory / name)
+    os.symlink("loop", directory / "loop")
+    (directory / "empty").write_text("")
+    (directory / "file").write_text("x\n")
+    (directory / "junk").write_bytes(bytes(range(256)) * 4)
+    with open(directory / "huge", "wb") as f:
+        f.truncate(2 << 20)  # sparse: larger than any input rcusim reads
+    (directory / "not_yaml").write_text("a: [b\n")
+    (directory / "list.yaml").write_text("- 1\n- 2\n")
+    for name, text in (("from_not_json", "{oops"), ("from_no_provenance", '{"seed": 0}'),
+                       ("from_bad_scenario", json.dumps({"seed": 0, "provenance": {
+                           "scenario": {"bogus": 1, **TINY}, "variants": {"default": {}}}})),
+                       ("from_bad_seed", json.dumps({"seed": -1, "provenance": {
+                           "scenario": TINY, "variants": {"default": {}}}})),
+                       ("from_list", "[1, 2]")):
+        (directory / name).write_text(text)
+
+
+def sweep_file(directory: Path, index: int, doc) -> str:
+    """`doc` written as the sweep file of invocation `index`; its name."""
+    name = f"sweep_{index}.yaml"
+    (directory / name).write_text(doc if isinstance(doc, str) else yaml.safe_dump(doc, allow_unicode=True))
+    return name
+
+
+def hostile_invocations(directory: Path) -> list[list[str]]:
+    """Every hostile invocation of run and sweep, as argv; sweep files are written into `directory`."""
+    run = ["run", "tiny.yaml", "--out", "out", "--no-progress"]
+    sweep = ["sweep", "sweep.yaml", "--out", "out", "--no-progress"]
+    argvs = []
+    # Relative names, and the same names made absolute.
+    inputs = HOSTILE_INPUTS + [str(directory / p) for p in HOSTILE_INPUTS if p and not p.startswith("/")]
+    for path in inputs:
+        argvs += [["run", path, "--out", "out", "--no-progress"], ["run", "--from", path, "--out", "out"],
+                  ["sweep", path, "--out", "out", "--workers", "1"]]
+        if "\udcff" not in path:  # a sweep file is UTF-8
+            argvs.append(["sweep", sweep_file(directory, len(argvs), {**TINY_SWEEP, "scenario": path}), "--out", "out"])
+    for path in ("from_not_json", "from_no_provenance", "from_bad_scenario", "from_bad_seed", "from_list",
+                 "tiny.yaml", "sweep.yaml"):
+        argvs += [["run", "--from", path, "--out", "out"], ["run", "--from", path, "--out", "out", "--variant", "nope"]]
+    for path in HOSTILE_OUTS + [str(directory / p) for p in HOSTILE_OUTS if not p.startswith("/")]:
+        argvs += [["run", "tiny.yaml", "--out", path, "--no-progress"], ["run", "tiny.yaml", "--out", path, "--force"],
+                  ["sweep", "sweep.yaml", "--out", path, "--workers", "1"]]
+    for path in ("dir", "."):  # existing directories: run replaces one only with --force
+        argvs.append(["run", "tiny.yaml", "--out", path])
+    for path in HOSTILE_FILES:
+        argvs += [run + ["--trace", path], run + ["--ftrace", path]]
+    for name in HOSTILE_NAMES:
+        argvs += [["run", "tiny.yaml", "--set", f"name={name}"], ["run", "tiny.yaml", "--set", f"name={name}", "--force"]]
+        if "\udcff" not in name:
+            argvs += [["run", sweep_file(directory, len(argvs), {"name": name, **TINY}), "--no-progress"],
+                      ["sweep", sweep_file(directory, len(argvs), {"name": name, **TINY_SWEEP}), "--workers", "1"]]
+    for item in HOSTILE_SETS:
+        argvs += [run + ["--set", item], run + ["--set", "kernel.HZ=250", "--set", item],
+                  ["run", "--from", "summary.json", "--out", "out", "--set", item],
+                  run + ["--set", f"variants.default.{item}"]]  # in a variant's overrides
+        key, _, value = item.partition("=")
+        if "\udcff" not in item and "\x00" not in item:
+            argvs.append(["sweep", sweep_file(directory, len(argvs), {**TINY_SWEEP, "set": {key: value}}),
+                          "--out", "out"])
+            argvs.append(["sweep", sweep_file(directory, len(argvs), {**TINY_SWEEP, "sweep": {key: [value]}}),
+                          "--out", "out"])
+    for seed in HOSTILE_SEEDS:
+        argvs += [run + ["--seed", seed], ["run", "--from", "summary.json", "--out", "out", "--seed", seed]]
+    for variant in HOSTILE_VARIANTS:
+        argvs += [run + ["--variant", variant], ["run", "--from", "summary.json", "--out", "out", "--variant", variant]]
+    for workers in HOSTILE_WORKERS:
+        argvs.append(sweep + ["--workers", workers])
+    for changes in HOSTILE_SWEEPS:
+        argvs.append(["sweep", sweep_file(directory, len(argvs), {**TINY_SWEEP, **changes}), "--out", "out"])
+    for text in ("", "---\n", "- 1\n", "a: [b\n", "42\n", "sweep: *x\n", "\t- x: 1\n"):
+        argvs.append(["sweep", sweep_file(directory, len(argvs), text), "--out", "out"])
+    for stray in ("--bogus", "extra", "--out", "--workers"):
+        argvs += [run + [stray], sweep + [stray]]
+    return argvs
+
+
+def listing(directory: Path) -> set[str]:
+    """Every path below `directory`, hidden ones too, without following links."""
+    return {os.path.join(root, name) for root, dirs, files in os.walk(directory) for name in dirs + files}
+
+
+def test_hostile_invocations_are_refused_and_write_nothing(tmp_path, monkeypatch):
+    prepare(tmp_path)
+    argvs = hostile_invocations(tmp_path)
+    assert len(argvs) >= 600, len(argvs)
+    monkeypatch.chdir(tmp_path)
+    before = listing(tmp_path)
+    problems = []
+    for argv in argvs:
+        status, stdout, stderr = run_main(argv)
+        lines = stderr.split("\n")
+        written = sorted(listing(tmp_path) - before)
+        if status != 2 or len(lines) != 2 or lines[1] or not lines[0].startswith("rcusim: error: ") or written:
+            problems.append(f"{argv!r:.300}: status {status}, stderr {stderr[-300:]!r}, wrote {written[:5]}")
+        for path in written:  # the next invocations start from the prepared directory
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            elif os.path.lexists(path):
+                os.unlink(path)
+    print(f"\nhostile invocations: {len(argvs)}, refused as they should be: {len(argvs) - len(problems)}")
+    assert not problems, f"{len(problems)} of {len(argvs)} invocations:\n" + "\n".join(problems[:30])
 
 
 def test_memory_guard_refuses_huge_run(tmp_path):
