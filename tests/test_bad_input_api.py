@@ -130,7 +130,8 @@ def test_missing_required_key(tmp_path):
 
 def test_unknown_workload_kind(tmp_path):
     message, path = load_text(tmp_path, scenario_text().replace("sync_loop", "sync_lop"))
-    assert message.startswith("workloads[0].kind: unknown kind 'sync_lop'; allowed: one of: sync_loop")
+    assert message.startswith("workloads[0].kind: unknown kind 'sync_lop' (did you mean 'sync_loop'?); "
+                              "allowed: one of: sync_loop")
     assert message.endswith(f"({path} line 11)")
 
 
