@@ -64,6 +64,14 @@ def test_readme_starts_with_the_two_commands():
     assert commands_of(first_code_block(text)) == FIRST_COMMANDS
 
 
+def test_ci_runs_the_readme_test_command_and_lists_the_slowest_tests():
+    test_command = FIRST_COMMANDS[1].split(" && ")[1]
+    ci = [line.replace("python3 ", "python ") for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert test_command in ci
+    addopts = re.search(r'^addopts = "(.*)"$', (ROOT / "pyproject.toml").read_text(), re.M)[1]
+    assert "--durations=15" in addopts.split()
+
+
 def test_first_block_check_can_fail():
     wrong = "# rcusim\n\n```sh\npip install -e . && python -m pytest   # tests\n```\n"
     assert commands_of(first_code_block(wrong)) != FIRST_COMMANDS
