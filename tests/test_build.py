@@ -37,7 +37,8 @@ def checkout(tmp_path: Path) -> Path:
 
 def build_requires(tree: Path) -> list[str]:
     """What the build backend asks pip to install before an editable build, beyond pyproject.toml's."""
-    code = "import json; from setuptools import build_meta; print(json.dumps(build_meta.get_requires_for_build_editable()))"
+    code = ("import json; from setuptools import build_meta; "
+            "print(json.dumps(build_meta.get_requires_for_build_editable()))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -736,7 +736,8 @@ def hostile_invocations(directory: Path) -> list[list[str]]:
     for path in HOSTILE_FILES:
         argvs += [run + ["--trace", path], run + ["--ftrace", path]]
     for name in HOSTILE_NAMES:
-        argvs += [["run", "tiny.yaml", "--set", f"name={name}"], ["run", "tiny.yaml", "--set", f"name={name}", "--force"]]
+        argvs += [["run", "tiny.yaml", "--set", f"name={name}"],
+                  ["run", "tiny.yaml", "--set", f"name={name}", "--force"]]
         if "\udcff" not in name:
             argvs += [["run", sweep_file(directory, len(argvs), {"name": name, **TINY}), "--no-progress"],
                       ["sweep", sweep_file(directory, len(argvs), {"name": name, **TINY_SWEEP}), "--workers", "1"]]

@@ -207,8 +207,7 @@ def cmd_show_config(args) -> int:
     check_seed(args.seed)
     scenario = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed, variants=args.variants)
     out = {"scenario": scenario.name, "seed": scenario.seed, "variants": {}}
-    for n in scenario.variants:
-        spec = scenario.variants[n]
+    for n, spec in scenario.variants.items():
         out["variants"][n] = {**resolved_config(spec),
                               "workloads": [w.model_dump(mode="json") for w in spec.workloads],
                               "memory_estimate_mib": round(estimate_memory_bytes(spec) / 2**20, 1)}

@@ -223,7 +223,8 @@ def add_parser(sub) -> None:
     p.add_argument("--wide", action="store_true",
                    help="one table of every variant of both, however wide (default: a block per variant of B)")
     p.add_argument("--plot", metavar="FILE",
-                   help="write the latency histograms of both, overlaid, to this PNG file (both need latencies.parquet)")
+                   help="write the latency histograms of both, overlaid, to this PNG file (both need "
+                        "latencies.parquet)")
     p.add_argument("--linear", action="store_true", help="linear histogram buckets (default: log2)")
     p.add_argument("--figures", action="store_true",
                    help="only the validation figures of the variants both share (latency mean, p50, p99, max, "

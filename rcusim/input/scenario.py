@@ -53,7 +53,8 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from rcusim.errors import ScenarioError, did_you_mean, format_path, show_value
 from rcusim.input.config import VariantSpec, build_variant
 
-__all__ = ["Scenario", "load_scenario", "read_text_file", "is_file_name", "NAME_ALLOWED", "MAX_FILE_BYTES", "SUMMARY_MAX_BYTES", "MAX_DEPTH", "MAX_NODES"]
+__all__ = ["Scenario", "load_scenario", "read_text_file", "is_file_name", "NAME_ALLOWED", "MAX_FILE_BYTES",
+           "SUMMARY_MAX_BYTES", "MAX_DEPTH", "MAX_NODES"]
 
 MAX_FILE_BYTES = 1 << 20
 #: The largest results summary.json read back (run --from, compare, kernel --sim-only).
