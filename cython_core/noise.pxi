@@ -19,8 +19,8 @@ cdef void noise_init(Engine self, nz, int e) except *:
     self.nz_kt_mu = np.ascontiguousarray(nz.kthread_mu, dtype=np.float64)
     self.nz_kt_sigma = np.ascontiguousarray(nz.kthread_sigma, dtype=np.float64)
     self.nz_timer_delay = np.ascontiguousarray(nz.timer_delay, dtype=np.int8)
-    self.nz_timer_pct_ns = np.ascontiguousarray(np.concatenate([nz.timer_busy_pct_ns, nz.timer_idle_pct_ns]),
-                                                dtype=np.int64)
+    self.nz_timer_q_ns = np.ascontiguousarray(np.concatenate([nz.timer_busy_q_ns, nz.timer_idle_q_ns]),
+                                              dtype=np.int64)
     self.nz_timer_on = bool(np.any(nz.timer_delay))
     for c in range(self.nr_cpus):
         self.cpus[c].noise_ent = -1
@@ -41,12 +41,12 @@ cdef inline i64 lognormal_ns(Engine self, double mu, double sigma) noexcept:
     return <i64> exp(mu + sigma * std_normal(self))
 
 
-cdef i64 percentile_draw_ns(Engine self, i64[::1] pct) noexcept:
-    """A draw from a measured distribution given by its 101 percentiles: uniform between
-    the two neighbours a uniform quantile falls between."""
-    cdef double x = self.rng.next_double(self.rng.state) * 100.0
+cdef i64 quantile_draw_ns(Engine self, i64[::1] q) noexcept:
+    """A draw from a measured distribution given by its quantiles at evenly spaced levels
+    from 0 to 1: uniform between the two neighbours a uniform level falls between."""
+    cdef double x = self.rng.next_double(self.rng.state) * (q.shape[0] - 1)
     cdef int i = <int> x
-    return pct[i] + <i64> ((x - i) * (pct[i + 1] - pct[i]))
+    return q[i] + <i64> ((x - i) * (q[i + 1] - q[i]))
 
 
 cdef i64 timer_irq_arrival(Engine self, int c) except -1:
@@ -65,7 +65,7 @@ cdef i64 timer_irq_arrival(Engine self, int c) except -1:
                 k = self.nr_cpus  # some CPU is idle
                 break
         cp.timer_irq_jiffy = j + 1
-        cp.timer_irq_at = self.now + percentile_draw_ns(self, self.nz_timer_pct_ns[k + c])
+        cp.timer_irq_at = self.now + quantile_draw_ns(self, self.nz_timer_q_ns[k + c])
         self.n_timer_irqs_late += 1
         self.n_timer_irq_late_ns += cp.timer_irq_at - self.now
     return cp.timer_irq_at

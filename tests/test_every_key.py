@@ -39,7 +39,7 @@ from rcusim.input.scenario import TOP_KEYS, load_scenario
 BOOTARGS = "kernel.bootargs."
 
 NOISE_STREAM = {"rate_hz": 1000.0, "median_us": 2.0, "p99_us": 10.0}
-TIMER_DELAY = {"percentiles_us": [float(k) for k in range(101)]}
+TIMER_DELAY = {"quantiles_us": [float(k) for k in range(1001)]}
 CALL_RCU_LOAD = {"kind": "call_rcu_load", "work_us": 10.0, "call_rcu_per_op": 1.0,
                  "nonpreempt": [{"us": 5.0, "per_op": 0.1}]}
 BASE = {
@@ -146,7 +146,7 @@ OTHER_VALUE = {
     "workloads.kfree_rcu_flood.kfree_nthreads": -2,
     "workloads.rcuscale_writer.nwriters": 2,
     "workloads.noise.preset": "quiet_server",
-    "workloads.noise.timer.*.percentiles_us": [float(2 * k) for k in range(101)],
+    "workloads.noise.timer.*.quantiles_us": [float(2 * k) for k in range(1001)],
     "workloads.membarrier_loop.threads": [2],
 }
 

@@ -11,7 +11,7 @@ import pytest
 from rcusim.engine.engine_input import engine_input
 from rcusim.engine.reference.model import run_reference
 from rcusim.errors import ScenarioError
-from rcusim.input.profiles import Z_P99, noise_preset_sources, noise_presets
+from rcusim.input.profiles import TIMER_QUANTILES, Z_P99, noise_preset_sources, noise_presets
 from rcusim.input.scenario import load_scenario
 from rcusim.results.run import run_scenario
 
@@ -122,13 +122,13 @@ def test_the_reference_model_refuses_noise():
         run_reference(inp, 0, 10**9)
 
 
-def percentiles(lo_us: float, hi_us: float) -> dict:
-    return {"percentiles_us": list(np.linspace(lo_us, hi_us, 101))}
+def quantiles(lo_us: float, hi_us: float) -> dict:
+    return {"quantiles_us": list(np.linspace(lo_us, hi_us, TIMER_QUANTILES))}
 
 
 def test_late_timer_interrupts_are_drawn_by_whether_every_cpu_is_busy():
     # One caller on 64 CPUs: some CPU is always idle, so every delay comes from some_idle.
-    timer = {"all_busy": percentiles(900.0, 900.0), "some_idle": percentiles(100.0, 300.0)}
+    timer = {"all_busy": quantiles(900.0, 900.0), "some_idle": quantiles(100.0, 300.0)}
     v = run(scenario({"timer": timer}, loops=100))
     n = v.counters["timer_irqs_late"]
     assert n > 100
@@ -143,14 +143,14 @@ def test_late_ticks_split_callers_into_two_cohorts():
     data = scenario(None, release="6.12", loops=40, nr_cpus=2)
     data["workloads"][0].update(tasks=10, cpus="0-1")
     on_time = run(data)
-    data["workloads"].append({"kind": "noise", "timer": {"all_busy": percentiles(50.0, 400.0),
-                                                         "some_idle": percentiles(50.0, 400.0)}})
+    data["workloads"].append({"kind": "noise", "timer": {"all_busy": quantiles(50.0, 400.0),
+                                                         "some_idle": quantiles(50.0, 400.0)}})
     late = run(data)
     assert late.counters["timer_irqs_late"] > 0
     assert len(late.gps) > 1.5 * len(on_time.gps)
 
 
 def test_late_timer_interrupts_need_their_percentiles_in_order():
-    timer = {"all_busy": percentiles(10.0, 20.0), "some_idle": {"percentiles_us": [5.0] * 100 + [1.0]}}
+    timer = {"all_busy": quantiles(10.0, 20.0), "some_idle": {"quantiles_us": [5.0] * (TIMER_QUANTILES - 1) + [1.0]}}
     with pytest.raises(ScenarioError, match="decrease"):
         load_scenario(scenario({"timer": timer}))

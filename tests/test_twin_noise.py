@@ -117,10 +117,10 @@ def test_a_trace_without_the_spin_markers_gives_no_timer_delay(classified, tmp_p
 def test_preset_yaml_gives_the_timer_delay_its_sources(classified):
     many = pd.concat([classified] * 10, ignore_index=True)
     streams = noise.noise_streams(many, spun_s=2.0, nr_cpus=2, trace_overhead_ns=1000)
-    delays = pd.DataFrame([(state, 0, d * 1000) for state in ("all_busy", "some_idle") for d in range(0, 1001)],
+    delays = pd.DataFrame([(state, 0, d * 100) for state in ("all_busy", "some_idle") for d in range(0, 10001)],
                           columns=["state", "cpu", "delay_ns"])
     timer = noise.timer_delay_streams(delays, boots=1)
     text = noise.preset_yaml("qemu_tcg", "a guest", streams, "python -m rcusim measure-guest --noise 2", timer)
     preset = yaml.safe_load(text)["qemu_tcg"]
-    assert preset["timer"]["all_busy"]["percentiles_us"]["value"] == [float(10 * k) for k in range(101)]
-    assert "local_timer_entry" in preset["timer"]["some_idle"]["percentiles_us"]["source"]
+    assert preset["timer"]["all_busy"]["quantiles_us"]["value"] == [float(k) for k in range(1001)]
+    assert "local_timer_entry" in preset["timer"]["some_idle"]["quantiles_us"]["source"]

@@ -101,8 +101,8 @@ def _noise(args) -> int:
         print(f"{name:<8} {s.rate_hz:>9.1f} {s.median_us:>10.1f} {s.p99_us:>8.1f} {s.samples:>8}")
     print(f"\n{'timer delay':<12} {'median us':>10} {'p90 us':>8} {'p99 us':>8} {'max us':>8} {'samples':>8}")
     for name, s in timer.items():
-        p = s.percentiles_us
-        print(f"{name:<12} {p[50]:>10.1f} {p[90]:>8.1f} {p[99]:>8.1f} {p[100]:>8.1f} {s.samples:>8}")
+        q = s.quantiles_us
+        print(f"{name:<12} {q[500]:>10.1f} {q[900]:>8.1f} {q[990]:>8.1f} {q[-1]:>8.1f} {s.samples:>8}")
     if args.write_preset:
         command = next((line.split(": ", 1)[1] for line in header if line.startswith("command: ")),
                        f"python -m rcusim {shlex.join(args.argv)}")

@@ -19,7 +19,7 @@ from rcusim import _core
 from rcusim.engine.rcuscale import KFREE_OBJ_BYTES, MEMORY_SAMPLE_NS, compute_real, kmalloc_size, kvfree_bulk_max_entr
 from rcusim.input.config import (GP_ASYNC_MAX_DEFAULT, CallRcuLoad, KfreeRcuFlood, Noise, Readers, RtLatencyProbe,
                                  SyncLoop)
-from rcusim.input.profiles import VMALLOC_COSTS, Z_P99
+from rcusim.input.profiles import TIMER_QUANTILES, VMALLOC_COSTS, Z_P99
 from rcusim.input.releases import module_param_since
 from rcusim.input.bootargs import parse_bootargs
 from rcusim.input.cpulist import parse_cpulist
@@ -286,8 +286,8 @@ class NoiseInput:
     kthread_mu: np.ndarray
     kthread_sigma: np.ndarray
     timer_delay: np.ndarray      # 1: the CPU's local timer interrupts arrive late, by the percentiles below
-    timer_busy_pct_ns: np.ndarray  # per CPU, the delay's 0th..100th percentiles while every CPU is busy
-    timer_idle_pct_ns: np.ndarray  # ... while some CPU is idle
+    timer_busy_q_ns: np.ndarray  # per CPU, the delay's quantiles (levels 0, 0.001, ..., 1) while every CPU is busy
+    timer_idle_q_ns: np.ndarray  # ... while some CPU is idle
 
 
 @_section
@@ -666,8 +666,8 @@ def _noise(spec) -> NoiseInput:
     nr_cpus = spec.hardware.nr_cpus
     out = {k: np.zeros(nr_cpus, dtype=np.int64 if k.endswith("gap_ns") else np.int8 if k == "timer_delay"
                        else np.float64)
-           for k in NoiseInput.__dataclass_fields__ if not k.endswith("pct_ns")}
-    out.update({k: np.zeros((nr_cpus, 101), dtype=np.int64) for k in ("timer_busy_pct_ns", "timer_idle_pct_ns")})
+           for k in NoiseInput.__dataclass_fields__ if not k.endswith("q_ns")}
+    out.update({k: np.zeros((nr_cpus, TIMER_QUANTILES), dtype=np.int64) for k in ("timer_busy_q_ns", "timer_idle_q_ns")})
     for wl in spec.workloads:
         if not isinstance(wl, Noise):
             continue
@@ -683,7 +683,7 @@ def _noise(spec) -> NoiseInput:
             cpus = np.asarray(parse_cpulist(wl.cpus, nr_cpus))
             out["timer_delay"][cpus] = 1
             for name, dist in (("busy", delay.all_busy), ("idle", delay.some_idle)):
-                out[f"timer_{name}_pct_ns"][cpus] = np.round(np.asarray(dist.percentiles_us) * 1000).astype(np.int64)
+                out[f"timer_{name}_q_ns"][cpus] = np.round(np.asarray(dist.quantiles_us) * 1000).astype(np.int64)
     return NoiseInput(**out)
 
 

@@ -31,7 +31,7 @@ from rcusim.input.bootargs import parse_bootargs
 from rcusim.input.cpulist import CPULIST_ALLOWED, parse_cpulist
 from rcusim.input.membarrier import MembarrierLoop
 from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, MAX_IDLE_STATES, PROFILES, Z_P99, load_profile,
-                                   noise_presets, profile_halt_poll, profile_idle_states, profile_sources,
+                                   noise_presets, TIMER_QUANTILES, profile_halt_poll, profile_idle_states, profile_sources,
                                    profile_topology, profile_vmalloc)
 from rcusim.input.rcuscale_params import MIN_MEAS, compute_real
 from rcusim.input.releases import (PATCHES, RELEASE_ALLOWED, SWITCHES, ReleaseSwitches, check_module_param,
@@ -845,19 +845,21 @@ class NoiseSource(_Model):
         return self.median_us * math.exp(sigma * sigma / 2)
 
 
-class Percentiles(_Model):
-    """A measured distribution, by its percentiles."""
+class Quantiles(_Model):
+    """A measured distribution, by its quantiles."""
 
-    percentiles_us: Annotated[list[Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]],
-                              Field(min_length=101, max_length=101)]
-    """Its 0th (least), 1st, ..., 100th (greatest) percentile, in microseconds, not decreasing;
-    a draw falls between two neighbours uniformly (the inverse of the measured CDF)."""
+    quantiles_us: Annotated[list[Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]],
+                            Field(min_length=TIMER_QUANTILES, max_length=TIMER_QUANTILES)]
+    """Its quantiles at levels 0 (the least), 0.001, 0.002, ..., 1 (the greatest), in
+    microseconds, not decreasing; a draw falls uniformly between the two neighbours its
+    level lies between (the inverse of the measured CDF)."""
 
-    @field_validator("percentiles_us")
+    @field_validator("quantiles_us")
     @classmethod
     def _check_order(cls, value):
         if any(b < a for a, b in zip(value, value[1:])):
-            raise ScenarioError("the percentiles decrease", allowed="101 values, each at least the one before")
+            raise ScenarioError("the quantiles decrease",
+                                allowed=f"{TIMER_QUANTILES} values, each at least the one before")
         return value
 
 
@@ -867,9 +869,9 @@ class TimerDelay(_Model):
     is doing when it expires: an emulated machine delivers it from a host thread that
     competes with the vCPUs for the host's cores."""
 
-    all_busy: Percentiles
+    all_busy: Quantiles
     """The delay while every CPU is busy."""
-    some_idle: Percentiles
+    some_idle: Quantiles
     """The delay while at least one CPU is idle."""
 
 

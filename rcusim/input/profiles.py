@@ -312,16 +312,20 @@ def profile_description(name: str) -> str:
 _NOISE_KEYS = ("rate_hz", "median_us", "p99_us")
 #: The timer interrupt's delay after its expiry, by the machine's state then.
 TIMER_DELAY_STATES = ("all_busy", "some_idle")
-_DELAY_KEYS = ("percentiles_us",)
+_DELAY_KEYS = ("quantiles_us",)
+#: Quantile levels of a timer delay: 0, 0.001, ..., 1 (a finer tail than percentiles: the
+#: delay's last thousandth reaches a hundred times its median).
+TIMER_QUANTILES = 1001
 
 
 def _check_number(name: str, where: str, item) -> None:
-    # Each number must carry its source, as a profile's costs do; percentiles are a list of 101.
+    # Each number must carry its source, as a profile's costs do; quantiles are a list.
     value = item.get("value") if isinstance(item, dict) else None
-    numbers = value if where.endswith("percentiles_us") and isinstance(value, list) and len(value) == 101 else [value]
+    numbers = value if where.endswith("quantiles_us") and isinstance(value, list) and len(value) == TIMER_QUANTILES \
+        else [value]
     if not (isinstance(item, dict) and set(item) == {"value", "source"} and item["source"].strip()
             and all(isinstance(x, (int, float)) for x in numbers)):
-        raise ValueError(f"noise preset {name!r}: {where} must be {{value: <number, or 101 for percentiles>, "
+        raise ValueError(f"noise preset {name!r}: {where} must be {{value: <number, or {TIMER_QUANTILES} quantiles>, "
                          "source: <text>}")
 
 
@@ -361,7 +365,7 @@ def _read_noise() -> dict:
 
 def noise_presets() -> dict[str, dict]:
     """The OS-noise presets: ``{name: {"irq": {rate_hz, median_us, p99_us}, "kthread": {...},
-    "timer": {"all_busy": {percentiles_us}, "some_idle": {...}}}}`` (timer where measured)."""
+    "timer": {"all_busy": {quantiles_us}, "some_idle": {...}}}}`` (timer where measured)."""
     out = {}
     for name, preset in _read_noise().items():
         out[name] = {}

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from rcusim.errors import ScenarioError
+from rcusim.input.profiles import TIMER_QUANTILES
 from rcusim.results.ftrace_read import read_ftrace
 from rcusim.twin.measure import NR_CPUS, boot_each, folded
 from rcusim.twin.qemu import command_line
@@ -217,15 +218,16 @@ def noise_streams(classified: pd.DataFrame, spun_s: float, nr_cpus: int,
 
 @dataclass(frozen=True)
 class TimerDelay:
-    percentiles_us: list[float]
+    quantiles_us: list[float]
     samples: int
     source: str
 
 
 def timer_delay_streams(delays: pd.DataFrame, boots: int) -> dict[str, TimerDelay]:
-    """The ``timer`` section's two delays (``all_busy``, ``some_idle``): the 0th to 100th
-    percentiles of :func:`timer_delays`' rows over `boots` boots, each state's distribution
-    as measured (it has two modes: the vCPU's own delivery, and the host's scheduler)."""
+    """The ``timer`` section's two delays (``all_busy``, ``some_idle``): the quantiles of
+    :func:`timer_delays`' rows over `boots` boots at TIMER_QUANTILES levels, each state's
+    distribution as measured (it has two modes: the vCPU's own delivery, and the host's
+    scheduler)."""
     out = {}
     for state, what in (("all_busy", "every vCPU spinning"), ("some_idle", "vCPU 0 spinning alone, the others idle")):
         x = delays.delay_ns[delays.state == state].to_numpy() / 1e3
@@ -233,7 +235,8 @@ def timer_delay_streams(delays: pd.DataFrame, boots: int) -> dict[str, TimerDela
             raise ScenarioError(f"{len(x)} timer interrupts with {what}", key="--noise",
                                 allowed="a longer spin (more seconds or boots)")
         out[state] = TimerDelay(
-            percentiles_us=[round(float(v), 1) for v in np.percentile(x, np.arange(101))], samples=len(x),
+            quantiles_us=[round(float(v), 1) for v in np.quantile(x, np.linspace(0, 1, TIMER_QUANTILES))],
+            samples=len(x),
             source=f"{len(x)} local_timer_entry of a spinning vCPU with {what}, {boots} boots, each less the first "
                    "jiffy boundary after the one before it (the tick's expiry); median "
                    f"{np.median(x):.1f} us, p99 {np.percentile(x, 99):.1f} us")
@@ -253,6 +256,6 @@ def preset_yaml(name: str, description: str, streams: dict[str, NoiseStream], co
     if timer:
         text += "  timer:\n"
         for state, s in timer.items():
-            text += (f"    {state}:\n      percentiles_us:\n        value: [{', '.join(map(str, s.percentiles_us))}]\n"
-                     + folded("source", f"0th to 100th percentile: {s.source}. [{command}]", 8))
+            text += (f"    {state}:\n      quantiles_us:\n        value: [{', '.join(map(str, s.quantiles_us))}]\n"
+                     + folded("source", f"quantiles at levels 0, 0.001, ..., 1: {s.source}. [{command}]", 8))
     return text
