@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 import yaml
 
 from rcusim.commands.cli import main
@@ -122,6 +123,21 @@ def test_a_second_sweep_on_the_same_out_is_refused(tmp_path, capsys):
     assert err.count("\n") == 1 and err.startswith("rcusim: error: --out: ")
     assert f"is in use by another rcusim process (pid {os.getpid()})" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["small.yaml"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["kernel", str(ROOT / "scenarios/twin/sync_callers_2cpu.yaml"), "--sim-only", "--out", "{real}"],
+    ["rcuscale", "--kconfig", "CONFIG_NR_CPUS=4", "--bootargs", "rcuscale.kfree_rcu_test=1 rcuscale.kfree_loops=4",
+     "--out", "{out}"],
+])
+def test_kernel_and_rcuscale_refuse_an_out_another_process_holds(argv, tmp_path, capsys):
+    real, out = tmp_path / "real", tmp_path / "out"
+    held = real.with_name(real.name + "-sim") if "kernel" in argv else out
+    argv = [a.format(real=real, out=out) for a in argv]
+    with claim(held, force=True):  # as another rcusim process would hold it
+        assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"is in use by another rcusim process (pid {os.getpid()})" in err
 
 
 def dead_pid() -> int:

@@ -12,6 +12,7 @@ the first lasts (rcusim/commands/outdir.py).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import os
@@ -250,22 +251,24 @@ def cmd_rcuscale(args) -> int:
         raise kvm_error(exc) from None
     for note in notes:
         print(f"rcusim: note: {note}", file=sys.stderr)
-    result = run_scenario(scenario, progress=False)
-    spec = next(iter(scenario.variants.values()))
-    for v in result.variants.values():
-        m = v.metrics
-        if spec.rcuscale_writer is not None:  # the GP-writer test: rcuscale's lines, then kvm-recheck's
-            if not m["finished"]:
-                raise ScenarioError("the writers did not finish within run.max_sim_time_s")
-            lines = rcuscale_writer_lines(spec, v.requests, v.gps)
-            print("\n".join(lines + recheck_lines(lines)))
-            continue
-        if m["total_time_ns"] is None:
-            raise ScenarioError("the kfree threads did not finish within run.max_sim_time_s")
-        print(rcuscale_line(m))
-    if args.out:
-        path = write_result(result, Path(args.out))
-        print(f"results written to {path}/", file=sys.stderr)
+    # kvm.sh's --out is replaced as its results directory is; held while the run lasts.
+    with claim(Path(args.out), force=True) if args.out else contextlib.nullcontext():
+        result = run_scenario(scenario, progress=False)
+        spec = next(iter(scenario.variants.values()))
+        for v in result.variants.values():
+            m = v.metrics
+            if spec.rcuscale_writer is not None:  # the GP-writer test: rcuscale's lines, then kvm-recheck's
+                if not m["finished"]:
+                    raise ScenarioError("the writers did not finish within run.max_sim_time_s")
+                lines = rcuscale_writer_lines(spec, v.requests, v.gps)
+                print("\n".join(lines + recheck_lines(lines)))
+                continue
+            if m["total_time_ns"] is None:
+                raise ScenarioError("the kfree threads did not finish within run.max_sim_time_s")
+            print(rcuscale_line(m))
+        if args.out:
+            path = write_result(result, Path(args.out))
+            print(f"results written to {path}/", file=sys.stderr)
     return 0
 
 

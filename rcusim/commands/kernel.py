@@ -10,6 +10,7 @@ simulates the same scenario (aligned with the image's Kconfig) and prints both s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import gzip
 import json
@@ -18,7 +19,7 @@ import sys
 from pathlib import Path
 
 from rcusim.commands.compare import figures_table, save_overlaid_histogram
-from rcusim.commands.outdir import check_out, check_seed, write_result
+from rcusim.commands.outdir import check_seed, claim, write_result
 from rcusim.errors import ScenarioError
 from rcusim.input.scenario import SUMMARY_MAX_BYTES, load_scenario, read_text_file
 from rcusim.results import trace
@@ -81,30 +82,29 @@ def cmd_kernel(args) -> int:
     out = Path(args.out) if args.out else Path("results") / f"{name}-kernel"
     sim_out = out.with_name(out.name + "-sim")
     if args.sim_only:
-        check_out(sim_out, args.force)
-        scenario, _, _, names = align_scenario(args.scenario, args.overrides, args.seed,
-                                               args.variants or _real_variants(out), args.kernel)
-        _simulate_beside(scenario, names, out, sim_out, "python -m rcusim " + shlex.join(args.argv), args)
+        with claim(sim_out, args.force):
+            scenario, _, _, names = align_scenario(args.scenario, args.overrides, args.seed,
+                                                   args.variants or _real_variants(out), args.kernel)
+            _simulate_beside(scenario, names, out, sim_out, "python -m rcusim " + shlex.join(args.argv), args)
         return 0
-    check_out(out, args.force)
-    if args.twin:
-        check_out(sim_out, args.force)
-    run = run_kernel(args.scenario, args.overrides, seed=args.seed, variants=args.variants, kernel=args.kernel,
-                     clock=args.clock, boots=args.boots, any_profile=args.any_profile, timeout_s=args.timeout,
-                     progress=args.progress)
-    try:
-        for note in run.notes:
-            print(f"rcusim: note: {note}", file=sys.stderr)
-        real = run.result
-        real.invocation["command"] = "python -m rcusim " + shlex.join(args.argv)
-        print(real.table())
-        path = write_result(real, out, extra=run.write_raw)
-        print(f"\nresults written to {path}/")
-    finally:
-        run.cleanup()
-    if args.twin:
-        scenario = load_scenario(real.provenance["scenario"], seed=args.seed, variants=list(real.variants))
-        _simulate_beside(scenario, list(real.variants), out, sim_out, real.invocation["command"], args)
+    # Both directories are held from before the boots until written, as run holds its --out.
+    with claim(out, args.force), (claim(sim_out, args.force) if args.twin else contextlib.nullcontext()):
+        run = run_kernel(args.scenario, args.overrides, seed=args.seed, variants=args.variants, kernel=args.kernel,
+                         clock=args.clock, boots=args.boots, any_profile=args.any_profile, timeout_s=args.timeout,
+                         progress=args.progress)
+        try:
+            for note in run.notes:
+                print(f"rcusim: note: {note}", file=sys.stderr)
+            real = run.result
+            real.invocation["command"] = "python -m rcusim " + shlex.join(args.argv)
+            print(real.table())
+            path = write_result(real, out, extra=run.write_raw)
+            print(f"\nresults written to {path}/")
+        finally:
+            run.cleanup()
+        if args.twin:
+            scenario = load_scenario(real.provenance["scenario"], seed=args.seed, variants=list(real.variants))
+            _simulate_beside(scenario, list(real.variants), out, sim_out, real.invocation["command"], args)
     return 0
 
 

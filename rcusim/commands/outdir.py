@@ -23,18 +23,12 @@ from rcusim.errors import ScenarioError
 from rcusim.plots import save_result_figures
 from rcusim.results.atomic import TEMPORARY, interruptions_deferred
 
-__all__ = ["check_seed", "check_out", "check_writable", "claim", "writing", "write_result"]
+__all__ = ["check_seed", "check_writable", "claim", "writing", "write_result"]
 
 
 def check_seed(seed: int | None) -> None:
     if seed is not None and seed < 0:
         raise ScenarioError(f"--seed: {seed} is negative; allowed: an integer >= 0")
-
-
-def check_out(out: Path, force: bool) -> None:
-    """Refuse, before the run, an --out that exists (unless --force) or cannot be written."""
-    check_writable(out, "--out")
-    _check_new(out, force)
 
 
 def _check_new(out: Path, force: bool) -> None:
