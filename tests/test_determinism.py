@@ -100,7 +100,8 @@ SMALL = {
 }
 
 
-def test_draws_at_random_says_whether_the_engine_draws(monkeypatch):
+def drew(monkeypatch, variant, spec) -> bool:
+    """Whether the engine's run of one variant advanced its random stream."""
     streams = []
 
     class Watched(np.random.PCG64):
@@ -109,13 +110,26 @@ def test_draws_at_random_says_whether_the_engine_draws(monkeypatch):
             streams.append((self, self.state["state"]))
 
     monkeypatch.setattr(np.random, "PCG64", Watched)
+    run_engine(variant, spec, seed=0)
+    (stream, start), = streams
+    return stream.state["state"] != start
+
+
+def test_draws_at_random_says_whether_the_engine_draws(monkeypatch):
     said = []
     for name, overrides in SMALL.items():
         scenario = load_scenario(ROOT / "scenarios" / f"{name}.yaml", overrides=overrides)
         for variant, spec in scenario.variants.items():
-            streams.clear()
-            run_engine(variant, spec, seed=0)
-            (stream, start), = streams
             said.append(draws_at_random(spec))
-            assert said[-1] == (stream.state["state"] != start), (name, variant)
+            assert said[-1] == drew(monkeypatch, variant, spec), (name, variant)
     assert set(said) == {False, True}
+
+
+def test_a_timer_delay_alone_draws_at_random(monkeypatch):
+    # A deterministic scenario with only late timer interrupts added.
+    delay = {"quantiles_us": [float(k) for k in range(1001)]}
+    scenario = load_scenario(ROOT / "scenarios" / "sync_rcu_10k.yaml", overrides={
+        **SMALL["sync_rcu_10k"], "workloads": [{"kind": "sync_loop", "tasks": 8, "loops": 2},
+                                               {"kind": "noise", "timer": {"all_busy": delay, "some_idle": delay}}]})
+    for variant, spec in scenario.variants.items():
+        assert draws_at_random(spec) and drew(monkeypatch, variant, spec), variant

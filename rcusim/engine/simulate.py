@@ -100,6 +100,7 @@ def draws_at_random(spec) -> bool:
                 or (len(inp.kvfree.cpu) and inp.kvfree.form == 0)   # kvfree.pxi: each call's kfree_rcu() form
                 or inp.rt_latency.bg_cpu                            # workloads.pxi: call_rcu_load's work and calls
                 or inp.noise.irq_gap_ns.any() or inp.noise.kthread_gap_ns.any()  # noise.pxi: arrivals, lengths
+                or inp.noise.timer_delay.any()                      # noise.pxi: each timer interrupt's delay
                 or not (inp.sched.halt_poll or len(inp.sched.idle_exit_us)))  # sched.pxi: lognormal idle exits
 
 
