@@ -102,18 +102,14 @@ cdef void ev_gp_timer(Engine self, int arrived_on, i64 gen) except *:
     whose interrupt expires it (timer_expiry_cpu()), when that interrupt arrives
     (arrived_on: 1 + that CPU, once a late one has; 0 at the expiry)."""
     cdef int c
-    cdef i64 t
     if <u64> gen != self.gp_timer_gen or self.gp_state != RCU_GP_WAIT_FQS:
         return
     if arrived_on:
         c = arrived_on - 1
     else:
         c = timer_expiry_cpu(self, self.gp_cpu)
-        if self.nz_timer_on:
-            t = timer_irq_arrival(self, c)
-            if t > self.now:
-                push(self, t, PRIO_NORMAL, EV_GP_TIMER, c + 1, gen)
-                return
+        if timer_irq_late(self, c, EV_GP_TIMER, c + 1, gen):
+            return
     timer_tick(self, c)
     if self.ents[self.gp_ent].state == ST_BLOCKED:
         self.acc = 0

@@ -1,7 +1,7 @@
 # OS noise (the noise workload): per-CPU device and timer interrupts and short
 # bursts of unrelated kthread work, each a Poisson stream with lognormal
-# durations, and the late arrival of each CPU's local timer interrupt.  An interrupt steals time from the running burst; one taken from
-# idle moves the CPU's rcu_watching counter twice (ct_irq_enter()/ct_irq_exit())
+# durations, and the late arrival of each CPU's local timer interrupt.  An
+# interrupt steals time from the running burst; one taken from idle moves the CPU's rcu_watching counter twice (ct_irq_enter()/ct_irq_exit())
 # and holds it out of the extended quiescent state while it runs.  A kthread
 # burst is an entity of its own (SCHED_OTHER) that wakes the CPU, runs and
 # context-switches like any other.
@@ -69,6 +69,20 @@ cdef i64 timer_irq_arrival(Engine self, int c) except -1:
         self.n_timer_irqs_late += 1
         self.n_timer_irq_late_ns += cp.timer_irq_at - self.now
     return cp.timer_irq_at
+
+
+cdef bint timer_irq_late(Engine self, int c, int kind, int target, i64 arg) except -1:
+    """A timer expiring now on CPU c runs when its interrupt arrives: if that is later
+    (the noise workload's timer delay), the event (kind, target, arg) is queued for
+    then and True returned; the caller's arg tells the arrival from the expiry."""
+    cdef i64 t
+    if not self.nz_timer_on:
+        return False
+    t = timer_irq_arrival(self, c)
+    if t <= self.now:
+        return False
+    push(self, t, PRIO_NORMAL, kind, target, arg)
+    return True
 
 
 cdef void ev_noise_irq(Engine self, int c) except *:

@@ -661,12 +661,8 @@ cdef void ev_tick(Engine self, int c, i64 arrived) except *:
     noise workload delays the timer interrupt, at its arrival; it stops on a NO_HZ-idle
     CPU, and the next expiry is the jiffy boundary after it (hrtimer_forward())."""
     cdef cpu_t *cp = &self.cpus[c]
-    cdef i64 t
-    if self.nz_timer_on and not arrived:
-        t = timer_irq_arrival(self, c)
-        if t > self.now:
-            push(self, t, PRIO_NORMAL, EV_TICK, c, 1)
-            return
+    if not arrived and timer_irq_late(self, c, EV_TICK, c, 1):
+        return
     if cp.state != CPU_BUSY and (cp.offloaded or n_cbs(self, cp) == 0) and cp.stop_tick and not self.hz_periodic:
         # rcu_needs_cpu() is false and the governor did not keep the tick.
         cp.tick_on = 0

@@ -253,16 +253,12 @@ cdef void ev_task_timeout(Engine self, int e, i64 arrived_on) except *:
     expires it (timer_expiry_cpu()), when that interrupt arrives (arrived_on: 1 +
     that CPU, once a late one has; 0 at the expiry)."""
     cdef int c
-    cdef i64 t
     if arrived_on:
         c = arrived_on - 1
     else:
         c = timer_expiry_cpu(self, self.ents[e].cpu)
-        if self.nz_timer_on:
-            t = timer_irq_arrival(self, c)
-            if t > self.now:
-                push(self, t, PRIO_NORMAL, EV_TASK_TIMEOUT, e, c + 1)
-                return
+        if timer_irq_late(self, c, EV_TASK_TIMEOUT, e, c + 1):
+            return
     timer_tick(self, c)
     self.acc = 0
     wake(self, e, c, self.now)

@@ -285,7 +285,7 @@ class NoiseInput:
     kthread_gap_ns: np.ndarray
     kthread_mu: np.ndarray
     kthread_sigma: np.ndarray
-    timer_delay: np.ndarray      # 1: the CPU's local timer interrupts arrive late, by the percentiles below
+    timer_delay: np.ndarray      # 1: the CPU's local timer interrupts arrive late, by the quantiles below
     timer_busy_q_ns: np.ndarray  # per CPU, the delay's quantiles (levels 0, 0.001, ..., 1) while every CPU is busy
     timer_idle_q_ns: np.ndarray  # ... while some CPU is idle
 
