@@ -110,7 +110,8 @@ def _noise(args) -> int:
         name = "qemu_tcg" if clock == "real" else f"qemu_tcg_{clock}"
         description = (f"The QEMU TCG guest of rcusim's twin ({clock} clock, {noise.NR_CPUS} vCPUs), measured in "
                        "the guest: " + "; ".join(line for line in header if not line.startswith("command: ")))
-        Path(args.write_preset).write_text(noise.preset_yaml(name, description, streams, command, timer), encoding="utf-8")
+        Path(args.write_preset).write_text(noise.preset_yaml(name, description, streams, command, timer),
+                                           encoding="utf-8")
         print(f"noise preset {name} written to {args.write_preset}", file=sys.stderr)
     return 0
 

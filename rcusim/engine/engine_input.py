@@ -667,7 +667,8 @@ def _noise(spec) -> NoiseInput:
     out = {k: np.zeros(nr_cpus, dtype=np.int64 if k.endswith("gap_ns") else np.int8 if k == "timer_delay"
                        else np.float64)
            for k in NoiseInput.__dataclass_fields__ if not k.endswith("q_ns")}
-    out.update({k: np.zeros((nr_cpus, TIMER_QUANTILES), dtype=np.int64) for k in ("timer_busy_q_ns", "timer_idle_q_ns")})
+    out.update({k: np.zeros((nr_cpus, TIMER_QUANTILES), dtype=np.int64)
+                for k in ("timer_busy_q_ns", "timer_idle_q_ns")})
     for wl in spec.workloads:
         if not isinstance(wl, Noise):
             continue

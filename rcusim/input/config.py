@@ -30,8 +30,8 @@ from rcusim.errors import ScenarioError, did_you_mean, show_value
 from rcusim.input.bootargs import parse_bootargs
 from rcusim.input.cpulist import CPULIST_ALLOWED, parse_cpulist
 from rcusim.input.membarrier import MembarrierLoop
-from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, MAX_IDLE_STATES, PROFILES, Z_P99, load_profile,
-                                   noise_presets, TIMER_QUANTILES, profile_halt_poll, profile_idle_states, profile_sources,
+from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, MAX_IDLE_STATES, PROFILES, TIMER_QUANTILES, Z_P99,
+                                   load_profile, noise_presets, profile_halt_poll, profile_idle_states, profile_sources,
                                    profile_topology, profile_vmalloc)
 from rcusim.input.rcuscale_params import MIN_MEAS, compute_real
 from rcusim.input.releases import (PATCHES, RELEASE_ALLOWED, SWITCHES, ReleaseSwitches, check_module_param,

@@ -312,7 +312,6 @@ def profile_description(name: str) -> str:
 _NOISE_KEYS = ("rate_hz", "median_us", "p99_us")
 #: The timer interrupt's delay after its expiry, by the machine's state then.
 TIMER_DELAY_STATES = ("all_busy", "some_idle")
-_DELAY_KEYS = ("quantiles_us",)
 #: Quantile levels of a timer delay: 0, 0.001, ..., 1 (a finer tail than percentiles: the
 #: delay's last thousandth reaches a hundred times its median).
 TIMER_QUANTILES = 1001
@@ -330,13 +329,13 @@ def _check_number(name: str, where: str, item) -> None:
 
 
 def _preset_numbers(preset: dict) -> dict[str, dict]:
-    """``{"irq.rate_hz": {value, source}, ..., "timer.all_busy.median_us": ...}``."""
+    """``{"irq.rate_hz": {value, source}, ..., "timer.all_busy.quantiles_us": ...}``: every number
+    of a preset (or None where it lacks one) by its dotted path."""
     out = {}
     for stream, entry in preset.items():
         if stream == "timer":
             for state in TIMER_DELAY_STATES:
-                for key in _DELAY_KEYS:
-                    out[f"timer.{state}.{key}"] = entry.get(state, {}).get(key)
+                out[f"timer.{state}.quantiles_us"] = entry.get(state, {}).get("quantiles_us")
         elif stream != "description":
             for key in _NOISE_KEYS:
                 out[f"{stream}.{key}"] = entry.get(key)

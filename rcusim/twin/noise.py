@@ -41,7 +41,8 @@ from rcusim.twin.measure import NR_CPUS, boot_each, folded
 from rcusim.twin.qemu import command_line
 
 __all__ = ["NOISE_EVENTS", "TRACE_OVERHEAD_IRQ_NS", "noise_script", "measure_noise", "read_boots", "classify_gaps",
-           "timer_delays", "NoiseStream", "noise_streams", "TimerDelay", "timer_delay_streams", "preset_yaml", "read_gaps"]
+           "timer_delays", "NoiseStream", "noise_streams", "TimerDelay", "timer_delay_streams", "preset_yaml",
+           "read_gaps"]
 
 #: The shortest gap logged, ns: the spin loop's own iterations stay under it.
 GAP_NS = 5000
@@ -74,7 +75,8 @@ def noise_script(seconds: float, nr_cpus: int = NR_CPUS) -> str:
     lines += ["echo 1 > tracing_on", "cd /",
               f"echo '{SPIN_ALL}' > {_TRACE}/trace_marker", f"/bin/rcusim_noise -n {nr_cpus} {spin} -o /out/gaps.txt",
               f"echo '{SPIN_ONE}' > {_TRACE}/trace_marker", f"/bin/rcusim_noise -n 1 {spin} -o /out/gaps-one.txt",
-              f"echo '{SPIN_END}' > {_TRACE}/trace_marker", f"echo 0 > {_TRACE}/tracing_on", f"cat {_TRACE}/per_cpu/cpu*/stats > /out/trace-stats.txt",
+              f"echo '{SPIN_END}' > {_TRACE}/trace_marker", f"echo 0 > {_TRACE}/tracing_on",
+              f"cat {_TRACE}/per_cpu/cpu*/stats > /out/trace-stats.txt",
               f"cat {_TRACE}/trace > /out/trace.txt"]
     return "\n".join(lines) + "\n"
 
@@ -85,7 +87,8 @@ def measure_noise(kernel, boots: int, seconds: float, timeout_s: float, keep: Pa
     ``keep/boot-<k>/``; returns the header lines (image, QEMU command, retried boots)."""
     image, argv, oopses = boot_each(kernel, noise_script(seconds), CMDLINE, boots, timeout_s, keep, clock, on_boot)
     return [f"clock: {clock}", f"image: {image.path} (Linux {image.version}, HZ={image.hz}, sha256 {image.digest})",
-            f"qemu: {command_line(argv)}", f"spin: {seconds:g} s on each of {NR_CPUS} vCPUs, gaps over {GAP_NS} ns, then {seconds:g} s on vCPU 0 alone",
+            f"qemu: {command_line(argv)}", f"spin: {seconds:g} s on each of {NR_CPUS} vCPUs, gaps over {GAP_NS} ns, then {seconds:g} s "
+            "on vCPU 0 alone",
             f"boots: {boots}, each after its guest's oopses, if any, booted again: {'; '.join(oopses) or 'none'}"]
 
 
@@ -247,7 +250,8 @@ def preset_yaml(name: str, description: str, streams: dict[str, NoiseStream], co
                 timer: dict[str, TimerDelay] | None = None) -> str:
     """A noise preset file (rcusim/profiles/noise/<name>.yaml) with every number's source."""
     text = (f"# OS noise of the QEMU guest, measured in the guest (rcusim/twin/noise.py).\n"
-            f"# Written by {command}; measure again rather than edit.\n{name}:\n" + folded("description", description, 2))
+            f"# Written by {command}; measure again rather than edit.\n{name}:\n"
+            + folded("description", description, 2))
     for stream, s in streams.items():
         text += f"  {stream}:\n"
         for key, value in (("rate_hz", s.rate_hz), ("median_us", s.median_us), ("p99_us", s.p99_us)):
