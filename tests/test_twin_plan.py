@@ -329,7 +329,12 @@ def test_kfree_test_insmod_line(image):
     assert params["kfree_rcu_test"] == "1" and params["kfree_nthreads"] == "2"
     assert params["kfree_loops"] == "4" and params["kfree_alloc_num"] == "1000" and params["kfree_mult"] == "1"
     assert lines.index("insmod /lib/modules/torture.ko") < lines.index(insmod) < lines.index("rmmod rcuscale")
-    assert any("Total time taken by all kfree'ers" in ln for ln in lines)
+    # One blocking read of the kernel's log, started before the test, waits for its line:
+    # nothing forks or polls while the threads run.
+    wait = lines.index("grep -q -F \"Total time taken by all kfree'ers\" /dev/kmsg &")
+    assert wait < lines.index("insmod /lib/modules/torture.ko")
+    assert lines.index(insmod) < lines.index("wait $done") < lines.index("rmmod rcuscale")
+    assert "dmesg" not in p.script and "sleep" not in p.script
 
 
 def test_rcuscale_writer_insmod_line(image):
@@ -339,7 +344,7 @@ def test_rcuscale_writer_insmod_line(image):
     params = dict(word.split("=") for word in insmod.split()[2:])
     assert "kfree_rcu_test" not in params
     assert (params["nwriters"], params["nreaders"], params["holdoff"], params["gp_exp"]) == ("1", "0", "1", "0")
-    assert 'grep -q "Test complete"' in p.script
+    assert 'grep -q -F "Test complete" /dev/kmsg &' in p.script.splitlines()
 
 
 def test_the_guest_gets_each_parameter_once_at_the_value_the_simulation_reads(image):

@@ -316,10 +316,15 @@ def _script(sync_loops: list[SyncLoopRun], rcuscale: dict) -> str:
         args = " ".join(f"{k}={v}" for k, v in rcuscale.items())
         # The writer test prints "Test complete" when done, and its writers' lines at rmmod
         # (rcu_scale_cleanup()); the kfree test prints its one line when its threads end.
+        # One grep blocked reading /dev/kmsg (one record per read) waits for that line: a
+        # `dmesg | grep` every second would fork and exec inside the measured run (holdoff
+        # starts it a second after insmod, just as the second poll comes). It starts, and
+        # reads the log so far, before the test does (the kfree threads start at insmod).
         done = KFREE_DONE if rcuscale.get("kfree_rcu_test") else WRITER_DONE
-        lines += ["insmod /lib/modules/torture.ko",
+        lines += [f"grep -q -F \"{done}\" /dev/kmsg &", "done=$!",
+                  "insmod /lib/modules/torture.ko",
                   f"insmod /lib/modules/rcuscale.ko {args}",
-                  f"until dmesg | grep -q \"{done}\"; do sleep 1; done",
+                  "wait $done",
                   "rmmod rcuscale"]
     lines += [f"echo 0 > {TRACE_DIR}/tracing_on",
               f"cat {TRACE_DIR}/per_cpu/cpu*/stats > /out/trace-stats.txt",
