@@ -350,3 +350,31 @@ def test_latency_figure_has_a_tail_panel(result_fixture, tmp_path):
         y = line.get_ydata()
         assert y[0] == 1.0 and y[-1] == pytest.approx(1 / n)
     plt.close(ax.figure)
+
+
+def test_runs_of_several_seeds_pool_as_a_real_kernels_boots(tmp_path):
+    """run_scenario(runs=3): each variant simulated with seeds 0, 1, 2 and pooled: every run's
+    rows, tagged by run, the GP count a run's mean; run --from refuses to remake it as one run."""
+    from rcusim.commands.cli import main
+    from rcusim.input.scenario import load_scenario
+    from rcusim.results.run import run_scenario
+    from rcusim.commands.outdir import write_result
+
+    data = {"name": "pool", "hardware": {"profile": "qemu-tcg", "nr_cpus": 2},
+            "kernel": {"release": "6.12", "HZ": 1000},
+            "workloads": [{"kind": "sync_loop", "tasks": 4, "loops": 5, "cpus": "0-1", "pinned": False},
+                          {"kind": "noise", "preset": "qemu_tcg"}]}
+    singles = [run_scenario(load_scenario(data, seed=k), progress=False).variants["default"] for k in range(3)]
+    pooled = run_scenario(load_scenario(data), progress=False, runs=3).variants["default"]
+    assert pooled.runs == 3 and len(pooled.requests) == sum(len(s.requests) for s in singles) == 3 * 20
+    assert sorted(set(pooled.requests["boot"])) == [0, 1, 2]
+    first = pooled.requests[pooled.requests["boot"] == 0].drop(columns="boot")
+    pd.testing.assert_frame_equal(first.reset_index(drop=True), singles[0].requests)
+    counts = [s.metrics["grace_periods"] for s in singles]
+    assert len(set(counts)) > 1  # the seeds differ (the noise draws)
+    assert pooled.metrics["grace_periods"] == round(np.mean(counts), 3)  # _per_run()'s decimals
+    assert pooled.events == sum(s.events for s in singles)
+    result = run_scenario(load_scenario(data), progress=False, runs=3)
+    path = write_result(result, tmp_path / "pooled")
+    assert main(["run", "--from", str(path / "summary.json"), "--out", str(tmp_path / "again")]) == 2
+    assert not (tmp_path / "again").exists()

@@ -120,9 +120,13 @@ def _scenario_from_summary(path: str, overrides, seed, variants):
         # The recorded seed, under what --set seed=... and --seed change as for a scenario file.
         data = {**summary["provenance"]["scenario"], "seed": summary["seed"]}
         variants = variants or list(summary["provenance"]["variants"])
+        runs = summary["provenance"].get("runs", 1)
     except (ValueError, KeyError, TypeError):
         raise ScenarioError(f"--from: {path!r} is not a summary.json with provenance",
                             allowed="the summary.json of a results directory written by rcusim run") from None
+    if runs != 1:
+        raise ScenarioError(f"--from: {path!r} pools {runs} runs of each variant (rcusim kernel's simulation "
+                            "beside its boots), which run makes one at a time", allowed=allowed)
     return load_scenario(data, overrides=overrides, seed=seed, variants=variants)
 
 

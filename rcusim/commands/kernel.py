@@ -83,9 +83,10 @@ def cmd_kernel(args) -> int:
     sim_out = out.with_name(out.name + "-sim")
     if args.sim_only:
         with claim(sim_out, args.force):
+            real_variants, boots = _real_run(out)
             scenario, _, _, names = align_scenario(args.scenario, args.overrides, args.seed,
-                                                   args.variants or _real_variants(out), args.kernel)
-            _simulate_beside(scenario, names, out, sim_out, "python -m rcusim " + shlex.join(args.argv), args)
+                                                   args.variants or real_variants, args.kernel)
+            _simulate_beside(scenario, names, boots, out, sim_out, "python -m rcusim " + shlex.join(args.argv), args)
         return 0
     # Both directories are held from before the boots until written, as run holds its --out.
     with claim(out, args.force), (claim(sim_out, args.force) if args.twin else contextlib.nullcontext()):
@@ -104,32 +105,41 @@ def cmd_kernel(args) -> int:
             run.cleanup()
         if args.twin:
             scenario = load_scenario(real.provenance["scenario"], seed=args.seed, variants=list(real.variants))
-            _simulate_beside(scenario, list(real.variants), out, sim_out, real.invocation["command"], args)
+            _simulate_beside(scenario, list(real.variants), args.boots, out, sim_out, real.invocation["command"],
+                             args)
     return 0
 
 
-def _real_variants(out: Path) -> list[str]:
-    """The variants of the real run in `out`."""
+def _real_run(out: Path) -> tuple[list[str], int]:
+    """The variants of the real run in `out`, and its boots per variant."""
     try:
         text = read_text_file(out / "summary.json", str(out / "summary.json"), "real run's summary",
                               "the summary.json of 'rcusim kernel'", max_bytes=SUMMARY_MAX_BYTES)
-        return list(json.loads(text)["variants"])
+        variants = json.loads(text)["variants"]
+        boots = {int(v["metrics"]["boots"]) for v in variants.values()}
+        if len(boots) != 1 or not 1 <= min(boots) <= MAX_BOOTS:
+            raise ValueError("boots")
+        return list(variants), boots.pop()
     except (ScenarioError, ValueError, KeyError, TypeError):
         raise ScenarioError(f"{str(out)!r} holds no real run to simulate beside", key="--out",
                             allowed="the --out of an earlier 'rcusim kernel' run") from None
 
 
-def _simulate_beside(scenario, variants: list[str], out: Path, sim_out: Path, command: str, args) -> None:
-    """Simulate `scenario` into `sim_out` with its ftrace, and print it beside the real run in `out`."""
+def _simulate_beside(scenario, variants: list[str], runs: int, out: Path, sim_out: Path, command: str,
+                     args) -> None:
+    """Simulate `scenario` into `sim_out`, with the ftrace of its first run, and print it beside
+    the real run in `out`: each variant `runs` times (the seeds from the scenario's), pooled as
+    the real run pools its boots, so that both sample what varies from run to run alike."""
     try:
         trace.check_trace_size(scenario, variants)
         limit = trace.MAX_TRACE_RECORDS
     except ScenarioError:
         limit = None  # too large to trace: tracediff then has the real side's traces only
-    sim = run_scenario(scenario, variants=variants, progress=args.progress, trace_limit=limit)
+    sim = run_scenario(scenario, variants=variants, progress=args.progress, trace_limit=limit, runs=runs)
     sim.invocation["command"] = command
     sim_path = write_result(sim, sim_out, extra=functools.partial(_write_sim_traces, sim) if limit else None)
-    print(f"simulation written to {sim_path}/\n")
+    seeds = f"seed {scenario.seed}" if runs == 1 else f"seeds {scenario.seed}-{scenario.seed + runs - 1}, pooled"
+    print(f"simulation ({seeds}) written to {sim_path}/\n")
     print(figures_table(out, sim_out, "real", "sim"))
     plot = sim_out / "twin_latency_hist.png"
     if save_overlaid_histogram([out, sim_out], ["real", "sim"], plot):

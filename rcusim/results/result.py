@@ -566,6 +566,45 @@ class VariantResult:
         return metrics
 
 
+def pool_runs(runs: list[VariantResult]) -> VariantResult:
+    """Independent runs of one variant (a simulation's seeds) pooled as a real kernel's boots
+    are: the rows and GPs stacked with the run's number in ``boot``, the GP counts and the
+    completion time a run's mean (:attr:`VariantResult.runs`), the mechanism metrics their
+    mean over the runs, the counters, events and times their sums; the tables and the trace
+    are the first run's."""
+    if len(runs) == 1:
+        return runs[0]
+    if any(r.records != "all" for r in runs):
+        raise ValueError("pooling runs needs every request's row (run.records: all)")
+    first = runs[0]
+    return VariantResult(
+        name=first.name,
+        requests=pd.concat([r.requests.assign(boot=np.int16(k)) for k, r in enumerate(runs)], ignore_index=True),
+        gps=pd.concat([r.gps.assign(boot=np.int16(k)) for k, r in enumerate(runs)], ignore_index=True),
+        counters={key: sum(r.counters.get(key, 0) for r in runs) for key in first.counters},
+        events=sum(r.events for r in runs), wall_time_s=sum(r.wall_time_s for r in runs),
+        build_time_s=sum(r.build_time_s for r in runs),
+        mean_pending=float(np.mean([r.mean_pending for r in runs])),
+        sim_time_ns=sum(r.sim_time_ns for r in runs),
+        completion_time_ns=int(round(float(np.mean([r.completion_time_ns for r in runs])))),
+        extra_metrics=_mean_tree([r.extra_metrics for r in runs]),
+        tables=first.tables, trace=first.trace, table_metrics=first.table_metrics, rcu=first.rcu,
+        runs=len(runs))
+
+
+def _mean_tree(values: list):
+    """The mean of equally shaped nested metrics: numbers averaged (integers stay integers
+    when every run's is one), anything else the first run's."""
+    head = values[0]
+    if isinstance(head, dict):
+        return {key: _mean_tree([v.get(key) if isinstance(v, dict) else None for v in values]) for key in head}
+    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(numbers) != len(values):
+        return head
+    mean = float(np.mean(numbers))
+    return int(round(mean)) if all(isinstance(v, int) for v in numbers) else mean
+
+
 def _stack(frames: dict[str, pd.DataFrame], what: str) -> pd.DataFrame:
     """Stack per-variant frames column by column under a ``variant`` column.
 

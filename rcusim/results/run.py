@@ -15,7 +15,7 @@ from rcusim.input.config import MembarrierLoop, RtLatencyProbe
 from rcusim.input.scenario import Scenario, load_scenario
 from rcusim.progress import Stages
 from rcusim.results.result import (Result, VariantResult, callback_latency_stats_us, installed_version, make_gps_frame,
-                                   make_requests_frame, sched_latency_stats_us, sched_stats)
+                                   make_requests_frame, pool_runs, sched_latency_stats_us, sched_stats)
 
 #: rcuscale's figures, shown in the side-by-side table of kfree_rcu() floods.
 KFREE_TABLE_METRICS = ("total_time_ns", "loops", "batches", "memory_footprint_mb", "kvfree_peak_mb")
@@ -177,7 +177,10 @@ def run(source, overrides: Sequence[str] | Mapping | None = None, seed: int | No
 
 
 def run_scenario(scenario: Scenario, variants: Sequence[str] | None = None, progress: bool | None = None,
-                 check: bool = False, trace_limit: int | None = None) -> Result:
+                 check: bool = False, trace_limit: int | None = None, runs: int = 1) -> Result:
+    """Simulate the scenario's variants; with `runs` > 1, each that many times with the seeds
+    seed, seed + 1, ..., pooled as a real kernel's boots (:func:`pool_runs`; the trace is
+    the first run's)."""
     names = scenario.selected(variants)
     check_memory(scenario)
     results = {}
@@ -186,14 +189,20 @@ def run_scenario(scenario: Scenario, variants: Sequence[str] | None = None, prog
             spec = scenario.variants[name]
             if any(isinstance(wl, MembarrierLoop) for wl in spec.workloads):
                 stages.stage(f"{name}: engine")
-                results[name] = run_membarrier_variant(name, spec, scenario.seed)
+                results[name] = pool_runs([run_membarrier_variant(name, spec, scenario.seed + k)
+                                           for k in range(runs)])
             else:
-                results[name] = run_variant(name, spec, scenario.seed, stages, check, trace_limit=trace_limit)
+                results[name] = pool_runs([run_variant(name, spec, scenario.seed + k, stages, check,
+                                                       trace_limit=trace_limit if k == 0 else None)
+                                           for k in range(runs)])
+    provenance = {"scenario": scenario.asdict(),
+                  "variants": {name: resolved_config(scenario.variants[name]) for name in names}}
+    if runs > 1:
+        provenance["runs"] = runs
     return Result(
         scenario_name=scenario.name,
         seed=scenario.seed,
         rcusim_version=installed_version(),
         variants=results,
-        provenance={"scenario": scenario.asdict(),
-                    "variants": {name: resolved_config(scenario.variants[name]) for name in names}},
+        provenance=provenance,
     )
