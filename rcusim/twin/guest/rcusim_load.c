@@ -8,7 +8,8 @@
  *     task cpu t_start_ns t_end_ns
  *
  * on CLOCK_MONOTONIC, the clock of the trace buffer's "mono" trace_clock. cpu is the
- * CPU the call was made on (sched_getcpu() just before it).
+ * CPU the call was made on (sched_getcpu() just before it). A thread done sleeps until
+ * the last one is done, and only then do they exit.
  *
  * Pinned (-p), thread i runs on the i-th CPU of the list, modulo its length (taskset's
  * way). Unpinned, the main thread runs on the list's first CPU, widens its affinity to
@@ -41,7 +42,7 @@ static int64_t think_ns, start_ns;
 static cpu_set_t cpus;
 static int cpu_list[CPU_SETSIZE], nr_cpu_list;
 static struct call *calls;
-static pthread_barrier_t start_barrier;
+static pthread_barrier_t start_barrier, end_barrier;
 
 static int64_t now_ns(void)
 {
@@ -113,6 +114,11 @@ static void *caller(void *arg)
 			die("membarrier(MEMBARRIER_CMD_GLOBAL)");
 		mine[i].t_end = now_ns();
 	}
+	/*
+	 * A thread done waits, asleep, for the last one: exiting (do_exit(), some 270 us
+	 * a thread in this guest) would run while the others still call.
+	 */
+	pthread_barrier_wait(&end_barrier);
 	return NULL;
 }
 
@@ -160,6 +166,7 @@ int main(int argc, char **argv)
 	if (sched_setaffinity(0, sizeof(first), &first) || sched_setaffinity(0, sizeof(cpus), &cpus))
 		die("sched_setaffinity");
 	pthread_barrier_init(&start_barrier, NULL, nthreads + 1);
+	pthread_barrier_init(&end_barrier, NULL, nthreads);
 	for (long t = 0; t < nthreads; t++)
 		if (pthread_create(&threads[t], NULL, caller, (void *)t))
 			die("pthread_create");
