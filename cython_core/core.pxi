@@ -71,7 +71,7 @@ cdef int call_rcu(Engine self, int c, int kind, int arg, bint lazy=False) except
         note_gp_changes_locked(self, c)
         if not gp_in_progress(self):
             if rcu_accelerate_cbs(self, c):
-                rcu_gp_kthread_wake(self)
+                rcu_gp_kthread_wake(self, c)
         else:
             cp.blimit = DEFAULT_MAX_RCU_BLIMIT
         cp.qlen_last_fqs_check = n
@@ -187,7 +187,7 @@ cdef i64 rcu_core(Engine self, int c, i64 t0, int ctx) except -2:
         rnp_lock(self, cp.leaf)
         needwake = rcu_accelerate_cbs(self, c)
         if needwake:
-            rcu_gp_kthread_wake(self)
+            rcu_gp_kthread_wake(self, c)
     dur = self.acc
     if not cp.offloaded and cbs_ready(self, cp):
         dur += rcu_do_batch(self, c, t0 + dur, ctx)

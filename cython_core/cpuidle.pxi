@@ -215,7 +215,7 @@ cdef void cpuidle_select(Engine self, int c) noexcept:
 
     The sleep length (tick_nohz_get_sleep_length()) is the next tick when
     rcu_needs_cpu() keeps it, else the CPU's next timer: the FQS wait's timer
-    on the GP kthread's CPU, a sleeping sync_loop task's timer on its CPU (a
+    on the CPU the GP kthread armed it on, a sleeping sync_loop task's timer on its CPU (a
     global timer counts for the governor even where the timer-migration
     hierarchy expires it elsewhere).
     """
@@ -225,7 +225,7 @@ cdef void cpuidle_select(Engine self, int c) noexcept:
     cdef i64 next_ns = MENU_NO_TIMER_US * <i64> 1000
     if self.hz_periodic or (not cp.offloaded and n_cbs(self, cp) > 0):
         next_ns = next_tick
-    elif c == self.gp_cpu and self.gp_state == RCU_GP_WAIT_FQS and self.gp_timer_expires > self.now:
+    elif c == self.gp_timer_cpu and self.gp_state == RCU_GP_WAIT_FQS and self.gp_timer_expires > self.now:
         next_ns = self.gp_timer_expires - self.now
     if cp.timeout_next > self.now and next_ns > cp.timeout_next - self.now:
         next_ns = cp.timeout_next - self.now

@@ -206,6 +206,7 @@ cdef struct ent_t:
     int32_t initial      # ENQUEUE_INITIAL: its first enqueue (a new task)
     int32_t loops_left   # ENT_TASK: synchronize_rcu() calls still to make
     int32_t next         # SCHED_FIFO and round-robin run-queue link (-1 = end)
+    int32_t kthread      # ENT_TASK: a kernel thread (a module's), not a user task
     i64 remaining        # rest of a preempted burst (ns), -1 if none
     i64 t_call           # ENT_TASK: when the current synchronize_rcu() started (ns)
     i64 t_queued         # when its last wake-up put it on a run queue (ns)

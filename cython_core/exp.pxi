@@ -8,8 +8,8 @@
 
 
 cdef int rcu_exp_init(Engine self, x, int e) except -1:
-    """The expedited machinery of the release: the GP kworker on the housekeeping
-    CPU, one worker per leaf on the leaf's first CPU (the kernel makes it affine
+    """The expedited machinery of the release: the GP kworker (from the housekeeping
+    CPU, unbound where a fair kthread may move), one worker per leaf on the leaf's first CPU (the kernel makes it affine
     to the leaf's CPUs), and the sleeping mutexes (rcu_state.barrier_mutex among them)."""
     cdef int n, i
     self.ipi_send_ns = x.ipi_send_ns
@@ -19,6 +19,8 @@ cdef int rcu_exp_init(Engine self, x, int e) except -1:
     self.ents[e].kind = ENT_EXP_GP
     self.ents[e].cpu = self.gp_cpu
     self.ents[e].rq = RQ_RT if x.exp_kthread_rt else RQ_NORMAL
+    # kthread_create_worker(0, "rcu_exp_gp_kthread_worker"): unbound, placed at each wake-up.
+    kthread_place_at_wakeup(self, e)
     e += 1
     for n in range(self.leaf_first, self.num_nodes):
         self.nodes[n].par_ent = e

@@ -8,7 +8,7 @@
 
 
 cdef int rcu_spawn_gp_kthread(Engine self, g, int e) except -1:
-    """The GP kthread (rcu_preempt or rcu_sched) on the housekeeping CPU, and its FQS tunables."""
+    """The GP kthread (rcu_preempt or rcu_sched), first on the housekeeping CPU, and its FQS tunables."""
     self.jiffies_till_first_fqs = g.jiffies_till_first_fqs
     self.jiffies_till_next_fqs = g.jiffies_till_next_fqs
     self.jiffies_to_sched_qs = g.jiffies_to_sched_qs
@@ -19,16 +19,26 @@ cdef int rcu_spawn_gp_kthread(Engine self, g, int e) except -1:
     self.ents[e].kind = ENT_GP
     self.ents[e].cpu = self.gp_cpu
     self.ents[e].rq = RQ_RT if g.gp_kthread_rt else RQ_NORMAL
+    # kthread_create(rcu_gp_kthread): unbound, placed at each wake-up.
+    kthread_place_at_wakeup(self, e)
+    self.gp_timer_cpu = self.gp_ran_cpu = self.ents[e].cpu
     return e + 1
 
 
-cdef void rcu_gp_kthread_wake(Engine self) except *:
-    """rcu_gp_kthread_wake(): never from the GP kthread itself."""
+cdef inline int gp_kthread_cpu(Engine self) noexcept:
+    """The CPU the GP kthread runs on, or last ran on."""
+    return self.ents[self.gp_ent].cpu
+
+
+cdef void rcu_gp_kthread_wake(Engine self, int c) except *:
+    """rcu_gp_kthread_wake() by code running on CPU c: swake_up_one()'s
+    try_to_wake_up() from c (select_task_rq_fair()'s this_cpu); never from the GP
+    kthread itself."""
     if self.in_gp_kthread or self.gp_flags == 0:
         return
     if self.ents[self.gp_ent].state == ST_BLOCKED:
         self.n_gp_wake += 1
-        wake(self, self.gp_ent, -1, self.now + self.acc)
+        wake(self, self.gp_ent, c, self.now + self.acc)
 
 
 cdef i64 rcu_gp_kthread_next(Engine self, int e, i64 t0) except -2:
@@ -61,6 +71,7 @@ cdef void gp_arm_fqs_timer(Engine self, i64 j) except *:
     """jiffies_force_qs = jiffies + j, and schedule_timeout(j) on the timer wheel."""
     self.fqs_deadline = (jiffies(self) + j) * self.jiffy_ns
     self.gp_timer_gen += 1
+    self.gp_timer_cpu = gp_kthread_cpu(self)  # schedule_timeout() arms it on this CPU
     self.gp_timer_expires = timer_expiry_ns(self, j)
     push(self, self.gp_timer_expires, PRIO_NORMAL, EV_GP_TIMER, 0, <i64> self.gp_timer_gen)
 
@@ -69,6 +80,7 @@ cdef i64 rcu_gp_kthread(Engine self, int e) except -2:
     cdef int phase = self.gp_pending_phase
     self.acc = 0
     self.in_gp_kthread = 1
+    self.gp_ran_cpu = self.ents[e].cpu
     if phase == RCU_GP_INIT:
         rcu_gp_init(self)
         self.gp_state = RCU_GP_WAIT_FQS
@@ -107,7 +119,7 @@ cdef void ev_gp_timer(Engine self, int arrived_on, i64 gen) except *:
     if arrived_on:
         c = arrived_on - 1
     else:
-        c = timer_expiry_cpu(self, self.gp_cpu)
+        c = timer_expiry_cpu(self, self.gp_timer_cpu)
         if timer_irq_late(self, c, EV_GP_TIMER, c + 1, gen):
             return
     timer_tick(self, c)
@@ -126,21 +138,21 @@ cdef void rcu_gp_init(Engine self) except *:
     sr_normal_gp_init(self)
     self.gp_seq += 1  # rcu_seq_start()
     if self.trace_on:
-        trace(self, self.now, TR_GP_START, self.gp_cpu, self.gp_ent, self.gp_seq, 0, 0)
+        trace(self, self.now, TR_GP_START, gp_kthread_cpu(self), self.gp_ent, self.gp_seq, 0, 0)
     for n in range(self.num_nodes):
         self.nodes[n].qsmask = self.nodes[n].qsmaskinit
         self.nodes[n].gp_seq = self.gp_seq
     if self.preemptible_readers:
         mark_blocked_readers(self, 0)  # rnp->gp_tasks
-    note_gp_changes_locked(self, self.gp_cpu)
+    note_gp_changes_locked(self, gp_kthread_cpu(self))
     if self.gp_init_report_qs:
         # rcu_qs() and rcu_report_qs_rdp() for this CPU, which no first FQS
         # scan can see idle: it is running the scan.
-        self.cpus[self.gp_cpu].cpu_no_qs = 0
-        rcu_report_qs_rdp(self, self.gp_cpu)
+        self.cpus[gp_kthread_cpu(self)].cpu_no_qs = 0
+        rcu_report_qs_rdp(self, gp_kthread_cpu(self))
     if self.srs_next_head >= 0:
         # All wait heads were busy: ask for another GP for these waiters.
-        rcu_start_this_gp(self, self.cpus[self.gp_cpu].leaf, rcu_seq_snap(self.gp_seq))
+        rcu_start_this_gp(self, self.cpus[gp_kthread_cpu(self)].leaf, rcu_seq_snap(self.gp_seq))
 
 
 cdef void rcu_gp_fqs(Engine self) except *:
@@ -187,15 +199,15 @@ cdef void rcu_gp_fqs(Engine self) except *:
         if mask:
             if self.trace_on:
                 nrep += trace_qs_mask(self, n, mask, self.nodes[n].gp_seq, 1)
-            rcu_report_qs_rnp(self, mask, n, self.nodes[n].gp_seq, fqs_qs_src(self, n, mask), self.gp_cpu)
+            rcu_report_qs_rnp(self, mask, n, self.nodes[n].gp_seq, fqs_qs_src(self, n, mask), gp_kthread_cpu(self))
     if self.trace_on:
-        trace(self, self.now, TR_GP_FQS_END, self.gp_cpu, self.gp_ent, self.gp_seq, nrep, 0)
+        trace(self, self.now, TR_GP_FQS_END, gp_kthread_cpu(self), self.gp_ent, self.gp_seq, nrep, 0)
 
 
 cdef int fqs_qs_src(Engine self, int n, u64 mask) noexcept:
     """LAST_QS_* of a scan's report for the CPUs of mask at leaf n."""
     cdef int c
-    if self.cpus[self.gp_cpu].leaf == n and mask & self.cpus[self.gp_cpu].grpmask:
+    if self.cpus[gp_kthread_cpu(self)].leaf == n and mask & self.cpus[gp_kthread_cpu(self)].grpmask:
         return LAST_QS_GP_CPU
     while mask:
         c = self.nodes[n].grplo + ctz64(mask)
@@ -222,7 +234,7 @@ cdef void rcu_gp_cleanup(Engine self) except *:
             self.ents[x].wait_next = -1
             if rcu_seq_done(new, self.ents[x].wait_gp_seq):
                 self.ents[x].on_waitq = 0
-                wake(self, x, self.gp_cpu, self.now)
+                wake(self, x, gp_kthread_cpu(self), self.now)
             else:
                 self.ents[x].wait_next = np.nocb_wait
                 np.nocb_wait = x
@@ -232,7 +244,7 @@ cdef void rcu_gp_cleanup(Engine self) except *:
             needgp = True
         else:
             np.gp_seq_needed = new
-    note_gp_changes_locked(self, self.gp_cpu)
+    note_gp_changes_locked(self, gp_kthread_cpu(self))
     # "Check for GP requests since above loop" (CleanupMore): a request the
     # kthread's own CPU just made reached the root after its check above.
     if ULONG_CMP_LT(self.nodes[0].gp_seq, self.nodes[0].gp_seq_needed):
@@ -240,7 +252,7 @@ cdef void rcu_gp_cleanup(Engine self) except *:
     record_gp(self, 0, self.gp_seq, self.gp_start, self.gp_qs_t, self.now, 0, self.gp_nfqs, self.gp_last_qs)
     self.gp_seq = new  # rcu_seq_end()
     if self.trace_on:
-        trace(self, self.now, TR_GP_END, self.gp_cpu, self.gp_ent, new, 0, 0)
+        trace(self, self.now, TR_GP_END, gp_kthread_cpu(self), self.gp_ent, new, 0, 0)
     sr_normal_gp_cleanup(self)
     if needgp:
         self.gp_flags |= RCU_GP_FLAG_INIT

@@ -42,11 +42,8 @@ cdef void kthread_unbind(Engine self, int e) noexcept:
     """An rcuog or rcuop kthread may run on any housekeeping CPU (kthread_run()'s
     default affinity), placed as any fair task; SCHED_FIFO ones (kthread_prio) and
     machines without scheduling domains keep it on its CPU."""
-    if self.n_levels and self.ents[e].rq == RQ_NORMAL and self.fair_policy != POLICY_RR:
-        self.ents[e].aff = HK_KTHREAD_MASK
+    if kthread_place_at_wakeup(self, e):
         self.n_unbound += 1
-        if not cpu_allowed(self, e, self.ents[e].cpu):
-            self.ents[e].cpu = select_fallback_rq(self, e, self.ents[e].cpu)
 
 
 cdef inline int rcuog_leaf(Engine self, int g) noexcept:
@@ -258,7 +255,7 @@ cdef i64 nocb_gp_wait(Engine self, int e) except -2:
             cp.nocb_cb_sleep = 0
             wake(self, cp.rcuop, ep.cpu, self.now + self.acc)
     if needwake_gp:
-        rcu_gp_kthread_wake(self)
+        rcu_gp_kthread_wake(self, ep.cpu)
     # A non-empty bypass must not strand its callbacks: a timer wakes rcuog again.
     if bypass:
         wake_nocb_gp_defer(self, self.group_cpus[gp.first], NOCB_WAKE_BYPASS)
@@ -305,7 +302,7 @@ cdef i64 nocb_cb_wait(Engine self, int e) except -2:
         rnp_lock(self, cp.leaf)
         needwake_gp = rcu_advance_cbs(self, r)
     if needwake_gp:
-        rcu_gp_kthread_wake(self)
+        rcu_gp_kthread_wake(self, self.ents[e].cpu)
     self.cpus[self.ents[e].cpu].debt += self.acc
     if cp.seg_len[RCU_DONE_TAIL] > 0:
         return nocb_cb_wait_next(self, e, self.now)

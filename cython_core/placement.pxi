@@ -110,10 +110,11 @@ cdef inline i64 cpu_load(Engine self, int c) noexcept:
 
 
 cdef inline bint is_per_cpu_kthread(Engine self, int e) noexcept:
-    """A kthread bound to one CPU: bound-pool kworkers, rcuc/ksoftirqd, krcud, noise."""
+    """A kthread bound to one CPU: bound-pool kworkers, rcuc/ksoftirqd, krcud, noise,
+    and a module's kthread pinned to its CPU (rcuscale's writers)."""
     cdef int kind = self.ents[e].kind
     return (kind == ENT_KWORKER or kind == ENT_SR_WORKER or kind == ENT_RCUC or kind == ENT_KRCUD
-            or kind == ENT_NOISE)
+            or kind == ENT_NOISE or (kind == ENT_TASK and self.ents[e].kthread and self.ents[e].aff < 0))
 
 
 cdef void record_wakee(Engine self, int waker, int e) noexcept:
@@ -256,6 +257,19 @@ cdef int select_task_rq_fair(Engine self, int e, int this_cpu) noexcept:
                 new_cpu = wake_affine(self, level, e, this_cpu, prev)
                 break
     return select_idle_sibling(self, e, prev, new_cpu, this_cpu, waker)
+
+
+cdef bint kthread_place_at_wakeup(Engine self, int e) noexcept:
+    """An unbound kthread (kthread_create(): kthreadd's housekeeping affinity) is
+    placed by select_task_rq_fair() at each wake-up; SCHED_FIFO ones (kthread_prio)
+    and machines without scheduling domains keep it on its CPU.  Returns whether
+    it was unbound."""
+    if not (self.n_levels and self.ents[e].rq == RQ_NORMAL and self.fair_policy != POLICY_RR):
+        return False
+    self.ents[e].aff = HK_KTHREAD_MASK
+    if not cpu_allowed(self, e, self.ents[e].cpu):
+        self.ents[e].cpu = select_fallback_rq(self, e, self.ents[e].cpu)
+    return True
 
 
 cdef int select_fallback_rq(Engine self, int e, int cpu) noexcept:

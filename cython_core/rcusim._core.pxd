@@ -24,6 +24,8 @@ cdef class Engine:
     cdef i64 jiffy_ns
     cdef int preemption
     cdef int gp_cpu
+    cdef int gp_ran_cpu          # the CPU of the GP kthread's last step (rcu_gp_init/fqs/cleanup)
+    cdef int gp_timer_cpu        # the CPU the FQS wait's timer was armed on (the GP kthread's then)
     cdef i64 ctxsw_ns
     cdef i64 wakeup_busy_ns
     cdef double idle_mu
@@ -34,6 +36,7 @@ cdef class Engine:
     cdef i64 ttwu_ns
     cdef int fault
     cdef int stepping            # the CPU whose running entity's action is being computed, -1 if none
+    cdef int ending              # ... when that action is the one at its burst's end (ent_done()), at now
     cdef int has_topology        # the profile gives a topology: remote wake-ups by ttwu_queue_cond()
     cdef int32_t *cpu_core
     cdef int32_t *cpu_llc
@@ -243,6 +246,7 @@ cdef class Engine:
     cdef i64[::1] wl_all_done     # 1: a done task calls on until every task of its workload is done
     cdef i64[::1] wl_unfinished   # tasks of each workload not yet done
     cdef i64[::1] task_is_done    # each task has its calls and its minimum run time (rcuscale's done)
+    cdef i64[::1] wl_done_ns      # each workload's latest return at which one of its tasks was done
     cdef i64 sync_entry_ns
     cdef i64[::1] wl_async_max    # call_rcu_hurry: callbacks in flight at which rcu_barrier() is called
     cdef int async_per_task       # rcuscale counts them per task (v6.12), else per CPU

@@ -26,6 +26,7 @@ cdef void sched_init(Engine self, s) except *:
     self.ttwu_ns = s.ttwu_ns
     self.fault = s.fault
     self.stepping = -1
+    self.ending = -1
     self.has_topology = len(s.cpu_core) > 0
     for i in range(4):
         self.line_ns[i] = s.line_ns[i]
@@ -331,7 +332,9 @@ cdef i64 ttwu(Engine self, int e, int from_cpu, i64 t, i64 local_ns, bint paid) 
     t += delay
     if self.trace_on:
         trace(self, t, TR_WAKE, ep.cpu, e, 0, from_cpu, 0)
-    if t <= self.now:
+    if t <= self.now or (from_cpu == self.ending and ep.cpu == from_cpu):
+        # ttwu_queue()'s local path from the action that ended a burst here: it enqueues its
+        # wakee before it schedules (its time is this CPU's debt, paid before anything runs).
         ev_wake(self, e, 0)
     else:
         self.cpus[ep.cpu].ttwu_pending += 1
@@ -535,7 +538,7 @@ cdef void cpu_enter_idle(Engine self, int c) noexcept:
     if self.n_unbound:
         if cp.idle_stamp == 0:
             cp.idle_stamp = self.now
-        update_idle_core(self, c)
+    update_idle_core(self, c)
 
 
 cdef void steal(Engine self, int c, i64 dur) noexcept:
@@ -562,9 +565,9 @@ cdef int ev_burst_end(Engine self, int c, i64 gen) except -1:
     e = cp.curr
     cp.user_from = 0
     cp.user_to = 0
-    self.stepping = c
+    self.stepping = self.ending = c
     nxt = ent_done(self, e)
-    self.stepping = -1
+    self.stepping = self.ending = -1
     if nxt >= 0:
         start_burst(self, c, nxt)
         if (cp.resched_reader and not in_reader(self, c)) or cp.step_resched:

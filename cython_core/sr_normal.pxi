@@ -31,7 +31,7 @@ cdef void synchronize_rcu_normal_wake(Engine self, int e, int c) except *:
     self.srs_next_tail = e
     rnp_lock(self, self.cpus[c].leaf)
     if rcu_start_this_gp(self, self.cpus[c].leaf, rcu_seq_snap(self.gp_seq)):
-        rcu_gp_kthread_wake(self)
+        rcu_gp_kthread_wake(self, c)
 
 
 cdef void sr_normal_gp_init(Engine self) noexcept:
@@ -55,7 +55,7 @@ cdef void sr_normal_gp_cleanup(Engine self) except *:
     while e >= 0 and done < SR_MAX_USERS_WAKE_FROM_GP:
         nxt = self.ents[e].link
         self.ents[e].link = -1
-        wake_from_acc(self, e, self.gp_cpu, self.cb_cost[CB_WAKEME])
+        wake_from_acc(self, e, gp_kthread_cpu(self), self.cb_cost[CB_WAKEME])
         done += 1
         e = nxt
     if e < 0 and self.srs_done_heads == 0:
@@ -72,7 +72,11 @@ cdef void sr_normal_gp_cleanup(Engine self) except *:
             self.srs_done_head = e
         self.srs_done_tail = e
         e = nxt
-    wake(self, self.sr_ent, self.gp_cpu, self.now + self.acc)
+    # queue_work() on sync_wq (per-CPU): the pool of the GP kthread's CPU, unless the
+    # work item still runs elsewhere (__queue_work()'s non-reentrancy check).
+    if self.ents[self.sr_ent].state == ST_BLOCKED:
+        set_task_cpu(self, self.sr_ent, gp_kthread_cpu(self))
+    wake(self, self.sr_ent, gp_kthread_cpu(self), self.now + self.acc)
 
 
 cdef i64 sr_worker_run(Engine self, int w, i64 t0) except -2:

@@ -105,7 +105,7 @@ cdef void rcu_report_qs_rnp(Engine self, u64 mask, int n, i64 gps, int src, int 
             self.gp_qs_t = self.now + self.acc
             self.gp_last_qs = src
             self.gp_flags |= RCU_GP_FLAG_FQS
-            rcu_gp_kthread_wake(self)
+            rcu_gp_kthread_wake(self, c)
             return
         mask = np.grpmask
         n = np.parent
@@ -153,7 +153,7 @@ cdef void note_gp_changes_locked(Engine self, int c) except *:
         cp.core_needs_qs = need_qs
     cp.gp_seq = rnp_gp
     if needwake:
-        rcu_gp_kthread_wake(self)
+        rcu_gp_kthread_wake(self, c)
 
 
 cdef void rcu_report_qs_rdp(Engine self, int c) except *:
@@ -174,12 +174,12 @@ cdef void rcu_report_qs_rdp(Engine self, int c) except *:
         trace(self, self.now + self.acc, TR_QS, c, cp.curr, np.gp_seq, 0, 0)
     rcu_report_qs_rnp(self, cp.grpmask, cp.leaf, np.gp_seq, last_qs_src(self, c), c)
     if needwake:
-        rcu_gp_kthread_wake(self)
+        rcu_gp_kthread_wake(self, c)
 
 
 cdef inline int last_qs_src(Engine self, int c) noexcept:
     """LAST_QS_* of CPU c reporting for itself."""
-    if c == self.gp_cpu:
+    if c == self.gp_ran_cpu:  # where the GP kthread last ran (woken, it may be placed elsewhere)
         return LAST_QS_GP_CPU
     return LAST_QS_BUSY if self.cpus[c].state == CPU_BUSY else LAST_QS_IDLE
 

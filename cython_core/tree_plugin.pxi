@@ -190,7 +190,7 @@ cdef void rcu_report_unblock_qs_rnp(Engine self, int n, int c) except *:
         self.gp_qs_t = self.now + self.acc
         self.gp_last_qs = LAST_QS_READER
         self.gp_flags |= RCU_GP_FLAG_FQS
-        rcu_gp_kthread_wake(self)
+        rcu_gp_kthread_wake(self, c)
         return
     rnp_lock(self, np.parent)
     rcu_report_qs_rnp(self, np.grpmask, np.parent, np.gp_seq, LAST_QS_READER, c)

@@ -19,6 +19,7 @@ cdef int tasks_init(Engine self, t) except -1:
         self.ents[e].cpu = t.cpu[e]
         self.ents[e].rq = RQ_RT if t.rt[e] else RQ_NORMAL
         self.ents[e].weight = t.weight[e]
+        self.ents[e].kthread = t.kthread[e]
         self.ents[e].initial = 1  # a new task: placed as by wake_up_new_task()
         if t.aff[e] >= 0 and self.n_levels:  # a machine of one CPU has no domains, nowhere to move
             self.ents[e].aff = t.aff[e]
@@ -48,6 +49,7 @@ cdef int tasks_init(Engine self, t) except -1:
     self.wl_all_done = np.ascontiguousarray(t.until_all_done, dtype=np.int64)
     self.wl_unfinished = np.bincount(np.asarray(t.workload, dtype=np.int64), minlength=self.n_wl).astype(np.int64)
     self.task_is_done = np.zeros(self.n_tasks, dtype=np.int64)
+    self.wl_done_ns = np.zeros(self.n_wl, dtype=np.int64)
     self.wl_async_max = np.ascontiguousarray(t.async_max, dtype=np.int64)
     self.async_per_task = t.async_per_task
     self.async_kmalloc_ns = t.async_kmalloc_ns
@@ -171,16 +173,19 @@ cdef bint task_leaves(Engine self, int e, bint measured, i64 t) except -1:
     turns SCHED_NORMAL (sched_set_normal()) and counts itself in n_rcu_scale_writer_finished;
     it leaves once it finds every writer counted (alldone: the last one at once, the others
     after the call they are in), its loop then waiting for the module's unloading in
-    rcu_scale_wait_shutdown()."""
+    rcu_scale_wait_shutdown(). A writer counts itself at its return t, which may lie after
+    the moment another one's return is computed: that one finds the count only from t."""
     cdef int w = self.task_wl[e]
     if not self.task_is_done[e] and measured and t >= self.task_end_ns[e]:
         self.task_is_done[e] = 1
         self.wl_unfinished[w] -= 1
+        if t > self.wl_done_ns[w]:
+            self.wl_done_ns[w] = t
         if self.wl_all_done[w]:
             sched_set_normal(self, e)
     if not self.task_is_done[e]:
         return False
-    return not self.wl_all_done[w] or self.wl_unfinished[w] == 0
+    return not self.wl_all_done[w] or (self.wl_unfinished[w] == 0 and t >= self.wl_done_ns[w])
 
 
 cdef void sched_set_normal(Engine self, int e) except *:

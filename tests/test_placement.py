@@ -89,7 +89,8 @@ def test_one_waker_spreads_its_wakees_over_its_llc():
     complete() passes no WF_SYNC and sync_loop tasks wake nobody, so their
     wakee_flips stay 0: wake_wide() needs the wakee's flips to reach the LLC size
     and stays false, the wake-ups take the affine path, and select_idle_sibling()
-    spreads them over idle CPUs of the waker's LLC.
+    spreads them over idle CPUs of the waker's LLC.  The kworker is queued on the
+    GP kthread's CPU, which moves; the test follows the CPU it woke most from.
     """
     data = scenario(tasks=1000, loops=5, start_cpus="0", bootargs="rcutree.rcu_normal_wake_from_gp=1")
     eng, trace, _ = traced_run(data, 10.0)
@@ -99,7 +100,7 @@ def test_one_waker_spreads_its_wakees_over_its_llc():
     sd = domains(TR, 64)
     llc = sd.names.index("MC")
     same_llc = set(np.flatnonzero(sd.domain_of[llc] == sd.domain_of[llc][waker_cpu]))
-    assert n >= 5000
+    assert n >= 2500 and len(wakes) >= 5000
     assert targets == same_llc
     assert eng.safety()["violations"] == 0
 

@@ -82,17 +82,19 @@ def test_gp_exp_measures_expedited_grace_periods(capsys):
     assert np.median(expedited) < np.median(normal) / 4
 
 
-def test_readers_keep_the_cpus_busy(capsys):
-    """rcu_scale_reader() kthreads, one per CPU by default, at nice 19: no CPU idles, so an
-    expedited GP finds every CPU running and its writers never wait for an idle exit."""
+def test_readers_keep_the_cpus_busy():
+    """rcu_scale_reader() kthreads, one per CPU by default, at nice 19: no CPU idles, so each
+    expedited GP sends rcu_exp_handler() IPIs to every CPU but the one selecting, where
+    without readers the idle CPUs are in an extended quiescent state and need none."""
     readers = [w for w in writer_spec("rcuscale.nwriters=4").workloads if isinstance(w, CallRcuLoad)]
     assert [(w.cpus, w.tasks_per_cpu, w.nice, w.call_rcu_per_op) for w in readers] == [("all", 1, 19, 0)]
     readers = [w for w in writer_spec("rcuscale.nwriters=4 rcuscale.nreaders=11").workloads
                if isinstance(w, CallRcuLoad)]
     assert [(w.cpus, w.tasks_per_cpu) for w in readers] == [("all", 1), ("0-2", 1)]
-    idle = durations_us(rcuscale(capsys, "rcuscale.nwriters=4 rcuscale.nreaders=0 rcuscale.holdoff=1 rcuscale.gp_exp=1"))
-    busy = durations_us(rcuscale(capsys, "rcuscale.nwriters=4 rcuscale.holdoff=1 rcuscale.gp_exp=1"))
-    assert np.median(busy) < np.median(idle)
+    idle, busy = (run(writer_data(boot)).variants["default"]
+                  for boot in (BOOT + " rcuscale.gp_exp=1", "rcuscale.nwriters=4 rcuscale.holdoff=1 rcuscale.gp_exp=1"))
+    ipis_per_gp = [v.counters["exp_ipis"] / v.metrics["expedited_grace_periods"] for v in (idle, busy)]
+    assert ipis_per_gp[0] < 0.1 and ipis_per_gp[1] == pytest.approx(8 - 1, abs=0.2)
 
 
 @pytest.mark.parametrize("boot, fragment", [

@@ -105,9 +105,11 @@ def test_rerun_skips_points_done(tmp_path, monkeypatch):
 
 
 def noisy(tmp_path, **changes) -> Path:
-    """The sweep of write_sweep() on the scenario with OS noise: its runs draw at random."""
+    """The sweep of write_sweep() on the scenario with OS noise: its runs draw at random, and
+    make calls enough (5 per task) that what they draw shows in every seed's figures."""
     scenario = yaml.safe_load(SYNC.read_text())
     scenario["workloads"].append({"kind": "noise", "preset": "quiet_server"})
+    changes = {"set": {"workloads.0.tasks": 8, "workloads.0.loops": 5}, **changes}
     return write_sweep(tmp_path, scenario=scenario, **changes)
 
 

@@ -20,8 +20,9 @@ def test_threads_are_numbered_cores_first():
     assert (d(0, 32), d(0, 3), d(0, 4), d(0, 16)) == (DIST_SMT, DIST_LLC, DIST_SOCKET, DIST_REMOTE)
 
 
-def wake_storm(topology: dict | None = None, profile: str = "x86-64-server-2023") -> dict:
-    """rcu_normal_wake_from_gp: one worker on CPU 0 wakes callers on every CPU."""
+def wake_storm(topology: dict | None = None, profile: str = "x86-64-server-2023", busy: bool = False) -> dict:
+    """rcu_normal_wake_from_gp: one worker wakes callers on every CPU; `busy`: a nice-19 hog
+    on every CPU keeps each target running when its caller is woken."""
     hw = {"profile": profile, "nr_cpus": 8 if profile == "xeon-e5405-8cpu" else 64}
     if topology:
         hw["topology"] = topology
@@ -29,6 +30,9 @@ def wake_storm(topology: dict | None = None, profile: str = "x86-64-server-2023"
             "kernel": {"release": "6.6", "HZ": 1000, "bootargs": "rcutree.rcu_normal_wake_from_gp=1",
                        "patches": ["rcu-sr-normal-wake-from-gp"]},
             "workloads": [{"kind": "sync_loop", "tasks": 4 * hw["nr_cpus"], "loops": 5, "think_us": 2000}]}
+    if busy:
+        data["workloads"].append({"kind": "call_rcu_load", "work_us": 1000, "call_rcu_per_op": 0, "nice": 19,
+                                  "cpus": "all", "tasks_per_cpu": 1})
     if profile == "xeon-e5405-8cpu":
         data["kernel"].update(release="2.6.33", bootargs="", patches=[])
     (v,) = run_scenario(load_scenario(data), progress=False).variants.values()
@@ -42,16 +46,19 @@ def test_without_a_topology_every_remote_wakeup_is_an_ipi():
 
 
 def test_wakeups_across_llcs_take_ipis_within_one_llc_none_but_to_unknown_wakers():
-    one_llc = wake_storm()
-    eight_llcs = wake_storm({"sockets": 1, "llcs_per_socket": 8, "cores_per_llc": 4, "smt": 2})
-    for c in (one_llc, eight_llcs):
+    eight = {"sockets": 1, "llcs_per_socket": 8, "cores_per_llc": 4, "smt": 2}
+    one_llc, eight_llcs = wake_storm(), wake_storm(eight)
+    busy_one_llc, busy_eight_llcs = wake_storm(busy=True), wake_storm(eight, busy=True)
+    for c in (one_llc, eight_llcs, busy_one_llc, busy_eight_llcs):
         assert sum(c[k] for k in ("wakeups_local", "wakeups_remote_enqueue", "wakeups_polling",
                                    "wakeups_ipi")) == c["wakeups"]
     # Idle CPUs in MWAIT states are woken by their polling flag wherever they are.
-    assert one_llc["wakeups_polling"] > 0 and eight_llcs["wakeups_polling"] > 0
+    assert one_llc["wakeups_polling"] > one_llc["wakeups"] / 2
+    assert eight_llcs["wakeups_polling"] > eight_llcs["wakeups"] / 2
     # Busy targets: a direct enqueue in the waker's LLC, an IPI outside it.
-    assert one_llc["wakeups_remote_enqueue"] > eight_llcs["wakeups_remote_enqueue"]
-    assert eight_llcs["wakeups_ipi"] > one_llc["wakeups_ipi"]
+    assert busy_one_llc["wakeups_polling"] == busy_one_llc["wakeups_ipi"] == 0
+    assert busy_one_llc["wakeups_remote_enqueue"] > busy_one_llc["wakeups"] / 2
+    assert busy_eight_llcs["wakeups_ipi"] > busy_eight_llcs["wakeups"] / 2
 
 
 def test_a_topology_that_does_not_add_up_is_refused():

@@ -51,7 +51,7 @@ class Sched:
     """sched.pxi: the scheduler, ticks, interrupts and idle."""
     jiffy_ns: int
     preemption: int            # CONFIG_PREEMPTION
-    gp_cpu: int                # housekeeping CPU of the GP kthread and its kworkers
+    gp_cpu: int                # first CPU of the GP kthread and its kworkers (unbound fair ones move)
     ctxsw_ns: int
     wakeup_busy_ns: int
     idle_mu: float             # lognormal idle-exit latency: mean of log(ns)
@@ -190,6 +190,7 @@ class Tasks:
     """workloads.pxi: one row per sync_loop task, one per sync_loop workload."""
     cpu: np.ndarray
     aff: np.ndarray            # placement.pxi: index of the task's allowed-CPU mask (Sched), -1 = bound to cpu
+    kthread: np.ndarray        # placement.pxi: 1 = a kernel thread (is_per_cpu_kthread() when bound)
     fork_balance: np.ndarray   # placement.pxi: 1 = placed at its start by find_idlest_cpu()
     rt: np.ndarray
     weight: np.ndarray         # fair.pxi: load weight from nice
@@ -504,7 +505,7 @@ def _tasks(spec) -> Tasks:
     nr_cpus, costs, p = spec.hardware.nr_cpus, spec.hardware.costs, spec.params
     cpu, rt, weight, loops, start, wl_idx, think, after, prim, vmalloc = [], [], [], [], [], [], [], [], [], []
     sleep, runtime, async_max, all_done = [], [], [], []
-    aff, fork, n_masks = [], [], 0
+    aff, fork, kthread, n_masks = [], [], [], 0
     for i, wl in enumerate(w for w in spec.workloads if isinstance(w, SyncLoop)):
         primitive = wl.primitive
         if primitive == "call_rcu_hurry":
@@ -522,6 +523,7 @@ def _tasks(spec) -> Tasks:
         fork.append(np.full(n, int(not wl.pinned and wl.start_cpus is None), dtype=np.int8))
         aff.append(np.full(n, -1 if wl.pinned else 1 + n_masks, dtype=np.int32))
         n_masks += not wl.pinned
+        kthread.append(np.full(n, int(wl.kthread), dtype=np.int8))
         rt.append(np.full(n, int(wl.rt), dtype=np.int8))
         weight.append(np.full(n, weight_of(wl.nice), dtype=np.int32))
         loops.append(np.full(n, wl.loops, dtype=np.int64))
@@ -536,7 +538,7 @@ def _tasks(spec) -> Tasks:
         all_done.append(int(wl.until_all_done))
         async_max.append(0 if wl.primitive != "call_rcu_hurry" else wl.async_max or GP_ASYNC_MAX_DEFAULT)
     loops_column = _column(loops, np.int64)
-    return Tasks(cpu=_column(cpu, np.int32), aff=_column(aff, np.int32),
+    return Tasks(cpu=_column(cpu, np.int32), aff=_column(aff, np.int32), kthread=_column(kthread, np.int8),
                  fork_balance=_column(fork, np.int8),
                  rt=_column(rt, np.int8), weight=_column(weight, np.int32),
                  loops=loops_column,

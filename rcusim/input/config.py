@@ -530,6 +530,10 @@ class SyncLoop(_OnCpuList):
     """CPU list the tasks are spread over round-robin (pinned), or may run on (unpinned)."""
     rt: bool = False
     """Tasks are SCHED_FIFO instead of SCHED_NORMAL."""
+    kthread: bool = False
+    """Tasks are kernel threads (a module's, as rcuscale's writers), not user tasks: a pinned one
+    waking a task that last ran on its CPU lets that task stack there (select_idle_sibling()'s
+    is_per_cpu_kthread(current) rule)."""
     nice: Annotated[int, Field(ge=-20, le=19)] = 0
     """Nice value of SCHED_NORMAL tasks: their weight in the fair class."""
     pinned: bool = True
@@ -1455,7 +1459,7 @@ def rcuscale_writer_workloads(wl: RcuscaleWriter, nr_cpus: int, kernel: Kernel, 
     primitive = ("call_rcu_hurry" if wl.gp_async else "synchronize_rcu_expedited" if wl.gp_exp
                  else "synchronize_rcu")
     writers = SyncLoop(kind="sync_loop", name=wl.name or WRITER_NAME, tasks=compute_real(wl.nwriters, nr_cpus),
-                       loops=MIN_MEAS + 1, rt=True, primitive=primitive,
+                       loops=MIN_MEAS + 1, rt=True, kthread=True, primitive=primitive,
                        async_max=wl.gp_async_max if wl.gp_async else None, work_after="none",
                        think_us=float(wl.writer_holdoff), start_us=wl.holdoff * 1e6,
                        sleep_jiffies_max=wl.writer_holdoff_jiffies, min_runtime_s=float(wl.minruntime),

@@ -70,7 +70,7 @@ def call_rcu(sim, cpu, task) -> None:
         note_gp_changes(sim, rdp)
         if not rcu_seq_state(sim.gp_seq):
             if rcu_accelerate_cbs(sim, rdp):
-                sim.rcu_gp_kthread_wake()
+                sim.rcu_gp_kthread_wake(rdp.cpu)
         else:
             rdp.blimit = DEFAULT_MAX_RCU_BLIMIT
         rdp.qlen_last_fqs_check = n
@@ -122,12 +122,12 @@ def note_gp_changes(sim, rdp: RcuData) -> None:
         rdp.core_needs_qs = need_qs
     rdp.gp_seq = rnp.gp_seq
     if needwake:
-        sim.rcu_gp_kthread_wake()
+        sim.rcu_gp_kthread_wake(rdp.cpu)
 
 
 def last_qs_src(sim, cpu) -> int:
     """Whose report it is when a CPU reports for itself (``LAST_QS_KINDS``)."""
-    if cpu is sim.gp_kthread.cpu:
+    if cpu is sim.gp_ran_cpu:  # where the GP kthread last ran
         return LAST_QS["gp_kthread_cpu"]
     return LAST_QS["busy_cpu"] if cpu.state == CPU_BUSY else LAST_QS["idle_cpu"]
 
@@ -143,9 +143,9 @@ def rcu_report_qs_rdp(sim, rdp: RcuData) -> None:
     if not rnp.qsmask & rdp.grpmask:
         return
     needwake = rcu_accelerate_cbs(sim, rdp)
-    rcu_report_qs_rnp(sim, rdp.grpmask, rnp, rnp.gp_seq, last_qs_src(sim, rdp.cpu))
+    rcu_report_qs_rnp(sim, rdp.grpmask, rnp, rnp.gp_seq, last_qs_src(sim, rdp.cpu), rdp.cpu)
     if needwake:
-        sim.rcu_gp_kthread_wake()
+        sim.rcu_gp_kthread_wake(rdp.cpu)
 
 
 def rcu_pending(sim, rdp: RcuData) -> bool:
@@ -174,7 +174,7 @@ def rcu_core(sim, cpu, t0: int) -> int:
     if not rcu_seq_state(sim.gp_seq) and (seg[RCU_NEXT_READY_TAIL] or seg[RCU_NEXT_TAIL]):
         raw_spin_lock_rcu_node(sim, rdp.mynode)
         if rcu_accelerate_cbs(sim, rdp):
-            sim.rcu_gp_kthread_wake()
+            sim.rcu_gp_kthread_wake(rdp.cpu)
     dur = sim.acc
     if seg[RCU_DONE_TAIL]:
         dur += rcu_do_batch(sim, cpu, t0 + dur)

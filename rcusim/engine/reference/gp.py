@@ -22,6 +22,7 @@ from rcusim._seq import rcu_seq_endval, rcu_seq_snap
 from rcusim.engine.reference.core import note_gp_changes, rcu_need_resched, rcu_report_qs_rdp
 from rcusim.kernel.timer import timer_expiry_jiffy
 from rcusim.engine.reference.sched import BLOCKED, CPU_BUSY, SLEEP, try_to_wake_up, urgent_at, wake, wake_from_acc
+from rcusim.engine.reference import placement
 from rcusim.engine.reference.tree import (RCU_GP_FLAG_FQS, RCU_GP_FLAG_INIT, raw_spin_lock_rcu_node, rcu_report_qs_rnp,
                                           rcu_start_this_gp)
 
@@ -86,6 +87,7 @@ def rcu_gp_fqs_timer(sim, j: int) -> None:
     sim.fqs_deadline = (clk + j) * s.jiffy_ns
     expiry = timer_expiry_jiffy(clk, clk + j, 1_000_000_000 // s.jiffy_ns, bool(s.timer_wheel_round))
     sim.gp_timer_gen += 1
+    sim.gp_timer_cpu = sim.gp_kthread.cpu  # schedule_timeout() arms it on the kthread's CPU
     sim.gp_timer_expires = expiry * s.jiffy_ns
     gen = sim.gp_timer_gen
     sim.env.timeout(expiry * s.jiffy_ns - sim.env.now).callbacks.append(lambda _ev: rcu_gp_fqs_timeout(sim, gen))
@@ -95,7 +97,7 @@ def rcu_gp_fqs_timeout(sim, gen: int) -> None:
     """process_timeout(), from the CPU whose interrupt expires the timer."""
     if gen != sim.gp_timer_gen or sim.gp_state != RCU_GP_WAIT_FQS:
         return  # re-armed or no longer waiting
-    cpu = timer_expiry_cpu(sim, sim.gp_kthread.cpu)
+    cpu = timer_expiry_cpu(sim, sim.gp_timer_cpu)
     cpu.timer_tick()
     if sim.gp_kthread.state == BLOCKED:
         sim.acc = 0
@@ -124,13 +126,14 @@ def timer_expiry_cpu(sim, cpu):
         size *= TMIGR_CHILDREN_PER_GROUP
 
 
-def rcu_gp_kthread_wake(sim) -> None:
-    """Wake the GP kthread for gp_flags, unless it is the caller."""
+def rcu_gp_kthread_wake(sim, cpu) -> None:
+    """Wake the GP kthread for gp_flags from code running on cpu (swake_up_one()'s
+    try_to_wake_up() from there), unless it is the caller."""
     if sim.in_gp_kthread or not sim.gp_flags:
         return
     if sim.gp_kthread.state == BLOCKED:
         sim.counters["gp_kthread_wakeups"] += 1
-        wake(sim, sim.gp_kthread, None, sim.env.now + sim.acc)
+        wake(sim, sim.gp_kthread, cpu, sim.env.now + sim.acc)
 
 
 def rcu_gp_init(sim) -> None:
@@ -185,7 +188,7 @@ def force_qs_rnp(sim, first: bool) -> None:
                 if age > sim.inp.gp.jiffies_resched:
                     resched_cpu(sim, cpu)
         if mask:
-            rcu_report_qs_rnp(sim, mask, rnp, rnp.gp_seq, fqs_qs_src(sim, rnp, mask))
+            rcu_report_qs_rnp(sim, mask, rnp, rnp.gp_seq, fqs_qs_src(sim, rnp, mask), sim.gp_kthread.cpu)
 
 
 def fqs_qs_src(sim, rnp, mask: int) -> int:
@@ -242,7 +245,7 @@ def synchronize_rcu_normal(sim, task, cpu) -> None:
     leaf = cpu.rdp.mynode
     raw_spin_lock_rcu_node(sim, leaf)
     if rcu_start_this_gp(sim, leaf, rcu_seq_snap(sim.gp_seq)):
-        rcu_gp_kthread_wake(sim)
+        rcu_gp_kthread_wake(sim, cpu)
 
 
 def rcu_sr_normal_gp_init(sim) -> None:
@@ -267,6 +270,10 @@ def rcu_sr_normal_gp_cleanup(sim) -> None:
     # The rest, and this GP's wait head, go to rcu_sr_normal_gp_cleanup_work().
     sim.srs_done_heads += 1
     sim.srs_done.extend(waiters)
+    # queue_work() on the per-CPU sync_wq: the GP kthread's CPU's pool, unless the
+    # work item still runs elsewhere (__queue_work()'s non-reentrancy check).
+    if sim.sr_worker.state == BLOCKED:
+        placement.set_task_cpu(sim, sim.sr_worker, gp_cpu)
     wake(sim, sim.sr_worker, gp_cpu, sim.env.now + sim.acc)
 
 

@@ -26,7 +26,7 @@ import simpy
 
 from rcusim import _core
 from rcusim.engine.engine_input import EngineInput, engine_input
-from rcusim.engine.reference import core, exp, gp
+from rcusim.engine.reference import core, exp, gp, placement
 from rcusim.kernel.fair import NICE_0_LOAD, weight_of
 from rcusim.engine.reference.core import RcuData, ksoftirqd
 from rcusim.engine.reference.sched import RUNNABLE, Cpu, Entity
@@ -116,14 +116,17 @@ class Model:
             self.cpus.append(cpu)
         for cpu in self.cpus:
             cpu.cpuidle_init()
+        self.domains = placement.Domains(self)
 
         # Tasks first (their index is the request's task id), then kthreads.
         self.tasks = []
         self.wl_unfinished = [int((np.asarray(inp.tasks.workload) == w).sum()) for w in range(len(inp.tasks.think_ns))]
+        self.wl_done_ns = [0] * len(inp.tasks.think_ns)  # the latest return at which a task was done
         for i in range(len(inp.tasks.cpu)):
             task = Entity(self, int(inp.tasks.cpu[i]), bool(inp.tasks.rt[i]), f"task/{i}",
                           weight=int(inp.tasks.weight[i]), initial=True)
             task.index = i
+            task.per_cpu_kthread = bool(inp.tasks.kthread[i])  # a module's kthread; the reference pins every task
             task.loops_left = int(inp.tasks.loops[i])
             task.primitive = int(inp.tasks.primitive[int(inp.tasks.workload[i])])
             w = int(inp.tasks.workload[i])
@@ -136,17 +139,22 @@ class Model:
         self.tasks_left = len(self.tasks)
         self.all_exited = self.env.event()
         self.gp_kthread = Entity(self, p.sched.gp_cpu, bool(p.gp.gp_kthread_rt), "rcu_preempt")
+        placement.kthread_place_at_wakeup(self, self.gp_kthread)  # kthread_create(rcu_gp_kthread)
+        self.gp_timer_cpu = self.gp_ran_cpu = self.gp_kthread.cpu  # where the FQS wait's timer was armed
         self.gp_kthread.start(gp.rcu_gp_kthread(self))
         highpri = bool(p.sr_normal.sr_worker_highpri)
         self.sr_worker = Entity(self, p.sched.gp_cpu, False, "kworker/sr", head_enqueue=highpri,
                                 weight=weight_of(-20) if highpri else NICE_0_LOAD)
+        self.sr_worker.per_cpu_kthread = True
         self.sr_worker.start(gp.rcu_sr_normal_gp_cleanup_work(self, self.sr_worker))
         for cpu in self.cpus:
             cpu.rdp.ksoftirqd = Entity(self, cpu.index, False, f"ksoftirqd/{cpu.index}")
+            cpu.rdp.ksoftirqd.per_cpu_kthread = True
             cpu.rdp.ksoftirqd.start(ksoftirqd(self, cpu))
-        # Expedited GPs: the kworker on the housekeeping CPU, one worker per leaf on its first CPU.
+        # Expedited GPs: the kworker (unbound where it may move), one worker per leaf on its first CPU.
         exp_rt = bool(p.exp.exp_kthread_rt)
         self.exp_kworker = Entity(self, p.sched.gp_cpu, exp_rt, "rcu_exp_gp_kthread_worker")
+        placement.kthread_place_at_wakeup(self, self.exp_kworker)
         self.exp_kworker.start(exp.rcu_exp_gp_kworker(self, self.exp_kworker))
         for rnp in self.leaves:
             rnp.exp_par_worker = Entity(self, rnp.grplo, exp_rt, f"rcu_exp_par_gp_kthread_worker/{rnp.grplo}")
@@ -158,8 +166,8 @@ class Model:
         self.completion_ns = 0
 
     def fqs_timer_cpu_expires(self, cpu):
-        """When the FQS wait's timer fires if it is queued on `cpu` (the GP kthread's), else None."""
-        if (self.gp_kthread is not None and cpu is self.gp_kthread.cpu and self.gp_state == gp.RCU_GP_WAIT_FQS
+        """When the FQS wait's timer fires if it is queued on `cpu` (where the GP kthread armed it), else None."""
+        if (self.gp_kthread is not None and cpu is self.gp_timer_cpu and self.gp_state == gp.RCU_GP_WAIT_FQS
                 and self.gp_timer_expires > self.env.now):
             return self.gp_timer_expires
         return None
@@ -182,6 +190,8 @@ class Model:
         """RCU work done at the end of a step: its lock rounds delay cpu's next burst."""
         self.acc = 0
         self.in_gp_kthread = gp_kthread
+        if gp_kthread:
+            self.gp_ran_cpu = cpu  # the CPU of the GP kthread's last step
         try:
             yield
         finally:

@@ -31,6 +31,7 @@ from collections import deque
 
 import simpy
 
+from rcusim.engine.reference import placement
 from rcusim.engine.reference.fair import CfsRq
 from rcusim.kernel.cpuidle import NO_TIMER_US, Menu
 from rcusim.kernel.cpus import cpu_distance
@@ -76,6 +77,12 @@ class Entity:
         self.vruntime = self.deadline = self.vlag = 0
         self.exec_start = self.sum_exec = self.prev_sum_exec = 0
         self.seq = 0
+        # wake-up placement (reference/placement.py)
+        self.aff = -1                   # allowed-CPU mask, -1: bound to its CPU
+        self.per_cpu_kthread = False    # a bound kworker
+        self.last_wakee = None
+        self.wakee_flips = self.wakee_flip_decay_ts = 0
+        self.recent_used_cpu = -1
 
     def start(self, body) -> None:
         """Attach the body and run it to its first ``yield SLEEP``."""
@@ -125,7 +132,9 @@ class Cpu:
         self.fair_resched = False     # a fair preemption waits for a non-preemptible section's end
         self.need_resched = False     # !PREEMPTION: a switch waits for the next schedule() or cond_resched()
         self.stepping = False         # the running entity's action is being computed
+        self.ending = False           # ... and it is the action at its burst's end, at now
         self.step_resched = False     # ... and asked for a preemption meanwhile
+        self.ttwu_pending = 0         # wake-ups on their way to this CPU
         self.proc = self.env.process(self.schedule())
 
     # --- the scheduler loop ------------------------------------------------
@@ -170,7 +179,11 @@ class Cpu:
                 except simpy.Interrupt:
                     break  # preempted: try_preempt() has requeued ent
                 self.user_from = self.user_to = 0
-                dur = self.step(ent, env.now)
+                self.ending = True
+                try:
+                    dur = self.step(ent, env.now)
+                finally:
+                    self.ending = False
                 if dur is YIELD:
                     self.step_resched = False
                     self.requeue(ent, to_tail=True)
@@ -249,6 +262,7 @@ class Cpu:
         self.watching += 1  # extended quiescent state
         self.rdp.cpu_no_qs = False
         self.user_from = self.user_to = 0
+        placement.update_idle_core(self.sim, self.index)
         self.cpuidle_idle_call(False)
 
     # --- idle states: the menu governor (rcusim.kernel.cpuidle) ------------
@@ -317,6 +331,14 @@ class Cpu:
 
     def nr_queued(self) -> int:
         return len(self.rq[RQ_RT]) + len(self.rq[RQ_NORMAL]) + len(self.cfs.queued)
+
+    def nr_running(self) -> int:
+        """rq->nr_running: queued entities and the running one."""
+        return self.nr_queued() + (1 if self.state != CPU_IDLE and self.curr is not None else 0)
+
+    def available_idle(self) -> bool:
+        """Idle, nothing queued, no wake-up on its way (rq->ttwu_pending)."""
+        return self.state == CPU_IDLE and self.nr_queued() == 0 and self.ttwu_pending == 0
 
     def activate(self, ent: Entity) -> None:
         """The wake-up lands: enqueue, leave idle, or preempt a SCHED_OTHER burst."""
@@ -467,19 +489,29 @@ def ttwu(sim, ent: Entity, from_cpu, t: int, local_ns: int, paid: bool) -> int:
     ent.state = RUNNABLE
     sim.counters["wakeups"] += 1
     cost = [local_ns]
+    prev = ent.cpu
+    if ent.aff >= 0 and ent.fair:
+        placement.set_task_cpu(sim, ent, sim.cpus[placement.select_task_rq_fair(sim, ent, from_cpu)])
     if paid and len(sim.inp.sched.cpu_core) and from_cpu is not None:
-        if ent.cpu is not from_cpu:
-            cost[0] += line_cost(sim, from_cpu, ent.cpu)  # p->pi_lock, p->on_rq, p->on_cpu
+        if prev is not from_cpu:
+            cost[0] += line_cost(sim, from_cpu, prev)  # p->pi_lock, p->on_rq, p->on_cpu
         # The rq lock is asked before the local path, which holds it for the enqueue.
         delay = ttwu_queue(sim, from_cpu, ent.cpu, t + cost[0] - local_ns, cost)
     else:
         delay = ttwu_queue(sim, from_cpu, ent.cpu, t + cost[0], None)
     t += cost[0] + delay
-    if t <= sim.env.now:
+    if t <= sim.env.now or (from_cpu is ent.cpu and from_cpu.ending):
+        # ttwu_queue()'s local path from the action that ended a burst here (the engine's ttwu()).
         ent.cpu.activate(ent)
     else:
-        sim.env.timeout(t - sim.env.now).callbacks.append(lambda _ev: ent.cpu.activate(ent))
+        ent.cpu.ttwu_pending += 1
+        sim.env.timeout(t - sim.env.now).callbacks.append(lambda _ev: _land(ent))
     return cost[0]
+
+
+def _land(ent) -> None:
+    ent.cpu.ttwu_pending -= 1
+    ent.cpu.activate(ent)
 
 
 def line_cost(sim, a, b) -> int:

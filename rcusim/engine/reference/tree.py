@@ -56,7 +56,7 @@ def spin_lock(sim, lock: SpinLock) -> None:
     sim.counters["rnp_lock_wait_ns"] += wait
 
 
-def rcu_report_qs_rnp(sim, mask: int, rnp: RcuNode, gps: int, src: int) -> None:
+def rcu_report_qs_rnp(sim, mask: int, rnp: RcuNode, gps: int, src: int, cpu) -> None:
     """Clear mask in rnp and climb while nodes empty; at the root, wake the GP kthread.
 
     `src` (a value of ``LAST_QS_KINDS``) says whose report this is; the GP
@@ -70,18 +70,18 @@ def rcu_report_qs_rnp(sim, mask: int, rnp: RcuNode, gps: int, src: int) -> None:
             return
         if rnp.parent < 0:
             sim.gp_last_qs = src
-            rcu_report_qs_rsp(sim)
+            rcu_report_qs_rsp(sim, cpu)
             return
         mask = rnp.grpmask
         rnp = sim.nodes[rnp.parent]
         raw_spin_lock_rcu_node(sim, rnp)
 
 
-def rcu_report_qs_rsp(sim) -> None:
+def rcu_report_qs_rsp(sim, cpu) -> None:
     """Everyone has passed a QS: let the GP kthread clean up."""
     sim.gp_qs_t = sim.env.now + sim.acc
     sim.gp_flags |= RCU_GP_FLAG_FQS
-    sim.rcu_gp_kthread_wake()
+    sim.rcu_gp_kthread_wake(cpu)
 
 
 def rcu_start_this_gp(sim, leaf: RcuNode, gp_seq_req: int) -> bool:

@@ -47,27 +47,29 @@ def sync_loop(sim, task, think_ns: int, after_ns: int):
             t0 = yield SLEEP  # wait_for_completion()
         sim.record_request(task, t0)
         work = after_ns
-        if task_leaves(sim, task, t0 >= end_ns):
+        if task_leaves(sim, task, t0 >= end_ns, t0):
             break
     sim.completion_ns = max(sim.completion_ns, t0 + work)
     yield work
     sim.task_exited()
 
 
-def task_leaves(sim, task, past_runtime: bool) -> bool:
-    """Whether the task leaves its loop after this call. Once it has made its calls and is
-    past its minimum run time it is done and a plain task leaves; an until_all_done task
-    (rcu_scale_writer()) turns SCHED_NORMAL (sched_set_normal()) and leaves once every task
-    of its workload is done (alldone), the last one to be done at once."""
+def task_leaves(sim, task, past_runtime: bool, t: int) -> bool:
+    """Whether the task leaves its loop after this call, which returns at t. Once it has made
+    its calls and is past its minimum run time it is done and a plain task leaves; an
+    until_all_done task (rcu_scale_writer()) turns SCHED_NORMAL (sched_set_normal()) and
+    leaves once every task of its workload is done (alldone), the last one to be done at
+    once; a task counts as done from its return (the engine's task_leaves())."""
     w = task.workload
     if not task.done and task.loops_left <= 0 and past_runtime:
         task.done = True
         sim.wl_unfinished[w] -= 1
+        sim.wl_done_ns[w] = max(sim.wl_done_ns[w], t)
         if sim.inp.tasks.until_all_done[w]:
             sched_set_normal(sim, task)
     if not task.done:
         return False
-    return not sim.inp.tasks.until_all_done[w] or sim.wl_unfinished[w] == 0
+    return not sim.inp.tasks.until_all_done[w] or (sim.wl_unfinished[w] == 0 and t >= sim.wl_done_ns[w])
 
 
 def sched_set_normal(sim, task) -> None:
