@@ -22,6 +22,8 @@ cdef void noise_init(Engine self, nz, int e) except *:
     self.nz_timer_delay = np.ascontiguousarray(nz.timer_delay, dtype=np.int8)
     self.nz_timer_q_ns = np.ascontiguousarray(np.concatenate([nz.timer_busy_q_ns, nz.timer_idle_q_ns]),
                                               dtype=np.int64)
+    self.nz_timer_tail_ns = np.ascontiguousarray(np.concatenate([nz.timer_busy_tail_ns, nz.timer_idle_tail_ns]),
+                                                 dtype=np.int64)
     self.nz_timer_on = bool(np.any(nz.timer_delay))
     for c in range(self.nr_cpus):
         self.cpus[c].noise_ent = -1
@@ -42,11 +44,16 @@ cdef inline i64 lognormal_ns(Engine self, double mu, double sigma) noexcept:
     return <i64> exp(mu + sigma * std_normal(self))
 
 
-cdef i64 quantile_draw_ns(Engine self, i64[::1] q) noexcept:
+cdef i64 quantile_draw_ns(Engine self, i64[::1] q, i64[::1] tail) noexcept:
     """A draw from a measured distribution given by its quantiles at evenly spaced levels
-    from 0 to 1: uniform between the two neighbours a uniform level falls between."""
+    from 0 to 1, and those of its last interval (`tail`, evenly spaced over that interval's
+    levels): uniform between the two neighbours a uniform level falls between."""
     cdef double x = self.rng.next_double(self.rng.state) * (q.shape[0] - 1)
     cdef int i = <int> x
+    if i == q.shape[0] - 2:
+        x = (x - i) * (tail.shape[0] - 1)  # the level within the last interval
+        i = <int> x
+        return tail[i] + <i64> ((x - i) * (tail[i + 1] - tail[i]))
     return q[i] + <i64> ((x - i) * (q[i + 1] - q[i]))
 
 
@@ -66,7 +73,7 @@ cdef i64 timer_irq_arrival(Engine self, int c) except -1:
                 k = self.nr_cpus  # some CPU is idle
                 break
         cp.timer_irq_jiffy = j + 1
-        cp.timer_irq_at = self.now + quantile_draw_ns(self, self.nz_timer_q_ns[k + c])
+        cp.timer_irq_at = self.now + quantile_draw_ns(self, self.nz_timer_q_ns[k + c], self.nz_timer_tail_ns[k + c])
         self.n_timer_irqs_late += 1
         self.n_timer_irq_late_ns += cp.timer_irq_at - self.now
     return cp.timer_irq_at

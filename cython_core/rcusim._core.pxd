@@ -309,6 +309,7 @@ cdef class Engine:
     cdef double[::1] nz_kt_sigma
     cdef int8_t[::1] nz_timer_delay    # per CPU: its local timer interrupts arrive late ...
     cdef i64[:, ::1] nz_timer_q_ns     # ... by the quantiles of row c while every CPU is busy, nr_cpus + c else
+    cdef i64[:, ::1] nz_timer_tail_ns  # ... and those of the same row's last interval
     cdef bint nz_timer_on              # some CPU's timer interrupts arrive late
     cdef i64 n_timer_irqs_late, n_timer_irq_late_ns
     cdef i64 n_noise_irqs, n_noise_irq_ns, n_noise_bursts

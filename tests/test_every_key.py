@@ -147,6 +147,7 @@ OTHER_VALUE = {
     "workloads.rcuscale_writer.nwriters": 2,
     "workloads.noise.preset": "quiet_server",
     "workloads.noise.timer.*.quantiles_us": [float(2 * k) for k in range(1001)],
+    "workloads.noise.timer.*.tail_us": [999.0] * 100 + [1000.0],  # BASE's last interval, steep
     "workloads.membarrier_loop.threads": [2],
 }
 

@@ -11,7 +11,7 @@ import pytest
 from rcusim.engine.engine_input import engine_input
 from rcusim.engine.reference.model import run_reference
 from rcusim.errors import ScenarioError
-from rcusim.input.profiles import TIMER_QUANTILES, Z_P99, noise_preset_sources, noise_presets
+from rcusim.input.profiles import TIMER_QUANTILES, TIMER_TAIL_QUANTILES, Z_P99, noise_preset_sources, noise_presets
 from rcusim.input.scenario import load_scenario
 from rcusim.results.run import run_scenario
 
@@ -148,6 +148,31 @@ def test_late_ticks_split_callers_into_two_cohorts():
     late = run(data)
     assert late.counters["timer_irqs_late"] > 0
     assert len(late.gps) > 1.5 * len(on_time.gps)
+
+
+def test_a_steep_tail_is_drawn_as_its_own_quantiles_say():
+    """A delay of 100 us but for its last thousandth, whose values lie at 100 us but for the
+    greatest, 20 ms: drawn from tail_us, the last interval's draws average 100 us plus a
+    hundredth of half the way to 20 ms; the straight line between the interval's ends
+    (no tail_us) would average half of it, some 100 times the overall delay's mean."""
+    steep = {"quantiles_us": [100.0] * (TIMER_QUANTILES - 1) + [20000.0],
+             "tail_us": [100.0] * (TIMER_TAIL_QUANTILES - 1) + [20000.0]}
+    v = run(scenario({"timer": {"all_busy": steep, "some_idle": steep}}, loops=1000))
+    n = v.counters["timer_irqs_late"]
+    assert n > 5000
+    last_interval_us = 100 + (20000 - 100) / 2 / (TIMER_TAIL_QUANTILES - 1)
+    expected_us = 100 * (1 - 1 / (TIMER_QUANTILES - 1)) + last_interval_us / (TIMER_QUANTILES - 1)
+    assert v.counters["timer_irq_late_ns"] / n / 1000 == pytest.approx(expected_us, rel=0.02)
+    line = {k: v for k, v in steep.items() if k != "tail_us"}
+    v = run(scenario({"timer": {"all_busy": line, "some_idle": line}}, loops=1000))
+    assert v.counters["timer_irq_late_ns"] / v.counters["timer_irqs_late"] / 1000 > 1.05 * expected_us
+
+
+def test_a_tail_must_span_the_last_interval():
+    timer = {"all_busy": quantiles(10.0, 20.0),
+             "some_idle": {**quantiles(10.0, 20.0), "tail_us": [0.0] * TIMER_TAIL_QUANTILES}}
+    with pytest.raises(ScenarioError, match="tail_us"):
+        load_scenario(scenario({"timer": timer}))
 
 
 def test_late_timer_interrupts_need_their_percentiles_in_order():

@@ -19,7 +19,7 @@ from rcusim import _core
 from rcusim.engine.rcuscale import KFREE_OBJ_BYTES, MEMORY_SAMPLE_NS, compute_real, kmalloc_size, kvfree_bulk_max_entr
 from rcusim.input.config import (GP_ASYNC_MAX_DEFAULT, CallRcuLoad, KfreeRcuFlood, Noise, Readers, RtLatencyProbe,
                                  SyncLoop)
-from rcusim.input.profiles import TIMER_QUANTILES, VMALLOC_COSTS, Z_P99
+from rcusim.input.profiles import TIMER_QUANTILES, TIMER_TAIL_QUANTILES, VMALLOC_COSTS, Z_P99
 from rcusim.input.releases import module_param_since
 from rcusim.input.bootargs import parse_bootargs
 from rcusim.input.cpulist import parse_cpulist
@@ -289,6 +289,8 @@ class NoiseInput:
     timer_delay: np.ndarray      # 1: the CPU's local timer interrupts arrive late, by the quantiles below
     timer_busy_q_ns: np.ndarray  # per CPU, the delay's quantiles (levels 0, 0.001, ..., 1) while every CPU is busy
     timer_idle_q_ns: np.ndarray  # ... while some CPU is idle
+    timer_busy_tail_ns: np.ndarray  # per CPU, the quantiles of the last interval (levels 0.999 to 1) while every CPU is busy
+    timer_idle_tail_ns: np.ndarray  # ... while some CPU is idle
 
 
 @_section
@@ -668,9 +670,11 @@ def _noise(spec) -> NoiseInput:
     nr_cpus = spec.hardware.nr_cpus
     out = {k: np.zeros(nr_cpus, dtype=np.int64 if k.endswith("gap_ns") else np.int8 if k == "timer_delay"
                        else np.float64)
-           for k in NoiseInput.__dataclass_fields__ if not k.endswith("q_ns")}
+           for k in NoiseInput.__dataclass_fields__ if not k.endswith(("q_ns", "tail_ns"))}
     out.update({k: np.zeros((nr_cpus, TIMER_QUANTILES), dtype=np.int64)
                 for k in ("timer_busy_q_ns", "timer_idle_q_ns")})
+    out.update({k: np.zeros((nr_cpus, TIMER_TAIL_QUANTILES), dtype=np.int64)
+                for k in ("timer_busy_tail_ns", "timer_idle_tail_ns")})
     for wl in spec.workloads:
         if not isinstance(wl, Noise):
             continue
@@ -687,6 +691,9 @@ def _noise(spec) -> NoiseInput:
             out["timer_delay"][cpus] = 1
             for name, dist in (("busy", delay.all_busy), ("idle", delay.some_idle)):
                 out[f"timer_{name}_q_ns"][cpus] = np.round(np.asarray(dist.quantiles_us) * 1000).astype(np.int64)
+                tail = (dist.tail_us if dist.tail_us is not None
+                        else np.linspace(dist.quantiles_us[-2], dist.quantiles_us[-1], TIMER_TAIL_QUANTILES))
+                out[f"timer_{name}_tail_ns"][cpus] = np.round(np.asarray(tail) * 1000).astype(np.int64)
     return NoiseInput(**out)
 
 

@@ -30,7 +30,8 @@ from rcusim.errors import ScenarioError, did_you_mean, show_value
 from rcusim.input.bootargs import parse_bootargs
 from rcusim.input.cpulist import CPULIST_ALLOWED, parse_cpulist
 from rcusim.input.membarrier import MembarrierLoop
-from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, MAX_IDLE_STATES, PROFILES, TIMER_QUANTILES, Z_P99,
+from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, MAX_IDLE_STATES, PROFILES, TIMER_QUANTILES,
+                                   TIMER_TAIL_QUANTILES, Z_P99,
                                    load_profile, noise_presets, profile_halt_poll, profile_idle_states, profile_sources,
                                    profile_topology, profile_vmalloc)
 from rcusim.input.rcuscale_params import MIN_MEAS, compute_real
@@ -857,14 +858,28 @@ class Quantiles(_Model):
     """Its quantiles at levels 0 (the least), 0.001, 0.002, ..., 1 (the greatest), in
     microseconds, not decreasing; a draw falls uniformly between the two neighbours its
     level lies between (the inverse of the measured CDF)."""
+    tail_us: Optional[Annotated[list[Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]],
+                                Field(min_length=TIMER_TAIL_QUANTILES, max_length=TIMER_TAIL_QUANTILES)]] = None
+    """The quantiles of the last interval, at levels 0.999, 0.99901, ..., 1 (from the
+    second-greatest quantile to the greatest), not decreasing: a draw in that interval falls
+    between two of them, where a measured tail has a few values far beyond the rest; default
+    evenly spaced (the straight line between the interval's ends)."""
 
-    @field_validator("quantiles_us")
+    @field_validator("quantiles_us", "tail_us")
     @classmethod
-    def _check_order(cls, value):
-        if any(b < a for a, b in zip(value, value[1:])):
-            raise ScenarioError("the quantiles decrease",
-                                allowed=f"{TIMER_QUANTILES} values, each at least the one before")
+    def _check_order(cls, value, info):
+        n = TIMER_QUANTILES if info.field_name == "quantiles_us" else TIMER_TAIL_QUANTILES
+        if value is not None and any(b < a for a, b in zip(value, value[1:])):
+            raise ScenarioError("the quantiles decrease", allowed=f"{n} values, each at least the one before")
         return value
+
+    @model_validator(mode="after")
+    def _check_tail_ends(self) -> "Quantiles":
+        if self.tail_us is not None and (self.tail_us[0], self.tail_us[-1]) != tuple(self.quantiles_us[-2:]):
+            raise ScenarioError(f"the tail runs from {self.tail_us[0]} to {self.tail_us[-1]} us, the last interval "
+                                f"from {self.quantiles_us[-2]} to {self.quantiles_us[-1]} us", key="tail_us",
+                                allowed="quantiles from quantiles_us's second-greatest value to its greatest")
+        return self
 
 
 class TimerDelay(_Model):

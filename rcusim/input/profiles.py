@@ -315,13 +315,17 @@ TIMER_DELAY_STATES = ("all_busy", "some_idle")
 #: Quantile levels of a timer delay: 0, 0.001, ..., 1 (a finer tail than percentiles: the
 #: delay's last thousandth reaches a hundred times its median).
 TIMER_QUANTILES = 1001
+#: Quantile levels of a timer delay's last interval (0.999 to 1): its hundredths, for a tail
+#: whose few greatest values lie far beyond the rest.
+TIMER_TAIL_QUANTILES = 101
 
 
 def _check_number(name: str, where: str, item) -> None:
     # Each number must carry its source, as a profile's costs do; quantiles are a list.
     value = item.get("value") if isinstance(item, dict) else None
-    numbers = value if where.endswith("quantiles_us") and isinstance(value, list) and len(value) == TIMER_QUANTILES \
-        else [value]
+    lengths = {"quantiles_us": TIMER_QUANTILES, "tail_us": TIMER_TAIL_QUANTILES}
+    length = next((n for key, n in lengths.items() if where.endswith(key)), None)
+    numbers = value if length and isinstance(value, list) and len(value) == length else [value]
     if not (isinstance(item, dict) and set(item) == {"value", "source"} and item["source"].strip()
             and all(isinstance(x, (int, float)) for x in numbers)):
         raise ValueError(f"noise preset {name!r}: {where} must be {{value: <number, or {TIMER_QUANTILES} quantiles>, "
@@ -336,6 +340,8 @@ def _preset_numbers(preset: dict) -> dict[str, dict]:
         if stream == "timer":
             for state in TIMER_DELAY_STATES:
                 out[f"timer.{state}.quantiles_us"] = entry.get(state, {}).get("quantiles_us")
+                if "tail_us" in entry.get(state, {}):  # optional
+                    out[f"timer.{state}.tail_us"] = entry[state]["tail_us"]
         elif stream != "description":
             for key in _NOISE_KEYS:
                 out[f"{stream}.{key}"] = entry.get(key)
@@ -364,7 +370,8 @@ def _read_noise() -> dict:
 
 def noise_presets() -> dict[str, dict]:
     """The OS-noise presets: ``{name: {"irq": {rate_hz, median_us, p99_us}, "kthread": {...},
-    "timer": {"all_busy": {quantiles_us}, "some_idle": {...}}}}`` (timer where measured)."""
+    "timer": {"all_busy": {quantiles_us, tail_us}, "some_idle": {...}}}}`` (timer where measured,
+    tail_us where given)."""
     out = {}
     for name, preset in _read_noise().items():
         out[name] = {}

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from rcusim.errors import ScenarioError
-from rcusim.input.profiles import TIMER_QUANTILES
+from rcusim.input.profiles import TIMER_QUANTILES, TIMER_TAIL_QUANTILES
 from rcusim.results.ftrace_read import read_ftrace
 from rcusim.twin.measure import NR_CPUS, boot_each, folded
 from rcusim.twin.qemu import command_line
@@ -222,6 +222,7 @@ def noise_streams(classified: pd.DataFrame, spun_s: float, nr_cpus: int,
 @dataclass(frozen=True)
 class TimerDelay:
     quantiles_us: list[float]
+    tail_us: list[float]
     samples: int
     source: str
 
@@ -232,13 +233,16 @@ def timer_delay_streams(delays: pd.DataFrame, boots: int) -> dict[str, TimerDela
     distribution as measured (it has two modes: the vCPU's own delivery, and the host's
     scheduler)."""
     out = {}
+    levels = np.linspace(0, 1, TIMER_QUANTILES)
     for state, what in (("all_busy", "every vCPU spinning"), ("some_idle", "vCPU 0 spinning alone, the others idle")):
         x = delays.delay_ns[delays.state == state].to_numpy() / 1e3
         if len(x) < 100:
             raise ScenarioError(f"{len(x)} timer interrupts with {what}", key="--noise",
                                 allowed="a longer spin (more seconds or boots)")
         out[state] = TimerDelay(
-            quantiles_us=[round(float(v), 1) for v in np.quantile(x, np.linspace(0, 1, TIMER_QUANTILES))],
+            quantiles_us=[round(float(v), 1) for v in np.quantile(x, levels)],
+            tail_us=[round(float(v), 1)
+                     for v in np.quantile(x, np.linspace(levels[-2], levels[-1], TIMER_TAIL_QUANTILES))],
             samples=len(x),
             source=f"{len(x)} local_timer_entry of a spinning vCPU with {what}, {boots} boots, each less the first "
                    "jiffy boundary after the one before it (the tick's expiry); median "
@@ -261,5 +265,8 @@ def preset_yaml(name: str, description: str, streams: dict[str, NoiseStream], co
         text += "  timer:\n"
         for state, s in timer.items():
             text += (f"    {state}:\n      quantiles_us:\n        value: [{', '.join(map(str, s.quantiles_us))}]\n"
-                     + folded("source", f"quantiles at levels 0, 0.001, ..., 1: {s.source}. [{command}]", 8))
+                     + folded("source", f"quantiles at levels 0, 0.001, ..., 1: {s.source}. [{command}]", 8)
+                     + f"      tail_us:\n        value: [{', '.join(map(str, s.tail_us))}]\n"
+                     + folded("source", f"quantiles at levels 0.999, 0.99901, ..., 1 (the last interval's): "
+                                        f"{s.source}. [{command}]", 8))
     return text
