@@ -26,7 +26,7 @@ tree_plugin.pxi    readers, blocked readers, cond_resched()
 kvfree.pxi         kvfree_rcu() batching and rcuscale's kfree threads
 classic.pxi        classic RCU (before v2.6.29) and its 2004 patches
 workloads.pxi      sync_loop (rcuscale's gp_async writer too), rt_latency_probe and call_rcu_load tasks
-noise.pxi          OS noise: interrupts and kthread bursts per CPU
+noise.pxi          OS noise: interrupts, kthread bursts and host stalls per CPU
 records.pxi        request and grace-period records
 checker.pxi        the always-on safety checker
 trace.pxi          the optional trace buffer
@@ -531,6 +531,8 @@ cdef class Engine:
                 ev_noise_irq_end(self, ev.target)
             elif ev.kind == EV_NOISE_KTHREAD:
                 ev_noise_kthread(self, ev.target)
+            elif ev.kind == EV_NOISE_HOST:
+                ev_noise_host(self, ev.target)
             elif ev.kind == EV_TASK_TIMEOUT:
                 ev_task_timeout(self, ev.target, ev.arg)
             elif ev.kind == EV_NOHZ_ILB:
@@ -662,6 +664,8 @@ cdef class Engine:
             "krcud_handoffs": self.n_krcud_handoff,
             "noise_irqs": self.n_noise_irqs,
             "noise_irq_ns": self.n_noise_irq_ns,
+            "noise_host_stalls": self.n_noise_host,
+            "noise_host_ns": self.n_noise_host_ns,
             "noise_kthread_bursts": self.n_noise_bursts,
             "timer_irqs_late": self.n_timer_irqs_late,
             "timer_irq_late_ns": self.n_timer_irq_late_ns,

@@ -33,6 +33,7 @@ cdef enum:
     EV_TASK_TIMEOUT = 16 # process_timeout(): the schedule_timeout() timer of sync_loop task target expires
     EV_BARRIER_IPI = 17  # rcu_barrier_handler() IPI reaching CPU target
     EV_BARRIER_CB = 18   # an rcu_barrier_callback() invoked by CPU target ends
+    EV_NOISE_HOST = 19   # the host stalls virtual CPU target (if it runs something)
 
 # Deliberate model faults (Engine.fault), each breaking one rule the kernel relies
 # on, for tests that the safety checker catches them: numbered as the catalogue

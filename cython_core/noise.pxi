@@ -5,7 +5,9 @@
 # CPU's rcu_watching counter twice (ct_irq_enter()/ct_irq_exit()) and holds it
 # out of the extended quiescent state while it runs.  A kthread
 # burst is an entity of its own (SCHED_OTHER) that wakes the CPU, runs and
-# context-switches like any other.
+# context-switches like any other.  A host stall (a virtual CPU's thread not
+# running, with a measured length) steals time from the running burst, and
+# leaves a halted CPU as it is.
 #
 # Included by _core.pyx: module-level functions on the Engine.
 
@@ -24,11 +26,16 @@ cdef void noise_init(Engine self, nz, int e) except *:
                                               dtype=np.int64)
     self.nz_timer_tail_ns = np.ascontiguousarray(np.concatenate([nz.timer_busy_tail_ns, nz.timer_idle_tail_ns]),
                                                  dtype=np.int64)
+    self.nz_host_gap_ns = np.ascontiguousarray(nz.host_gap_ns, dtype=np.int64)
+    self.nz_host_q_ns = np.ascontiguousarray(nz.host_q_ns, dtype=np.int64)
+    self.nz_host_tail_ns = np.ascontiguousarray(nz.host_tail_ns, dtype=np.int64)
     self.nz_timer_on = bool(np.any(nz.timer_delay))
     for c in range(self.nr_cpus):
         self.cpus[c].noise_ent = -1
         if self.nz_irq_gap_ns[c] > 0:
             push(self, exp_ns(self, self.nz_irq_gap_ns[c]), PRIO_NORMAL, EV_NOISE_IRQ, c, 0)
+        if self.nz_host_gap_ns[c] > 0:
+            push(self, exp_ns(self, self.nz_host_gap_ns[c]), PRIO_NORMAL, EV_NOISE_HOST, c, 0)
         if self.nz_kt_gap_ns[c] > 0:
             self.cpus[c].noise_ent = e
             self.ents[e].kind = ENT_NOISE
@@ -106,6 +113,17 @@ cdef void ev_noise_irq(Engine self, int c) except *:
     else:
         steal(self, c, dur)
     push(self, self.now + exp_ns(self, self.nz_irq_gap_ns[c]), PRIO_NORMAL, EV_NOISE_IRQ, c, 0)
+
+
+cdef void ev_noise_host(Engine self, int c) except *:
+    """The host stalls virtual CPU c: what it runs stops for the drawn time (steal); a
+    halted CPU runs nothing to stop, and stays in its extended quiescent state."""
+    cdef i64 dur = quantile_draw_ns(self, self.nz_host_q_ns[c], self.nz_host_tail_ns[c])
+    if self.cpus[c].state == CPU_BUSY:
+        self.n_noise_host += 1
+        self.n_noise_host_ns += dur
+        steal(self, c, dur)
+    push(self, self.now + exp_ns(self, self.nz_host_gap_ns[c]), PRIO_NORMAL, EV_NOISE_HOST, c, 0)
 
 
 cdef void ev_noise_irq_end(Engine self, int c) noexcept:

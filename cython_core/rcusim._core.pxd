@@ -310,9 +310,12 @@ cdef class Engine:
     cdef int8_t[::1] nz_timer_delay    # per CPU: its local timer interrupts arrive late ...
     cdef i64[:, ::1] nz_timer_q_ns     # ... by the quantiles of row c while every CPU is busy, nr_cpus + c else
     cdef i64[:, ::1] nz_timer_tail_ns  # ... and those of the same row's last interval
+    cdef i64[::1] nz_host_gap_ns       # per CPU: mean gap between host stalls (0: none)
+    cdef i64[:, ::1] nz_host_q_ns      # ... a stall's quantiles, and those of their last interval
+    cdef i64[:, ::1] nz_host_tail_ns
     cdef bint nz_timer_on              # some CPU's timer interrupts arrive late
     cdef i64 n_timer_irqs_late, n_timer_irq_late_ns
-    cdef i64 n_noise_irqs, n_noise_irq_ns, n_noise_bursts
+    cdef i64 n_noise_irqs, n_noise_irq_ns, n_noise_bursts, n_noise_host, n_noise_host_ns
     cdef i64 cl_curbatch         # classic RCU: rcu_ctrlblk.curbatch
     cdef i64 cl_maxbatch         # rcu_ctrlblk.maxbatch
     cdef int cl_mask_n           # CPUs left in rcu_ctrlblk.rcu_cpu_mask

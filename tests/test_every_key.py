@@ -52,7 +52,7 @@ BASE = {
         {"kind": "rt_latency_probe", "samples": 10},
         CALL_RCU_LOAD,
         {"kind": "noise", "irq": NOISE_STREAM, "kthread": NOISE_STREAM,
-         "timer": {"all_busy": TIMER_DELAY, "some_idle": TIMER_DELAY}},
+         "timer": {"all_busy": TIMER_DELAY, "some_idle": TIMER_DELAY}, "host": {"rate_hz": 10.0, **TIMER_DELAY}},
     ],
 }
 """One workload of every RCU kind, on a small machine with the default kernel."""
@@ -148,6 +148,8 @@ OTHER_VALUE = {
     "workloads.noise.preset": "quiet_server",
     "workloads.noise.timer.*.quantiles_us": [float(2 * k) for k in range(1001)],
     "workloads.noise.timer.*.tail_us": [999.0] * 100 + [1000.0],  # BASE's last interval, steep
+    "workloads.noise.host.quantiles_us": [float(2 * k) for k in range(1001)],
+    "workloads.noise.host.tail_us": [999.0] * 100 + [1000.0],
     "workloads.membarrier_loop.threads": [2],
 }
 

@@ -175,6 +175,23 @@ def test_a_tail_must_span_the_last_interval():
         load_scenario(scenario({"timer": timer}))
 
 
+def test_host_stalls_stop_a_running_cpu_and_leave_an_idle_one_alone():
+    """A hog keeps CPU 0 of 4 running for a second; the host stalls every CPU at 1,000 a
+    second, 20 to 220 us each (mean 120 us). Only CPU 0's stalls take effect, each its drawn
+    length of the hog's time: the halted CPUs run nothing to stop."""
+    stall = {"rate_hz": 1000.0, **quantiles(20.0, 220.0)}
+    data = {"name": "host", "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 4},
+            "kernel": {"release": "6.12", "HZ": 1000}, "run": {"duration_s": 1.0},
+            "workloads": [{"kind": "call_rcu_load", "cpus": "0", "tasks_per_cpu": 1, "work_us": 1000.0,
+                           "call_rcu_per_op": 0.0},
+                          {"kind": "noise", "host": stall}]}
+    v = run(data)
+    n = v.counters["noise_host_stalls"]
+    assert n == pytest.approx(1000, rel=0.1)  # CPU 0's, not 4,000
+    assert v.counters["noise_host_ns"] / n == pytest.approx(120_000, rel=0.05)
+    assert v.counters["noise_irqs"] == 0
+
+
 def test_late_timer_interrupts_need_their_percentiles_in_order():
     timer = {"all_busy": quantiles(10.0, 20.0), "some_idle": {"quantiles_us": [5.0] * (TIMER_QUANTILES - 1) + [1.0]}}
     with pytest.raises(ScenarioError, match="decrease"):

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from rcusim.errors import ScenarioError
+from rcusim.input.profiles import TIMER_QUANTILES, TIMER_TAIL_QUANTILES
 from rcusim.twin import noise
 
 TRACE = """\
@@ -41,16 +42,23 @@ def test_each_gap_is_classified_by_what_ran_in_it(classified):
     assert list(classified.events) == [2, 1, 1, 1, 0, 2]
 
 
-def test_streams_count_irq_and_host_as_irq_and_other_tasks_as_kthread(classified):
+def test_streams_count_interrupts_as_irq_other_tasks_as_kthread_and_untraced_gaps_as_host_stalls(classified):
     many = pd.concat([classified] * 10, ignore_index=True)
     streams = noise.noise_streams(many, spun_s=2.0, nr_cpus=2, trace_overhead_ns=1000)
-    # 3 irq-stream gaps (irq, host, the tick with an IPI) and 1 kthread gap, x 10, over 2 s x 2 CPUs.
-    assert streams["irq"].rate_hz == pytest.approx(30 / 4)
+    # 2 irq gaps (an interrupt, the tick with an IPI) and 1 kthread gap, x 10, over 2 s x 2 CPUs.
+    assert streams["irq"].rate_hz == pytest.approx(20 / 4)
     assert streams["kthread"].rate_hz == pytest.approx(10 / 4)
-    # Lengths less one traced event's cost each: 15-1, 9-0, 25-2 us.
-    assert streams["irq"].median_us == pytest.approx(14.0)
+    # Lengths less one traced event's cost each: 15-1 and 25-2 us; 40-1 us.
+    assert streams["irq"].median_us == pytest.approx((14.0 + 23.0) / 2)
     assert streams["kthread"].median_us == pytest.approx(39.0)
-    assert "irq 20" in streams["irq"].source and "host 10" in streams["irq"].source
+    assert "irq 20" in streams["irq"].source and "host" not in streams["irq"].source
+    # The gap with nothing traced (9 us), x 100: the host's stalls, as measured.
+    host = noise.host_stalls(pd.concat([classified] * 100, ignore_index=True), spun_s=2.0, nr_cpus=2)
+    assert host.rate_hz == pytest.approx(100 / 4)
+    assert set(host.stall.quantiles_us) == set(host.stall.tail_us) == {9.0}
+    assert len(host.stall.quantiles_us) == TIMER_QUANTILES and len(host.stall.tail_us) == TIMER_TAIL_QUANTILES
+    with pytest.raises(ScenarioError, match="host gaps"):
+        noise.host_stalls(many, spun_s=2.0, nr_cpus=2)
 
 
 def test_too_few_gaps_are_refused(classified):
@@ -59,16 +67,21 @@ def test_too_few_gaps_are_refused(classified):
 
 
 def test_preset_yaml_gives_every_number_its_source(classified):
-    many = pd.concat([classified] * 10, ignore_index=True)
+    many = pd.concat([classified] * 100, ignore_index=True)
     streams = noise.noise_streams(many, spun_s=2.0, nr_cpus=2, trace_overhead_ns=1000)
-    text = noise.preset_yaml("qemu_tcg", "a guest", streams, "python -m rcusim measure-guest --noise 2")
+    host = noise.host_stalls(many, spun_s=2.0, nr_cpus=2)
+    text = noise.preset_yaml("qemu_tcg", "a guest", streams, "python -m rcusim measure-guest --noise 2", host=host)
     (name, preset), = yaml.safe_load(text).items()
     assert name == "qemu_tcg" and preset["description"] == "a guest"
     for stream in ("irq", "kthread"):
         for key in ("rate_hz", "median_us", "p99_us"):
             assert set(preset[stream][key]) == {"value", "source"}
             assert "measure-guest --noise 2" in preset[stream][key]["source"]
-    assert preset["irq"]["rate_hz"]["value"] == pytest.approx(7.5)
+    for key in ("rate_hz", "quantiles_us", "tail_us"):
+        assert set(preset["host"][key]) == {"value", "source"}
+        assert "measure-guest --noise 2" in preset["host"][key]["source"]
+    assert preset["irq"]["rate_hz"]["value"] == pytest.approx(50.0)
+    assert preset["host"]["rate_hz"]["value"] == pytest.approx(25.0)
 
 
 def test_the_guest_script_spins_every_vcpu_on_the_trace_clock():

@@ -95,6 +95,7 @@ def _noise(args) -> int:
     header, classified, spun_s, delays = noise.read_boots(out)
     streams = noise.noise_streams(classified, spun_s, noise.NR_CPUS, noise.TRACE_OVERHEAD_IRQ_NS)
     timer = noise.timer_delay_streams(delays, classified.boot.nunique())
+    host = noise.host_stalls(classified, spun_s, noise.NR_CPUS)
     print(classified.groupby("kind").length_ns.describe(percentiles=[0.5, 0.99]).to_string())
     print(f"\n{'stream':<8} {'rate /s':>9} {'median us':>10} {'p99 us':>8} {'samples':>8}")
     for name, s in streams.items():
@@ -103,6 +104,9 @@ def _noise(args) -> int:
     for name, s in timer.items():
         q = s.quantiles_us
         print(f"{name:<12} {q[500]:>10.1f} {q[900]:>8.1f} {q[990]:>8.1f} {q[-1]:>8.1f} {s.samples:>8}")
+    q = host.stall.quantiles_us
+    print(f"{'host stall':<12} {q[500]:>10.1f} {q[900]:>8.1f} {q[990]:>8.1f} {q[-1]:>8.1f} {host.stall.samples:>8}"
+          f"   {host.rate_hz:.1f} /s")
     if args.write_preset:
         command = next((line.split(": ", 1)[1] for line in header if line.startswith("command: ")),
                        f"python -m rcusim {shlex.join(args.argv)}")
@@ -110,7 +114,7 @@ def _noise(args) -> int:
         name = "qemu_tcg" if clock == "real" else f"qemu_tcg_{clock}"
         description = (f"The QEMU TCG guest of rcusim's twin ({clock} clock, {noise.NR_CPUS} vCPUs), measured in "
                        "the guest: " + "; ".join(line for line in header if not line.startswith("command: ")))
-        Path(args.write_preset).write_text(noise.preset_yaml(name, description, streams, command, timer),
+        Path(args.write_preset).write_text(noise.preset_yaml(name, description, streams, command, timer, host),
                                            encoding="utf-8")
         print(f"noise preset {name} written to {args.write_preset}", file=sys.stderr)
     return 0

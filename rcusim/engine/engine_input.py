@@ -289,6 +289,9 @@ class NoiseInput:
     timer_delay: np.ndarray      # 1: the CPU's local timer interrupts arrive late, by the quantiles below
     timer_busy_q_ns: np.ndarray  # per CPU, the delay's quantiles (levels 0, 0.001, ..., 1) while every CPU is busy
     timer_idle_q_ns: np.ndarray  # ... while some CPU is idle
+    host_gap_ns: np.ndarray      # per CPU, the mean gap between host stalls of a running CPU (0: none)
+    host_q_ns: np.ndarray        # per CPU, a stall's quantiles (levels 0, 0.001, ..., 1)
+    host_tail_ns: np.ndarray     # ... and those of the last interval
     timer_busy_tail_ns: np.ndarray  # per CPU, the quantiles of the last interval (levels 0.999 to 1) while every CPU is busy
     timer_idle_tail_ns: np.ndarray  # ... while some CPU is idle
 
@@ -670,11 +673,11 @@ def _noise(spec) -> NoiseInput:
     nr_cpus = spec.hardware.nr_cpus
     out = {k: np.zeros(nr_cpus, dtype=np.int64 if k.endswith("gap_ns") else np.int8 if k == "timer_delay"
                        else np.float64)
-           for k in NoiseInput.__dataclass_fields__ if not k.endswith(("q_ns", "tail_ns"))}
+           for k in NoiseInput.__dataclass_fields__ if not k.endswith(("_q_ns", "tail_ns"))}
     out.update({k: np.zeros((nr_cpus, TIMER_QUANTILES), dtype=np.int64)
-                for k in ("timer_busy_q_ns", "timer_idle_q_ns")})
+                for k in ("timer_busy_q_ns", "timer_idle_q_ns", "host_q_ns")})
     out.update({k: np.zeros((nr_cpus, TIMER_TAIL_QUANTILES), dtype=np.int64)
-                for k in ("timer_busy_tail_ns", "timer_idle_tail_ns")})
+                for k in ("timer_busy_tail_ns", "timer_idle_tail_ns", "host_tail_ns")})
     for wl in spec.workloads:
         if not isinstance(wl, Noise):
             continue
@@ -690,11 +693,22 @@ def _noise(spec) -> NoiseInput:
             cpus = np.asarray(parse_cpulist(wl.cpus, nr_cpus))
             out["timer_delay"][cpus] = 1
             for name, dist in (("busy", delay.all_busy), ("idle", delay.some_idle)):
-                out[f"timer_{name}_q_ns"][cpus] = np.round(np.asarray(dist.quantiles_us) * 1000).astype(np.int64)
-                tail = (dist.tail_us if dist.tail_us is not None
-                        else np.linspace(dist.quantiles_us[-2], dist.quantiles_us[-1], TIMER_TAIL_QUANTILES))
-                out[f"timer_{name}_tail_ns"][cpus] = np.round(np.asarray(tail) * 1000).astype(np.int64)
+                out[f"timer_{name}_q_ns"][cpus], out[f"timer_{name}_tail_ns"][cpus] = _quantiles_ns(dist)
+        host = wl.host_stalls()
+        if host is not None and host.rate_hz > 0:
+            cpus = np.asarray(parse_cpulist(wl.cpus, nr_cpus))
+            out["host_gap_ns"][cpus] = round(1e9 / host.rate_hz)
+            out["host_q_ns"][cpus], out["host_tail_ns"][cpus] = _quantiles_ns(host)
     return NoiseInput(**out)
+
+
+def _quantiles_ns(dist) -> tuple[np.ndarray, np.ndarray]:
+    """A measured distribution's quantiles and its last interval's, in ns (the last interval
+    evenly spaced where it gives none)."""
+    tail = (dist.tail_us if dist.tail_us is not None
+            else np.linspace(dist.quantiles_us[-2], dist.quantiles_us[-1], TIMER_TAIL_QUANTILES))
+    return (np.round(np.asarray(dist.quantiles_us) * 1000).astype(np.int64),
+            np.round(np.asarray(tail) * 1000).astype(np.int64))
 
 
 def _records(spec) -> Records:

@@ -101,6 +101,7 @@ def draws_at_random(spec) -> bool:
                 or inp.rt_latency.bg_cpu                            # workloads.pxi: call_rcu_load's work and calls
                 or inp.noise.irq_gap_ns.any() or inp.noise.kthread_gap_ns.any()  # noise.pxi: arrivals, lengths
                 or inp.noise.timer_delay.any()                      # noise.pxi: each timer interrupt's delay
+                or inp.noise.host_gap_ns.any()                      # noise.pxi: host stalls' arrivals, lengths
                 or not (inp.sched.halt_poll or len(inp.sched.idle_exit_us)))  # sched.pxi: lognormal idle exits
 
 

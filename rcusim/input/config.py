@@ -858,6 +858,7 @@ class Quantiles(_Model):
     """Its quantiles at levels 0 (the least), 0.001, 0.002, ..., 1 (the greatest), in
     microseconds, not decreasing; a draw falls uniformly between the two neighbours its
     level lies between (the inverse of the measured CDF)."""
+
     tail_us: Optional[Annotated[list[Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]],
                                 Field(min_length=TIMER_TAIL_QUANTILES, max_length=TIMER_TAIL_QUANTILES)]] = None
     """The quantiles of the last interval, at levels 0.999, 0.99901, ..., 1 (from the
@@ -881,6 +882,22 @@ class Quantiles(_Model):
                                 allowed="quantiles from quantiles_us's second-greatest value to its greatest")
         return self
 
+    @property
+    def mean_us(self) -> float:
+        """Mean of a draw: each interval's midpoint, the last one's from its own quantiles."""
+        q, tail = self.quantiles_us, self.tail_us or self.quantiles_us[-2:]
+        last = sum(a + b for a, b in zip(tail, tail[1:])) / 2 / (len(tail) - 1)
+        return (sum(a + b for a, b in zip(q[:-2], q[1:-1])) / 2 + last) / (len(q) - 1)
+
+
+class HostStall(Quantiles):
+    """Stalls of a virtual CPU by its host (its thread descheduled, or the emulator busy
+    elsewhere): while the CPU runs something, at `rate_hz` a second, it runs nothing for a
+    drawn time; a halted (idle) virtual CPU runs nothing anyway, and RCU sees it idle."""
+
+    rate_hz: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]
+    """Stalls per second of a running CPU (a Poisson stream)."""
+
 
 class TimerDelay(_Model):
     """How late a CPU's local timer interrupt arrives after its expiry (the tick's hrtimer,
@@ -899,11 +916,12 @@ class Noise(_OnCpuList):
     its local timer interrupts.
 
     A named `preset` (see ``rcusim/profiles/noise/presets.yaml``, each number with its
-    source) gives the streams; `irq`, `kthread` or `timer` given here replace the
+    source) gives the streams; `irq`, `kthread`, `timer` or `host` given here replace the
     preset's. Interrupts steal time from whatever runs and hold an idle CPU
     out of its extended quiescent state while they run; kthread work runs as a
     SCHED_OTHER kthread of the CPU; a delayed timer interrupt runs the tick and the
-    timers that expired at its delivery. Noise never ends: another workload must.
+    timers that expired at its delivery; a host stall steals time from whatever runs and
+    leaves an idle CPU alone. Noise never ends: another workload must.
     """
 
     kind: Literal["noise"]
@@ -920,6 +938,8 @@ class Noise(_OnCpuList):
     """Bursts of kthread work (kworkers and the like) per CPU."""
     timer: Optional[TimerDelay] = None
     """The delay of each local timer interrupt after its expiry; none: delivered on time."""
+    host: Optional[HostStall] = None
+    """Stalls of each virtual CPU by its host while it runs something; none: never."""
 
     @field_validator("preset")
     @classmethod
@@ -931,11 +951,13 @@ class Noise(_OnCpuList):
     @model_validator(mode="after")
     def _check_streams(self) -> "Noise":
         streams = self.streams()
-        if not any(src.rate_hz > 0 for src in streams.values() if src is not None) and self.timer_delay() is None:
-            raise ScenarioError("no noise: neither a preset nor an irq or kthread stream with rate_hz > 0 nor a timer "
-                                "delay", key="preset",
-                                allowed=", ".join(noise_presets()) + ", or irq/kthread streams, or timer")
-        busy = sum(src.rate_hz * src.mean_us * 1e-6 for src in streams.values() if src is not None)
+        host = self.host_stalls()
+        if (not any(src.rate_hz > 0 for src in [*streams.values(), host] if src is not None)
+                and self.timer_delay() is None):
+            raise ScenarioError("no noise: neither a preset nor an irq, kthread or host stream with rate_hz > 0 nor "
+                                "a timer delay", key="preset",
+                                allowed=", ".join(noise_presets()) + ", or irq/kthread/host streams, or timer")
+        busy = sum(src.rate_hz * src.mean_us * 1e-6 for src in [*streams.values(), host] if src is not None)
         if busy >= 1:
             raise ScenarioError(f"the noise would occupy {busy:.0%} of each CPU", key="irq",
                                 allowed="rates and durations whose rate_hz x mean duration add up to under 1 s/s")
@@ -953,6 +975,13 @@ class Noise(_OnCpuList):
             return self.timer
         base = noise_presets()[self.preset] if self.preset is not None else {}
         return TimerDelay(**base["timer"]) if "timer" in base else None
+
+    def host_stalls(self) -> Optional[HostStall]:
+        """This workload's host stalls, else the preset's, else None."""
+        if self.host is not None:
+            return self.host
+        base = noise_presets()[self.preset] if self.preset is not None else {}
+        return HostStall(**base["host"]) if "host" in base else None
 
 
 Workload = Annotated[Union[SyncLoop, Readers, KfreeRcuFlood, RcuscaleWriter, MembarrierLoop, RtLatencyProbe,

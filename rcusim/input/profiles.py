@@ -342,6 +342,11 @@ def _preset_numbers(preset: dict) -> dict[str, dict]:
                 out[f"timer.{state}.quantiles_us"] = entry.get(state, {}).get("quantiles_us")
                 if "tail_us" in entry.get(state, {}):  # optional
                     out[f"timer.{state}.tail_us"] = entry[state]["tail_us"]
+        elif stream == "host":
+            out["host.rate_hz"] = entry.get("rate_hz")
+            out["host.quantiles_us"] = entry.get("quantiles_us")
+            if "tail_us" in entry:  # optional
+                out["host.tail_us"] = entry["tail_us"]
         elif stream != "description":
             for key in _NOISE_KEYS:
                 out[f"{stream}.{key}"] = entry.get(key)
@@ -361,8 +366,9 @@ def _read_noise() -> dict:
                 data[name] = preset
     for name, preset in data.items():
         streams = {k: v for k, v in preset.items() if k != "description"}
-        if not set(streams) & {"irq", "kthread"} or not set(streams) <= {"irq", "kthread", "timer"}:
-            raise ValueError(f"noise preset {name!r} must give irq and/or kthread streams, and may give timer")
+        if not set(streams) & {"irq", "kthread"} or not set(streams) <= {"irq", "kthread", "timer", "host"}:
+            raise ValueError(f"noise preset {name!r} must give irq and/or kthread streams, and may give timer "
+                             "and host")
         for where, item in _preset_numbers(preset).items():
             _check_number(name, where, item)
     return data

@@ -41,7 +41,8 @@ from rcusim.twin.measure import NR_CPUS, boot_each, folded
 from rcusim.twin.qemu import command_line
 
 __all__ = ["NOISE_EVENTS", "TRACE_OVERHEAD_IRQ_NS", "noise_script", "measure_noise", "read_boots", "classify_gaps",
-           "timer_delays", "NoiseStream", "noise_streams", "TimerDelay", "timer_delay_streams", "preset_yaml",
+           "timer_delays", "NoiseStream", "noise_streams", "Quantiles", "quantiles_of", "timer_delay_streams",
+           "HostStalls", "host_stalls", "preset_yaml",
            "read_gaps"]
 
 #: The shortest gap logged, ns: the spin loop's own iterations stay under it.
@@ -205,7 +206,7 @@ def noise_streams(classified: pd.DataFrame, spun_s: float, nr_cpus: int,
     of `nr_cpus` CPUs; each gap less its traced events' own cost (`trace_overhead_ns` each)."""
     length_us = (classified.length_ns - classified.events * trace_overhead_ns).clip(lower=0) / 1e3
     out = {}
-    for stream, kinds in (("irq", ("irq", "host")), ("kthread", ("thread",))):
+    for stream, kinds in (("irq", ("irq",)), ("kthread", ("thread",))):
         x = length_us[classified.kind.isin(kinds)].to_numpy()
         if len(x) < 10:
             raise ScenarioError(f"{len(x)} {stream} gaps in {spun_s:g} s", key="--noise",
@@ -220,38 +221,71 @@ def noise_streams(classified: pd.DataFrame, spun_s: float, nr_cpus: int,
 
 
 @dataclass(frozen=True)
-class TimerDelay:
+class Quantiles:
+    """A measured distribution: quantiles at TIMER_QUANTILES levels, and its last interval's."""
     quantiles_us: list[float]
     tail_us: list[float]
     samples: int
     source: str
 
 
-def timer_delay_streams(delays: pd.DataFrame, boots: int) -> dict[str, TimerDelay]:
+def quantiles_of(x_us: np.ndarray, source: str) -> Quantiles:
+    levels = np.linspace(0, 1, TIMER_QUANTILES)
+    return Quantiles(quantiles_us=[round(float(v), 1) for v in np.quantile(x_us, levels)],
+                     tail_us=[round(float(v), 1)
+                              for v in np.quantile(x_us, np.linspace(levels[-2], levels[-1], TIMER_TAIL_QUANTILES))],
+                     samples=len(x_us), source=source)
+
+
+@dataclass(frozen=True)
+class HostStalls:
+    rate_hz: float
+    stall: Quantiles
+
+
+def host_stalls(classified: pd.DataFrame, spun_s: float, nr_cpus: int) -> HostStalls:
+    """The gaps in which the spinning vCPU's guest traced nothing (``host``: its thread did not
+    run, or the emulator did something else): their rate per vCPU-second and their lengths'
+    distribution, whose tail reaches milliseconds, as measured."""
+    x = classified.length_ns[classified.kind == "host"].to_numpy() / 1e3
+    if len(x) < 100:
+        raise ScenarioError(f"{len(x)} host gaps in {spun_s:g} s", key="--noise",
+                            allowed="a longer spin (more seconds or boots)")
+    return HostStalls(rate_hz=len(x) / (spun_s * nr_cpus), stall=quantiles_of(
+        x, f"{len(x)} gaps over {GAP_NS / 1e3:g} us in {spun_s:g} s x {nr_cpus} vCPUs of rcusim_noise in which the "
+           f"guest traced nothing; median {np.median(x):.1f} us, p99 {np.percentile(x, 99):.1f} us, "
+           f"{int((x > 1000).sum())} over 1 ms"))
+
+
+def timer_delay_streams(delays: pd.DataFrame, boots: int) -> dict[str, Quantiles]:
     """The ``timer`` section's two delays (``all_busy``, ``some_idle``): the quantiles of
     :func:`timer_delays`' rows over `boots` boots at TIMER_QUANTILES levels, each state's
     distribution as measured (it has two modes: the vCPU's own delivery, and the host's
     scheduler)."""
     out = {}
-    levels = np.linspace(0, 1, TIMER_QUANTILES)
     for state, what in (("all_busy", "every vCPU spinning"), ("some_idle", "vCPU 0 spinning alone, the others idle")):
         x = delays.delay_ns[delays.state == state].to_numpy() / 1e3
         if len(x) < 100:
             raise ScenarioError(f"{len(x)} timer interrupts with {what}", key="--noise",
                                 allowed="a longer spin (more seconds or boots)")
-        out[state] = TimerDelay(
-            quantiles_us=[round(float(v), 1) for v in np.quantile(x, levels)],
-            tail_us=[round(float(v), 1)
-                     for v in np.quantile(x, np.linspace(levels[-2], levels[-1], TIMER_TAIL_QUANTILES))],
-            samples=len(x),
-            source=f"{len(x)} local_timer_entry of a spinning vCPU with {what}, {boots} boots, each less the first "
-                   "jiffy boundary after the one before it (the tick's expiry); median "
-                   f"{np.median(x):.1f} us, p99 {np.percentile(x, 99):.1f} us")
+        out[state] = quantiles_of(
+            x, f"{len(x)} local_timer_entry of a spinning vCPU with {what}, {boots} boots, each less the first "
+               "jiffy boundary after the one before it (the tick's expiry); median "
+               f"{np.median(x):.1f} us, p99 {np.percentile(x, 99):.1f} us")
     return out
 
 
+def _quantiles_yaml(q: Quantiles, command: str, indent: int) -> str:
+    pad = " " * indent
+    return (f"{pad}quantiles_us:\n{pad}  value: [{', '.join(map(str, q.quantiles_us))}]\n"
+            + folded("source", f"quantiles at levels 0, 0.001, ..., 1: {q.source}. [{command}]", indent + 2)
+            + f"{pad}tail_us:\n{pad}  value: [{', '.join(map(str, q.tail_us))}]\n"
+            + folded("source", f"quantiles at levels 0.999, 0.99901, ..., 1 (the last interval's): "
+                               f"{q.source}. [{command}]", indent + 2))
+
+
 def preset_yaml(name: str, description: str, streams: dict[str, NoiseStream], command: str,
-                timer: dict[str, TimerDelay] | None = None) -> str:
+                timer: dict[str, Quantiles] | None = None, host: HostStalls | None = None) -> str:
     """A noise preset file (rcusim/profiles/noise/<name>.yaml) with every number's source."""
     text = (f"# OS noise of the QEMU guest, measured in the guest (rcusim/twin/noise.py).\n"
             f"# Written by {command}; measure again rather than edit.\n{name}:\n"
@@ -264,9 +298,9 @@ def preset_yaml(name: str, description: str, streams: dict[str, NoiseStream], co
     if timer:
         text += "  timer:\n"
         for state, s in timer.items():
-            text += (f"    {state}:\n      quantiles_us:\n        value: [{', '.join(map(str, s.quantiles_us))}]\n"
-                     + folded("source", f"quantiles at levels 0, 0.001, ..., 1: {s.source}. [{command}]", 8)
-                     + f"      tail_us:\n        value: [{', '.join(map(str, s.tail_us))}]\n"
-                     + folded("source", f"quantiles at levels 0.999, 0.99901, ..., 1 (the last interval's): "
-                                        f"{s.source}. [{command}]", 8))
+            text += f"    {state}:\n" + _quantiles_yaml(s, command, 6)
+    if host:
+        text += (f"  host:\n    rate_hz:\n      value: {host.rate_hz:.1f}\n"
+                 + folded("source", f"per vCPU per second: {host.stall.source}. [{command}]", 6)
+                 + _quantiles_yaml(host.stall, command, 4))
     return text
