@@ -963,25 +963,24 @@ class Noise(_OnCpuList):
                                 allowed="rates and durations whose rate_hz x mean duration add up to under 1 s/s")
         return self
 
+    def _own_or_preset(self, key: str, model: type[_Model]):
+        """This workload's `key`, else its preset's (as a `model`), else None."""
+        if getattr(self, key) is not None:
+            return getattr(self, key)
+        base = noise_presets()[self.preset] if self.preset is not None else {}
+        return model(**base[key]) if key in base else None
+
     def streams(self) -> dict:
         """``{"irq": NoiseSource or None, "kthread": ...}``: this workload's, else the preset's."""
-        base = noise_presets()[self.preset] if self.preset is not None else {}
-        return {k: getattr(self, k) if getattr(self, k) is not None else
-                (NoiseSource(**base[k]) if k in base else None) for k in ("irq", "kthread")}
+        return {k: self._own_or_preset(k, NoiseSource) for k in ("irq", "kthread")}
 
     def timer_delay(self) -> Optional[TimerDelay]:
         """This workload's timer delay, else the preset's, else None."""
-        if self.timer is not None:
-            return self.timer
-        base = noise_presets()[self.preset] if self.preset is not None else {}
-        return TimerDelay(**base["timer"]) if "timer" in base else None
+        return self._own_or_preset("timer", TimerDelay)
 
     def host_stalls(self) -> Optional[HostStall]:
         """This workload's host stalls, else the preset's, else None."""
-        if self.host is not None:
-            return self.host
-        base = noise_presets()[self.preset] if self.preset is not None else {}
-        return HostStall(**base["host"]) if "host" in base else None
+        return self._own_or_preset("host", HostStall)
 
 
 Workload = Annotated[Union[SyncLoop, Readers, KfreeRcuFlood, RcuscaleWriter, MembarrierLoop, RtLatencyProbe,
