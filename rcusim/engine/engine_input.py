@@ -289,11 +289,11 @@ class NoiseInput:
     timer_delay: np.ndarray      # 1: the CPU's local timer interrupts arrive late, by the quantiles below
     timer_busy_q_ns: np.ndarray  # per CPU, the delay's quantiles (levels 0, 0.001, ..., 1) while every CPU is busy
     timer_idle_q_ns: np.ndarray  # ... while some CPU is idle
+    timer_busy_tail_ns: np.ndarray  # per CPU, the quantiles of the last interval (levels 0.999 to 1) while every CPU is busy
+    timer_idle_tail_ns: np.ndarray  # ... while some CPU is idle
     host_gap_ns: np.ndarray      # per CPU, the mean gap between host stalls of a running CPU (0: none)
     host_q_ns: np.ndarray        # per CPU, a stall's quantiles (levels 0, 0.001, ..., 1)
     host_tail_ns: np.ndarray     # ... and those of the last interval
-    timer_busy_tail_ns: np.ndarray  # per CPU, the quantiles of the last interval (levels 0.999 to 1) while every CPU is busy
-    timer_idle_tail_ns: np.ndarray  # ... while some CPU is idle
 
 
 @_section
@@ -681,22 +681,20 @@ def _noise(spec) -> NoiseInput:
     for wl in spec.workloads:
         if not isinstance(wl, Noise):
             continue
+        cpus = np.asarray(parse_cpulist(wl.cpus, nr_cpus))
         for stream, src in wl.streams().items():
             if src is None or src.rate_hz == 0:
                 continue
-            cpus = np.asarray(parse_cpulist(wl.cpus, nr_cpus))
             out[f"{stream}_gap_ns"][cpus] = round(1e9 / src.rate_hz)
             out[f"{stream}_mu"][cpus] = math.log(src.median_us * 1000)
             out[f"{stream}_sigma"][cpus] = math.log(src.p99_us / src.median_us) / Z_P99
         delay = wl.timer_delay()
         if delay is not None:
-            cpus = np.asarray(parse_cpulist(wl.cpus, nr_cpus))
             out["timer_delay"][cpus] = 1
             for name, dist in (("busy", delay.all_busy), ("idle", delay.some_idle)):
                 out[f"timer_{name}_q_ns"][cpus], out[f"timer_{name}_tail_ns"][cpus] = _quantiles_ns(dist)
         host = wl.host_stalls()
         if host is not None and host.rate_hz > 0:
-            cpus = np.asarray(parse_cpulist(wl.cpus, nr_cpus))
             out["host_gap_ns"][cpus] = round(1e9 / host.rate_hz)
             out["host_q_ns"][cpus], out["host_tail_ns"][cpus] = _quantiles_ns(host)
     return NoiseInput(**out)

@@ -332,6 +332,14 @@ def _check_number(name: str, where: str, item) -> None:
                          "source: <text>}")
 
 
+def _quantile_numbers(where: str, entry: dict) -> dict[str, dict]:
+    """A measured distribution's numbers: its quantiles, and its last interval's where given."""
+    out = {f"{where}.quantiles_us": entry.get("quantiles_us")}
+    if "tail_us" in entry:  # optional
+        out[f"{where}.tail_us"] = entry["tail_us"]
+    return out
+
+
 def _preset_numbers(preset: dict) -> dict[str, dict]:
     """``{"irq.rate_hz": {value, source}, ..., "timer.all_busy.quantiles_us": ...}``: every number
     of a preset (or None where it lacks one) by its dotted path."""
@@ -339,14 +347,10 @@ def _preset_numbers(preset: dict) -> dict[str, dict]:
     for stream, entry in preset.items():
         if stream == "timer":
             for state in TIMER_DELAY_STATES:
-                out[f"timer.{state}.quantiles_us"] = entry.get(state, {}).get("quantiles_us")
-                if "tail_us" in entry.get(state, {}):  # optional
-                    out[f"timer.{state}.tail_us"] = entry[state]["tail_us"]
+                out.update(_quantile_numbers(f"timer.{state}", entry.get(state, {})))
         elif stream == "host":
             out["host.rate_hz"] = entry.get("rate_hz")
-            out["host.quantiles_us"] = entry.get("quantiles_us")
-            if "tail_us" in entry:  # optional
-                out["host.tail_us"] = entry["tail_us"]
+            out.update(_quantile_numbers("host", entry))
         elif stream != "description":
             for key in _NOISE_KEYS:
                 out[f"{stream}.{key}"] = entry.get(key)
