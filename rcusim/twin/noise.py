@@ -229,7 +229,11 @@ class Quantiles:
     source: str
 
 
-def quantiles_of(x_us: np.ndarray, source: str) -> Quantiles:
+def quantiles_of(x_us: np.ndarray, counted: str, source: str) -> Quantiles:
+    """The quantiles of measured values `x_us`, refused below 100 of them (`counted`: what
+    they are, for the refusal)."""
+    if len(x_us) < 100:
+        raise ScenarioError(f"{len(x_us)} {counted}", key="--noise", allowed="a longer spin (more seconds or boots)")
     levels = np.linspace(0, 1, TIMER_QUANTILES)
     return Quantiles(quantiles_us=[round(float(v), 1) for v in np.quantile(x_us, levels)],
                      tail_us=[round(float(v), 1)
@@ -248,11 +252,8 @@ def host_stalls(classified: pd.DataFrame, spun_s: float, nr_cpus: int) -> HostSt
     run, or the emulator did something else): their rate per vCPU-second and their lengths'
     distribution, whose tail reaches milliseconds, as measured."""
     x = classified.length_ns[classified.kind == "host"].to_numpy() / 1e3
-    if len(x) < 100:
-        raise ScenarioError(f"{len(x)} host gaps in {spun_s:g} s", key="--noise",
-                            allowed="a longer spin (more seconds or boots)")
     return HostStalls(rate_hz=len(x) / (spun_s * nr_cpus), stall=quantiles_of(
-        x, f"{len(x)} gaps over {GAP_NS / 1e3:g} us in {spun_s:g} s x {nr_cpus} vCPUs of rcusim_noise in which the "
+        x, f"host gaps in {spun_s:g} s", f"{len(x)} gaps over {GAP_NS / 1e3:g} us in {spun_s:g} s x {nr_cpus} vCPUs of rcusim_noise in which the "
            f"guest traced nothing; median {np.median(x):.1f} us, p99 {np.percentile(x, 99):.1f} us, "
            f"{int((x > 1000).sum())} over 1 ms"))
 
@@ -265,11 +266,8 @@ def timer_delay_streams(delays: pd.DataFrame, boots: int) -> dict[str, Quantiles
     out = {}
     for state, what in (("all_busy", "every vCPU spinning"), ("some_idle", "vCPU 0 spinning alone, the others idle")):
         x = delays.delay_ns[delays.state == state].to_numpy() / 1e3
-        if len(x) < 100:
-            raise ScenarioError(f"{len(x)} timer interrupts with {what}", key="--noise",
-                                allowed="a longer spin (more seconds or boots)")
         out[state] = quantiles_of(
-            x, f"{len(x)} local_timer_entry of a spinning vCPU with {what}, {boots} boots, each less the first "
+            x, f"timer interrupts with {what}", f"{len(x)} local_timer_entry of a spinning vCPU with {what}, {boots} boots, each less the first "
                "jiffy boundary after the one before it (the tick's expiry); median "
                f"{np.median(x):.1f} us, p99 {np.percentile(x, 99):.1f} us")
     return out
