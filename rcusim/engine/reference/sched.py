@@ -179,11 +179,7 @@ class Cpu:
                 except simpy.Interrupt:
                     break  # preempted: try_preempt() has requeued ent
                 self.user_from = self.user_to = 0
-                self.ending = True
-                try:
-                    dur = self.step(ent, env.now)
-                finally:
-                    self.ending = False
+                dur = self.step(ent, env.now, ending=True)
                 if dur is YIELD:
                     self.step_resched = False
                     self.requeue(ent, to_tail=True)
@@ -197,13 +193,14 @@ class Cpu:
                     self.curr = None
                     break
 
-    def step(self, ent, t):
-        """The running entity's action; a preemption it asks for waits for its end."""
-        self.stepping = True
+    def step(self, ent, t, ending: bool = False):
+        """The running entity's action (`ending`: the one at its burst's end); a preemption it
+        asks for waits for its end."""
+        self.stepping, self.ending = True, ending
         try:
             return ent.step(t)
         finally:
-            self.stepping = False
+            self.stepping = self.ending = False
 
     def preempt_at_boundary(self, ent, dur) -> bool:
         """try_preempt() as the burst `dur` is about to start; True if ent was switched out."""
