@@ -566,6 +566,12 @@ class VariantResult:
         return metrics
 
 
+def stack_runs(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The rows of independent runs (a kernel's boots, a simulation's seeds) one after another,
+    each tagged with its run's number in ``boot``."""
+    return pd.concat([f.assign(boot=np.int16(k)) for k, f in enumerate(frames)], ignore_index=True)
+
+
 def pool_runs(runs: list[VariantResult]) -> VariantResult:
     """Independent runs of one variant (a simulation's seeds) pooled as a real kernel's boots
     are: the rows and GPs stacked with the run's number in ``boot``, the GP counts and the
@@ -579,8 +585,7 @@ def pool_runs(runs: list[VariantResult]) -> VariantResult:
     first = runs[0]
     return VariantResult(
         name=first.name,
-        requests=pd.concat([r.requests.assign(boot=np.int16(k)) for k, r in enumerate(runs)], ignore_index=True),
-        gps=pd.concat([r.gps.assign(boot=np.int16(k)) for k, r in enumerate(runs)], ignore_index=True),
+        requests=stack_runs([r.requests for r in runs]), gps=stack_runs([r.gps for r in runs]),
         counters={key: sum(r.counters.get(key, 0) for r in runs) for key in first.counters},
         events=sum(r.events for r in runs), wall_time_s=sum(r.wall_time_s for r in runs),
         build_time_s=sum(r.build_time_s for r in runs),

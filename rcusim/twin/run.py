@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from rcusim.errors import ScenarioError
 from rcusim.input.scenario import load_scenario
 from rcusim.progress import Stages
 from rcusim.results.ftrace_read import breakdown_us
-from rcusim.results.result import Result, VariantResult, installed_version
+from rcusim.results.result import Result, VariantResult, installed_version, stack_runs
 from rcusim.results.run import KFREE_TABLE_METRICS, resolved_config
 from rcusim.twin.collect import BootRecords, collect_boot
 from rcusim.twin.image import find_image
@@ -93,8 +92,7 @@ def align_scenario(source, overrides: Sequence[str], seed, variants, kernel) -> 
 
 
 def _pool(name: str, boots: list[BootRecords], wall: list[float]) -> VariantResult:
-    requests = pd.concat([b.requests.assign(boot=np.int16(k)) for k, b in enumerate(boots)], ignore_index=True)
-    gps = pd.concat([b.gps.assign(boot=np.int16(k)) for k, b in enumerate(boots)], ignore_index=True)
+    requests, gps = stack_runs([b.requests for b in boots]), stack_runs([b.gps for b in boots])
     extra: dict = {"boots": len(boots),
                    "trace": {"events": int(sum(b.stats["entries"] for b in boots)),
                              "overrun": int(sum(b.stats["overrun"] for b in boots))}}
