@@ -474,6 +474,9 @@ cdef struct krc_t:
     int32_t bulk_tail    # the page being filled
     i64 head_count       # channel 3: objects on krcp->head (no page was available)
     i64 head_t           # time of the newest channel-3 object (ns)
+    i64 head_gp_snap     # krcp->head_gp_snap: get_state_synchronize_rcu() at its newest insert
+    int32_t drain_pages  # kvfree_rcu_drain_ready(): the oldest pages found ready as the monitor ran
+    i64 drain_head       # ... and the channel-3 objects found ready (0: none)
     i64 count            # krcp->count: objects queued since the last detach
     i64 lock_free        # krcp->lock is next free (ns)
     i64 monitor_expires  # monitor_work timer expiry (ns), -1 if not pending

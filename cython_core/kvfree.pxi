@@ -1,7 +1,8 @@
 # kvfree_rcu() batching: kfree_rcu_cpu ("krcp"), bulk pages ("bnodes"),
 # the monitor work, kfree_rcu_work after a grace period, the rcu_head
-# fallback list (channel 3), the page cache, and the rcuscale kfree
-# threads that flood it (kernel/rcu/tree.c v5.6..v6.3, rcuscale.c).
+# fallback list (channel 3), the page cache, the monitor's drain of ready
+# pages (v6.3), and the rcuscale kfree threads that flood it
+# (kernel/rcu/tree.c v5.6..v6.12, rcuscale.c).
 #
 # What a kfree_rcu() call does depends on the release (kv_gen):
 # KV_CALL_RCU   before v5.6: call_rcu() with the rcu_head's offset; the
@@ -65,6 +66,7 @@ cdef int kvfree_init(Engine self, kv, int e) except -1:
     self.kv_gen = kv.gen
     self.kv_lazy = kv.lazy
     self.kv_polled = kv.polled
+    self.kv_drain_ready = kv.drain_ready
     self.kv_chunk = kv.chunk
     self.kv_might_resched = kv.might_resched
     self.kv_form = kv.form
@@ -307,6 +309,7 @@ cdef i64 kfree_done(Engine self, int e) except -2:
     elif h > 0:
         kp.head_count += h
         kp.head_t = self.now
+        kp.head_gp_snap = rcu_seq_snap(self.gp_seq)  # krcp->head_gp_snap = get_state_synchronize_rcu()
         self.n_kv_head_objs += h
         if self.kv_page_cache_work:
             run_page_cache_worker(self, c)
@@ -433,8 +436,52 @@ cdef void run_page_cache_worker(Engine self, int c) except *:
     wake(self, kp.kworker[KW_PAGE_CACHE], c, self.now + self.acc)
 
 
+cdef i64 kvfree_rcu_drain_ready_ns(Engine self, krc_t *kp) noexcept:
+    """kvfree_rcu_drain_ready() as the monitor starts: under krcp->lock, the pages whose
+    snapshot has passed, oldest first up to the first that has not, and the channel-3 list
+    if its snapshot has; returns what freeing them costs (kvfree_rcu_bulk() per page,
+    kvfree_rcu_list() per object)."""
+    cdef int b = kp.bulk_head
+    cdef i64 ns = 0
+    kp.drain_pages = 0
+    kp.drain_head = 0
+    while b >= 0 and rcu_seq_done(self.gp_seq, self.bnodes[b].gp_snap):
+        kp.drain_pages += 1
+        ns += self.rnp_lock_ns + self.bnodes[b].nr_records * self.kv_kfree_bulk_ns
+        b = self.bnodes[b].next
+    if kp.head_count > 0 and rcu_seq_done(self.gp_seq, kp.head_gp_snap):
+        kp.drain_head = kp.head_count
+        ns += kp.drain_head * self.kv_kfree_ns
+    return ns
+
+
+cdef void kvfree_rcu_drain_ready(Engine self, int c) except *:
+    """The monitor freed what kvfree_rcu_drain_ready_ns() found ready."""
+    cdef krc_t *kp = &self.krcs[c]
+    cdef int b
+    while kp.drain_pages > 0:
+        kp.drain_pages -= 1
+        b = kp.bulk_head
+        check_kvfree(self, c, self.bnodes[b].t_last)
+        kp.bulk_head = self.bnodes[b].next
+        if kp.bulk_head < 0:
+            kp.bulk_tail = -1
+        kp.count -= self.bnodes[b].nr_records  # atomic_sub(bnode->nr_records, &krcp->bulk_count[i])
+        self.kv_objs -= self.bnodes[b].nr_records
+        self.n_kv_ready_pages += 1
+        bnode_put(self, kp, b)
+    if kp.drain_head > 0:
+        check_kvfree(self, c, kp.head_t)
+        kp.count -= kp.drain_head
+        self.kv_objs -= kp.drain_head
+        kp.head_count -= kp.drain_head
+        kp.drain_head = 0
+    kv_mem_changed(self)
+
+
 cdef void kfree_rcu_monitor(Engine self, int c) except *:
-    """Detach the queued pages and channel-3 list into a free krw_arr[] batch."""
+    """Detach the queued pages and channel-3 list into a free krw_arr[] batch
+    (kvfree_rcu_queue_batch())."""
     cdef krc_t *kp = &self.krcs[c]
     cdef krw_t *w
     cdef int i
@@ -509,7 +556,7 @@ cdef i64 kworker_run(Engine self, int e, i64 t0) except -2:
         if kp.monitor_queued:
             kp.monitor_queued = 0
             self.ents[e].phase = KW_MONITOR
-            return 2 * self.rnp_lock_ns
+            return 2 * self.rnp_lock_ns + (kvfree_rcu_drain_ready_ns(self, kp) if self.kv_drain_ready else 0)
         self.ents[e].phase = -1
         return 0
     return kfree_rcu_work_step(self, e, c, e == kp.kworker[KW_RECLAIM0 + 1])
@@ -530,6 +577,8 @@ cdef i64 kworker_done(Engine self, int e) except -2:
         kp.cache_work = 0
         kv_mem_changed(self)
     elif self.ents[e].phase == KW_MONITOR:
+        if self.kv_drain_ready:
+            kvfree_rcu_drain_ready(self, c)
         kfree_rcu_monitor(self, c)
     self.cpus[c].debt += self.acc
     if kp.cache_work == 1 or kp.monitor_queued:

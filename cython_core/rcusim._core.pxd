@@ -341,7 +341,8 @@ cdef class Engine:
     cdef i64 kv_b_start_t         # when the last thread to start read kv_b_start
     cdef int kv_gen               # KV_*: what a kfree_rcu() call does
     cdef int kv_lazy              # KV_CALL_RCU: the callbacks are lazy (kfree_by_call_rcu)
-    cdef int kv_polled            # per-page polled reclaim (seed 001's patch)
+    cdef int kv_polled            # per-page polled reclaim (seed 001's patch as posted)
+    cdef int kv_drain_ready       # the monitor frees the ready pages, queue_rcu_work() the rest (v6.3)
     cdef int kv_chunk             # 1 = one event per kfree_rcu() call
     cdef int kv_might_resched     # preempt=voluntary: might_resched() is __cond_resched(), in every kmalloc(GFP_KERNEL)
     cdef int kv_form              # 0 = both kfree_rcu() forms at random, 1 = single-argument, 2 = two-argument

@@ -28,7 +28,7 @@ GENERATIONS = {
     "5.9": "rcu_min_cached_objs pages cached from boot",
     "5.11": "page_cache_work, the rcu_head list without a page",
     "6.1": "5*HZ drain, 1 jiffy when a CPU's batch is full",
-    "6.3": "per-page polled reclaim",
+    "6.3": "per-page GP snapshots: the monitor frees the ready pages, queue_rcu_work() the rest",
 }
 
 NOCB_ALL = {"CONFIG_RCU_NOCB_CPU": True, "CONFIG_RCU_NOCB_CPU_DEFAULT_ALL": True}
@@ -106,6 +106,20 @@ def test_generations_differ_as_the_kernel_history_says(runs):
     assert c["5.7"]["kvfree_channel3_objects"] == 0 and c["5.11"]["kvfree_channel3_objects"] > 0
     # v6.1 drains a full batch after one jiffy: more GPs than v5.11's HZ/50 monitor.
     assert gps["6.1"] > gps["5.11"]
+
+
+def test_the_polled_patch_as_posted_waits_in_the_worker_and_v6_3_in_queue_rcu_work(runs):
+    # Seed 001's patch as posted (on 6.2): the worker polls each page and calls
+    # synchronize_rcu() for the rest. v6.3 merged it with kvfree_rcu_drain_ready(): the
+    # monitor frees the ready pages, and a batch waits for queue_rcu_work()'s GP.
+    posted = run_engine("posted", spec_of(flood("6.2", kernel={"patches": ["rcu-kvfree-polled"]})), 0, check=True)
+    p, m = posted.kvfree["counters"], runs["6.3"].kvfree["counters"]
+    assert p["kvfree_work_synchronize_rcu"] > 0 and m["kvfree_work_synchronize_rcu"] == 0
+    assert p["kvfree_pages_ready_without_wait"] > 0 and m["kvfree_pages_ready_without_wait"] > 0
+    # Callbacks: queue_rcu_work()'s, one per batch, in v6.3; only synchronize_rcu()'s wakeme
+    # in the posted form's worker.
+    assert posted.counters["callbacks_invoked"] <= p["kvfree_work_synchronize_rcu"]
+    assert runs["6.3"].counters["callbacks_invoked"] >= m["kvfree_rcu_work_runs"] > 0
 
 
 @pytest.mark.parametrize("release, footprint", [("5.5", False), ("5.6", False), ("5.7", True), ("6.3", True)])

@@ -235,7 +235,8 @@ class Kvfree:
     loops: int
     gen: int                   # _core.KVFREE_GENERATIONS: what a kfree_rcu() call does
     lazy: int                  # kfree_by_call_rcu's call_rcu() queues lazy callbacks
-    polled: int
+    polled: int                # the polled patch as posted: the worker polls each page, synchronize_rcu() for the rest
+    drain_ready: int           # kvfree_rcu_drain_ready() in the monitor, queue_rcu_work() for the rest
     chunk: int
     might_resched: int         # preempt=voluntary: the kfree threads' kmalloc(GFP_KERNEL) is a preemption point
     form: int                  # 0 both kfree_rcu() forms at random, 1 single-argument, 2 two-argument
@@ -621,7 +622,8 @@ def _kvfree(spec, chunk: int) -> Kvfree:
         alloc_num=flood.kfree_alloc_num if flood else 0,
         loops=flood.kfree_loops if flood else 0,
         gen=gen, lazy=int(bool(by_call) and p.lazy),
-        polled=int(p.kvfree_polled), chunk=chunk, might_resched=int(voluntary), form=form,
+        polled=int(p.kvfree_polled and not p.kvfree_drain_ready), drain_ready=int(p.kvfree_drain_ready),
+        chunk=chunk, might_resched=int(voluntary), form=form,
         max_entr=kvfree_bulk_max_entr(sw),
         drain_jiffies=p.kfree_drain_jiffies, flood_delay=int(sw.kfree_drain_5hz),
         page_cache_work=int(sw.kvfree_page_cache_work),

@@ -1119,6 +1119,8 @@ class RcuParams(_Model):
     """KFREE_DRAIN_JIFFIES: kfree_rcu() monitor delay (5*HZ from v6.1, HZ/50 from v5.6)."""
     kvfree_polled: bool
     """Per-page polled-GP reclaim of kvfree_rcu() batches (from v6.3)."""
+    kvfree_drain_ready: bool
+    """The monitor frees the pages whose GP has passed, and queue_rcu_work() the rest (from v6.3)."""
     rcu_min_cached_objs: int
     """rcutree.rcu_min_cached_objs: bulk pages kvfree_rcu() keeps cached per CPU (from v5.9; default 2,
     5 from v5.11); before v5.9, the one page of krcp->bcached; none before v5.7 (no bulk pages)."""
@@ -1378,6 +1380,7 @@ def resolve_params(nr_cpus: int, kernel: Kernel) -> RcuParams:
         krcud_bhlimit=args.get("rcupdate.bhlimit", 0),
         kfree_drain_jiffies=5 * hz if switches.kfree_drain_5hz else hz // 50,
         kvfree_polled=switches.kvfree_polled,
+        kvfree_drain_ready=switches.kvfree_drain_ready,
         rcu_min_cached_objs=(args.get("rcutree.rcu_min_cached_objs", 5 if switches.kvfree_page_cache_work else 2)
                              if switches.kvfree_page_cache else int(switches.kfree_bulk)),
     )

@@ -178,6 +178,14 @@ SWITCHES = (
            "RCU pull request for v6.3",
            "each bulk page keeps a polled GP snapshot (+8 B header, 508 pointers) and is reclaimed "
            "as soon as its own GP has passed"),
+    Switch("kvfree_drain_ready", (6, 3),
+           '"[PATCH 2/2] rcu/kvfree: Split ready for reclaim objects from a batch" (Uladzislau Rezki, '
+           "14 Dec 2022, <20221214120630.379527-2-urezki@gmail.com>), on top of the polled patch and merged "
+           "with it for v6.3; release not checked against the tag; read in 6.12's tree.c",
+           "the monitor frees the pages (and the rcu_head list) whose GP snapshot has passed "
+           "(kvfree_rcu_drain_ready()) and queues the rest with queue_rcu_work(), so kfree_rcu_work() "
+           "frees a whole batch after its own GP; before, the polled patch as posted: queue_work(), and "
+           "the worker polls each page and calls synchronize_rcu() for the rest"),
     Switch("eevdf", (6, 6),
            '"sched/fair: Implement an EEVDF-like scheduling policy" (Peter Zijlstra, 2023), merged for '
            "v6.6",
@@ -258,6 +266,10 @@ PATCHES = (
           '"[PATCH v4 4/4] rcu: Support direct wake-up of synchronize_rcu() users" (Uladzislau Rezki, '
           "4 Jan 2024, <20240104162510.72773-5-urezki@gmail.com>), the series seed 000 measured on 6.6 "
           "and, on phones, 6.1; rcusim runs the form merged for v6.9"),
+    Patch("rcu-kvfree-polled", "kvfree_polled", "kvfree_bulk_list_head",
+          '"[PATCH 4/4] rcu/kvfree: Use a polled API to speedup a reclaim process" (Uladzislau Rezki, '
+          "Nov 2022), the form seed 001 measured: without the later split into "
+          "kvfree_rcu_drain_ready() (kvfree_drain_ready), which v6.3 merged with it"),
     Patch("rcu-gp-kthread-cpu-qs-early", "gp_kthread_cpu_qs_early", "gp_kthread",
           '"[PATCH -next 6/8] rcu: Reduce synchronize_rcu() latency by reporting GP kthread\'s CPU QS '
           'early" (Joel Fernandes, 1 Jan 2026, <20260101163417.1065705-7-joelagnelf@nvidia.com>)'),
@@ -378,6 +390,7 @@ class ReleaseSwitches:
     rcu_lazy_boot_param: bool
     kvfree_bulk_list_head: bool
     kvfree_polled: bool
+    kvfree_drain_ready: bool
     eevdf: bool
     timer_pull: bool
     sr_normal_wake_from_gp: bool
