@@ -632,6 +632,7 @@ cdef class Engine:
             "context_switches": self.n_ctxsw,
             "callbacks_invoked": self.n_cbs_invoked,
             "wakeups": self.n_wakeups,
+            "delayed_dequeues": self.n_delayed_dequeues,
             "idle_exits": self.n_idle_exits,
             "idle_exit_latency_ns": self.n_idle_exit_ns,
             "wakeups_local": self.n_wake_local,

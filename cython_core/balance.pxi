@@ -304,7 +304,7 @@ cdef int detach_tasks(Engine self, int src, int dst, int level, int idle_type, i
             break
         after = self.ents[best].seq
         looked += 1
-        if not can_migrate_task(self, best, level, dst):
+        if self.ents[best].sched_delayed or not can_migrate_task(self, best, level, dst):
             continue
         if by_load:
             load = self.ents[best].weight

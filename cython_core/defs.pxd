@@ -214,6 +214,8 @@ cdef struct ent_t:
     i64 req_s            # ENT_TASK: the gp_seq (or expedited_sequence) snapshot it waits for
     i64 slice_used       # SCHED_OTHER under round robin: CPU time of its slice used before a SCHED_FIFO preemption (ns)
     # --- the rest, used by fewer mechanisms
+    int32_t sched_delayed # fair (DELAY_DEQUEUE, v6.12): asleep but still queued on its CPU, in the
+                          # heap, until picked (then dequeued) or woken (then runnable in place)
     # ENT_TASK only
     int32_t fl_held      # expedited funnel: the mutex it holds, -1 if none
     int32_t fl_next      # the sleeping mutex it waits for (an expedited funnel's, or barrier_mutex)

@@ -3,7 +3,8 @@
 # not past the load-weighted average V) with the earliest virtual deadline
 # runs; a woken entity is placed at V minus its lag; the running one keeps the
 # CPU to the end of its slice (RUN_TO_PARITY) unless a wakee's placement makes
-# it ineligible.  CFS from v2.6.23 to v6.5: the smallest vruntime runs; a
+# it ineligible.  From v6.12 (DELAY_DEQUEUE) an entity that sleeps while not
+# eligible stays queued until it is picked or woken.  CFS from v2.6.23 to v6.5: the smallest vruntime runs; a
 # wakee is placed at most half a latency period behind min_vruntime and
 # preempts when it is a wake-up granularity ahead.  Before v2.6.23 (the O(1)
 # scheduler) rcusim keeps its one-jiffy round robin (sched.pxi).  The
@@ -25,6 +26,7 @@ cdef enum:
 cdef void fair_init(Engine self, s) except *:
     self.fair_policy = s.fair_policy
     self.base_slice_ns = s.base_slice_ns
+    self.delay_dequeue = s.delay_dequeue
     self.sched_latency_ns = s.sched_latency_ns
     self.min_gran_ns = s.min_gran_ns
     self.wakeup_gran_ns = s.wakeup_gran_ns
@@ -298,17 +300,48 @@ cdef void fair_put_prev(Engine self, int c, int e) noexcept:
     tree_insert(self, c, e)
 
 
-cdef void fair_sleep(Engine self, int c, int e) noexcept:
+cdef bint fair_sleep(Engine self, int c, int e) noexcept:
     """dequeue_entity(DEQUEUE_SLEEP) of the running entity: under EEVDF keep its lag,
-    clamped to max(2 slices, a tick) of virtual time."""
+    clamped to max(2 slices, a tick) of virtual time; with DELAY_DEQUEUE an entity
+    that is not eligible stays queued instead (set_delayed()): returns True, and the
+    caller puts it back in the heap once it is no longer running (put_prev_entity())."""
     cdef ent_t *ep = &self.ents[e]
-    cdef cpu_t *cp = &self.cpus[c]
     update_curr(self, c)
     if self.fair_policy == POLICY_EEVDF:
+        if self.delay_dequeue and not entity_eligible(self, c, e):
+            ep.sched_delayed = 1
+            self.n_delayed_dequeues += 1
+            return True
         ep.vlag = entity_lag(self, c, e)
     else:
         clear_buddies(self, c, e)
         update_min_vruntime(self, c, False)
+    return False
+
+
+cdef void finish_delayed_dequeue(Engine self, int c, int e) noexcept:
+    """dequeue_entity(DEQUEUE_DELAYED) of a delayed entity in CPU c's heap: its lag
+    taken there (update_entity_lag()), then dropped if positive (DELAY_ZERO)."""
+    cdef ent_t *ep = &self.ents[e]
+    ep.vlag = entity_lag(self, c, e)
+    if ep.vlag > 0:
+        ep.vlag = 0
+    tree_remove(self, c, e)
+    ep.sched_delayed = 0
+
+
+cdef void requeue_delayed_entity(Engine self, int c, int e) noexcept:
+    """A delayed entity is woken (ttwu_runnable(), enqueue_task(ENQUEUE_DELAYED)): it
+    is runnable where it is; if its lag turned positive meanwhile, DELAY_ZERO places
+    it again with none."""
+    cdef ent_t *ep = &self.ents[e]
+    ep.vlag = entity_lag(self, c, e)
+    if ep.vlag > 0:
+        tree_remove(self, c, e)
+        ep.vlag = 0
+        place_entity(self, c, e)
+        tree_insert(self, c, e)
+    ep.sched_delayed = 0
 
 
 cdef inline void clear_buddies(Engine self, int c, int e) noexcept:
@@ -378,6 +411,12 @@ cdef int fair_pick(Engine self, int c) noexcept:
         return -1
     if self.fair_policy == POLICY_EEVDF:
         e = pick_eevdf(self, c, -1)
+        while self.ents[e].sched_delayed:
+            # pick_next_entity(): a delayed entity picked is dequeued, and the pick is made again.
+            finish_delayed_dequeue(self, c, e)
+            if not cp.nr_fair:
+                return -1
+            e = pick_eevdf(self, c, -1)
     else:
         # The leftmost, unless a buddy is not too far behind it: the wakee that
         # preempted (next), else the entity it preempted (last).

@@ -293,6 +293,8 @@ cdef int set_task_cpu(Engine self, int e, int c) except -1:
     cdef int src = ep.cpu
     if src == c:
         return 0
+    if ep.sched_delayed:
+        finish_delayed_dequeue(self, src, e)  # rcusim dequeues a delayed entity it moves
     if self.fair_policy == POLICY_CFS:
         ep.vruntime += self.cpus[c].min_vruntime - self.cpus[src].min_vruntime
     self.cpus[src].n_assigned -= 1

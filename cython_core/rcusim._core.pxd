@@ -85,6 +85,7 @@ cdef class Engine:
     # --- fair class (fair.pxi) ------------------------------------------------
     cdef int fair_policy         # POLICY_RR (before v2.6.23), POLICY_CFS, POLICY_EEVDF (v6.6)
     cdef i64 base_slice_ns       # EEVDF sysctl_sched_base_slice
+    cdef int delay_dequeue       # EEVDF's DELAY_DEQUEUE and DELAY_ZERO (v6.12)
     cdef i64 sched_latency_ns    # CFS sysctl_sched_latency
     cdef i64 min_gran_ns         # CFS sysctl_sched_min_granularity
     cdef i64 wakeup_gran_ns      # CFS sysctl_sched_wakeup_granularity
@@ -404,6 +405,7 @@ cdef class Engine:
     cdef i64 n_halt_polled, n_halt_blocked
     cdef i64 n_vmap_wait_ns, n_vmap_purges
     cdef i64 n_wake_local, n_wake_remote, n_wake_polling, n_wake_ipi, n_rq_lock_wait_ns
+    cdef i64 n_delayed_dequeues   # fair sleeps kept queued by DELAY_DEQUEUE
     cdef i64 n_fqs, n_bypass_enq, n_bypass_flush, n_lock_wait_ns, n_ticks
     cdef i64 n_ipis, n_preempt, n_rcuog_wake, n_gp_wake
     cdef i64 n_exp_ipis, n_exp_deferred, n_exp_funnel_wait, n_exp_mutex_wait, n_exp_mutex_steal

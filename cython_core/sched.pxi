@@ -210,7 +210,10 @@ cdef void enqueue(Engine self, int e) noexcept:
     rq_account(self, ep.cpu)
     ep.state = ST_RUNNABLE
     if is_fair(self, e):
-        fair_enqueue_wakeup(self, ep.cpu, e)
+        if ep.sched_delayed:
+            requeue_delayed_entity(self, ep.cpu, e)
+        else:
+            fair_enqueue_wakeup(self, ep.cpu, e)
         cp.nr_queued += 1
         lb_mark(self, ep.cpu)
         return
@@ -315,7 +318,7 @@ cdef i64 ttwu(Engine self, int e, int from_cpu, i64 t, i64 local_ns, bint paid) 
         return cost
     ep.state = ST_RUNNABLE
     self.n_wakeups += 1
-    if ep.aff >= 0 and is_fair(self, e):
+    if ep.aff >= 0 and is_fair(self, e) and not ep.sched_delayed:  # a delayed one is still queued
         c = select_task_rq_fair(self, e, from_cpu)
         if c != ep.cpu:
             set_task_cpu(self, e, c)
@@ -553,6 +556,7 @@ cdef void steal(Engine self, int c, i64 dur) noexcept:
 cdef int ev_burst_end(Engine self, int c, i64 gen) except -1:
     cdef cpu_t *cp = &self.cpus[c]
     cdef int e
+    cdef bint delayed
     cdef i64 nxt, st
     if <u64> gen != cp.gen or cp.state != CPU_BUSY:
         return 0
@@ -578,11 +582,14 @@ cdef int ev_burst_end(Engine self, int c, i64 gen) except -1:
     cp.step_resched = 0
     # The entity blocks (or exits, or yielded in cond_resched()); schedule the next one.
     rq_account(self, c)
+    delayed = False
     if self.ents[e].state == ST_RUNNING:
         if is_fair(self, e):
-            fair_sleep(self, c, e)
+            delayed = fair_sleep(self, c, e)
         self.ents[e].state = ST_BLOCKED
     cp.curr = -1
+    if delayed:
+        tree_insert(self, c, e)  # put_prev_entity(): still queued, back in the tree
     lb_mark(self, c)
     cp.resched_reader = 0  # schedule() runs now anyway
     cpu_pick(self, c)

@@ -115,12 +115,13 @@ def test_rcu_expedited_and_rcu_normal_switch_the_path():
     assert norm.metrics["expedited_grace_periods"] == 0 and norm.metrics["grace_periods"] > 0
 
 
-@pytest.mark.parametrize("fault, prim, flavour, length", [
-    ("exp-ipi-ignores-readers", "synchronize_rcu_expedited", "expedited", 200),
-    ("qs-without-qs", "synchronize_rcu", "normal", 20000),  # GPs take ms
+@pytest.mark.parametrize("fault, prim, flavour, length, loops", [
+    ("exp-ipi-ignores-readers", "synchronize_rcu_expedited", "expedited", 200, 30),
+    # GPs take ms: 60 calls a task, for a reader a tick catches inside a section
+    ("qs-without-qs", "synchronize_rcu", "normal", 20000, 60),
 ])
-def test_the_checker_catches_a_broken_model(fault, prim, flavour, length):
-    spec = spec_of(prim=prim, length=length, rate=1e6 / (2 * length))
+def test_the_checker_catches_a_broken_model(fault, prim, flavour, length, loops):
+    spec = spec_of(prim=prim, length=length, rate=1e6 / (2 * length), loops=loops)
     engine, _ = build_engine(spec, seed=5, fault=fault)
     engine.run(10**12, 10**8)
     found = engine.safety()

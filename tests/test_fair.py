@@ -60,14 +60,14 @@ class Ent(SimpleNamespace):
 
 def entity(weight=1024, vruntime=0, vlag=0, initial=False):
     return Ent(weight=weight, vruntime=vruntime, deadline=0, vlag=vlag, initial=initial, exec_start=0,
-               sum_exec=0, prev_sum_exec=0, seq=0)
+               sum_exec=0, prev_sum_exec=0, seq=0, sched_delayed=False)
 
 
-def cfs_rq(policy: int, nr_cpus: int = 64):
+def cfs_rq(policy: int, nr_cpus: int = 64, delay_dequeue: bool = False):
     t = fair_tunables(nr_cpus)
     sched = SimpleNamespace(fair_policy=policy, base_slice_ns=t.base_slice_ns, sched_latency_ns=t.latency_ns,
                             min_gran_ns=t.min_gran_ns, wakeup_gran_ns=t.wakeup_gran_ns, nr_latency=t.nr_latency,
-                            jiffy_ns=1_000_000)
+                            jiffy_ns=1_000_000, delay_dequeue=delay_dequeue)
     sim = SimpleNamespace(inp=SimpleNamespace(sched=sched), env=SimpleNamespace(now=0), fair_seq=0)
     cpu = SimpleNamespace(curr=None)
     rq = CfsRq(sim, cpu)
@@ -100,6 +100,51 @@ def test_eevdf_waker_placed_by_its_clamped_lag():
     # place_entity(): lag scaled by (W + w) / W, W = 3 * 1024.
     assert sleeper.vruntime == V - sleeper_lag(6_000_000, 3 * 1024, 1024)
     assert sleeper.deadline == sleeper.vruntime + 3_000_000
+
+
+@pytest.mark.parametrize("delay_dequeue", [False, True])
+def test_eevdf_an_ineligible_sleeper_stays_queued_from_6_12(delay_dequeue):
+    # dequeue_entity(DEQUEUE_SLEEP): from v6.12 (DELAY_DEQUEUE) an entity past V stays queued.
+    rq, cpu, sim = cfs_rq(POLICY_EEVDF, delay_dequeue=delay_dequeue)
+    other = entity(vruntime=10_000_000)
+    rq.insert(other)
+    sleeper = entity(vruntime=14_000_000)  # ahead of V: not eligible
+    cpu.curr = sleeper
+    delayed = rq.sleep(sleeper)
+    cpu.curr = None
+    assert delayed == delay_dequeue == sleeper.sched_delayed
+    if not delay_dequeue:
+        assert sleeper.vlag == -2_000_000  # V = 12 ms: the negative lag it keeps over its sleep
+        return
+    rq.insert(sleeper)  # put_prev_entity()
+    # The other (eligible, earlier deadline) runs; the delayed one is still in V.
+    assert rq.avg_vruntime() == 12_000_000 and rq.pick() is other
+    # Alone, it is picked, so dequeued: its lag (V = its own vruntime: 0) kept, not run.
+    assert rq.pick() is None and not sleeper.sched_delayed and sleeper.vlag == 0 and not rq.queued
+
+
+def test_eevdf_a_delayed_entity_woken_keeps_a_negative_lag_and_drops_a_positive_one():
+    rq, cpu, sim = cfs_rq(POLICY_EEVDF, delay_dequeue=True)
+    other = entity(vruntime=10_000_000)
+    rq.insert(other)
+    behind, ahead = entity(vruntime=14_000_000), entity(vruntime=16_000_000)
+    for e in (behind, ahead):
+        cpu.curr = e
+        assert rq.sleep(e)
+        cpu.curr = None
+        rq.insert(e)
+    # V = 13.33 ms: both still past it; woken, the one past V keeps its vruntime and deadline.
+    deadline = ahead.deadline
+    rq.requeue_delayed(ahead)
+    assert not ahead.sched_delayed and ahead.vruntime == 16_000_000 and ahead.deadline == deadline
+    # The other runs on until V passes `behind`: its lag turns positive, and DELAY_ZERO places
+    # it at V with none (vruntime V, a fresh deadline), still queued where it was.
+    other.vruntime = 30_000_000
+    V = rq.avg_vruntime()
+    rq.requeue_delayed(behind)
+    assert behind.vlag == 0 and not behind.sched_delayed and behind in rq.queued
+    assert behind.vruntime == rq.avg_vruntime() and behind.deadline == behind.vruntime + 3_000_000
+    assert V > 14_000_000
 
 
 def sleeper_lag(vlag, load, weight):

@@ -346,6 +346,12 @@ def test_expedited_configs_exercise_the_machinery(runs):
     assert gps["expedited"].any() and not gps["expedited"].all()
 
 
+def test_a_6_12_config_exercises_delayed_dequeue(runs):
+    # EEVDF's DELAY_DEQUEUE (v6.12): the writers' and callers' sleeps past V stay queued,
+    # in the engine and the reference alike (test_records_are_identical compares them).
+    assert runs["exp_rcuscale_writers", "default"][1]["counters"]["delayed_dequeues"] > 0
+
+
 def test_old_expedited_machinery_is_out_of_scope():
     doc = yaml.safe_load(EXP_CONFIGS["exp_cpu4"])
     doc["kernel"]["release"] = "4.8"

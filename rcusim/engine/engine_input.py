@@ -95,6 +95,7 @@ class Sched:
                                # kthreads' housekeeping set, then one per unpinned sync_loop workload
     fair_policy: int           # fair.pxi: POLICY_RR (before CFS), POLICY_CFS, POLICY_EEVDF
     base_slice_ns: int         # fair.pxi: EEVDF base slice, scaled with the CPU count
+    delay_dequeue: int         # fair.pxi: EEVDF's DELAY_DEQUEUE and DELAY_ZERO (v6.12)
     sched_latency_ns: int      # fair.pxi: CFS latency period, scaled
     min_gran_ns: int           # fair.pxi: CFS minimum granularity, scaled
     wakeup_gran_ns: int        # fair.pxi: CFS wake-up granularity, scaled
@@ -400,6 +401,7 @@ def _sched(spec, fault: int) -> Sched:
         aff_masks=_affinity_masks(spec),
         fair_policy=POLICY_EEVDF if p.switches.eevdf else POLICY_CFS if p.switches.cfs else POLICY_RR,
         base_slice_ns=tun.base_slice_ns,
+        delay_dequeue=int(p.switches.eevdf_delay_dequeue),
         sched_latency_ns=tun.latency_ns,
         min_gran_ns=tun.min_gran_ns,
         wakeup_gran_ns=tun.wakeup_gran_ns,

@@ -217,6 +217,12 @@ SWITCHES = (
            "callbacks in flight per task, and an iteration that calls rcu_barrier() instead is not a "
            "measurement; before, it kmalloc()s each rcu_head, counts per CPU (the callback decrements the "
            "count of the CPU that invokes it) and retries the call after rcu_barrier(), in the same measurement"),
+    Switch("eevdf_delay_dequeue", (6, 12),
+           '"sched/fair: Implement delayed dequeue" (Peter Zijlstra, 2024), with DELAY_ZERO, in "[GIT PULL] '
+           'sched/core for v6.12"; read in 6.12\'s kernel/sched/features.h (both true) and fair.c',
+           "a fair entity that sleeps while not eligible stays queued (sched_delayed) and keeps competing: "
+           "picked, it is dequeued then and its positive lag dropped; woken first, it is runnable again "
+           "where it is, without select_task_rq(), re-placed with zero lag if its lag turned positive"),
     Switch("nocb_lazy_defer_leader", (6, 17),
            '"rcu: Fix delayed execution of hurry callbacks" (Tze-nan Wu, 2025, 463d46044f04), in '
            "rcu.merge.18.07.2025 for v6.17; release not checked against the tag",
@@ -396,6 +402,7 @@ class ReleaseSwitches:
     sr_normal_wake_from_gp: bool
     sr_normal_sync_wq: bool
     rcuscale_async_per_task: bool
+    eevdf_delay_dequeue: bool
     nocb_lazy_defer_leader: bool
     wake_from_gp_auto: bool
     gp_kthread_cpu_qs_early: bool

@@ -30,6 +30,7 @@ class CfsRq:
         self.wakeup_gran = s.wakeup_gran_ns
         self.nr_latency = s.nr_latency
         self.tick_ns = s.jiffy_ns
+        self.delay_dequeue = bool(s.delay_dequeue)
         self.sim = sim
         self.queued = []          # the queued entities (not the running one)
         self.min_vruntime = 0
@@ -139,18 +140,44 @@ class CfsRq:
         self.update_curr()
         self.insert(e)
 
-    def sleep(self, e) -> None:
+    def lag(self, e) -> int:
+        """update_entity_lag(): V minus e's vruntime, clamped to max(2 slices, a tick)."""
+        limit = calc_delta_fair(max(2 * self.base_slice, self.tick_ns), e.weight)
+        return min(max(self.avg_vruntime() - e.vruntime, -limit), limit)
+
+    def sleep(self, e) -> bool:
+        """The running e sleeps; True if DELAY_DEQUEUE keeps it queued (the caller puts it
+        back in the queue once it no longer runs)."""
         self.update_curr()
         if self.policy == POLICY_EEVDF:
-            lag = self.avg_vruntime() - e.vruntime
-            limit = calc_delta_fair(max(2 * self.base_slice, self.tick_ns), e.weight)
-            e.vlag = min(max(lag, -limit), limit)
+            if self.delay_dequeue and not self.eligible(e):
+                e.sched_delayed = True
+                return True
+            e.vlag = self.lag(e)
         else:
             if self.next_buddy is e:
                 self.next_buddy = None
             if self.last_buddy is e:
                 self.last_buddy = None
             self.update_min_vruntime(curr_on_rq=False)
+        return False
+
+    def finish_delayed_dequeue(self, e) -> None:
+        """A delayed e leaves the queue: its lag taken there, then dropped if positive."""
+        e.vlag = min(self.lag(e), 0)
+        self.queued.remove(e)
+        e.sched_delayed = False
+
+    def requeue_delayed(self, e) -> None:
+        """A delayed e is woken: runnable where it is, placed again with no lag if its lag
+        turned positive (DELAY_ZERO)."""
+        e.vlag = self.lag(e)
+        if e.vlag > 0:
+            self.queued.remove(e)
+            e.vlag = 0
+            self.place(e)
+            self.insert(e)
+        e.sched_delayed = False
 
     def pick_eevdf(self, cur=None):
         if cur is not None and not self.eligible(cur):
@@ -172,6 +199,11 @@ class CfsRq:
             return None
         if self.policy == POLICY_EEVDF:
             e = self.pick_eevdf()
+            while e.sched_delayed:  # dequeued when picked; pick again
+                self.finish_delayed_dequeue(e)
+                if not self.queued:
+                    return None
+                e = self.pick_eevdf()
         else:
             left = min(self.queued, key=self.key)
             e = left

@@ -222,6 +222,8 @@ def set_task_cpu(sim, ent, cpu) -> None:
     src = ent.cpu
     if src is cpu:
         return
+    if ent.sched_delayed:
+        src.cfs.finish_delayed_dequeue(ent)
     if ent.fair and sim.inp.sched.fair_policy == POLICY_CFS:
         ent.vruntime += cpu.cfs.min_vruntime - src.cfs.min_vruntime
     ent.cpu = cpu

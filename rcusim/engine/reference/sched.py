@@ -77,6 +77,7 @@ class Entity:
         self.vruntime = self.deadline = self.vlag = 0
         self.exec_start = self.sum_exec = self.prev_sum_exec = 0
         self.seq = 0
+        self.sched_delayed = False      # DELAY_DEQUEUE: asleep, still queued on its CPU
         # wake-up placement (reference/placement.py)
         self.aff = -1                   # allowed-CPU mask, -1: bound to its CPU
         self.per_cpu_kthread = False    # a bound kworker
@@ -187,10 +188,12 @@ class Cpu:
                     break
                 if dur is SLEEP:
                     self.step_resched = False
-                    if ent.fair:
-                        self.cfs.sleep(ent)
+                    delayed = ent.fair and self.cfs.sleep(ent)
+                    self.sim.counters["delayed_dequeues"] += delayed
                     ent.state = BLOCKED
                     self.curr = None
+                    if delayed:
+                        self.cfs.insert(ent)
                     break
 
     def step(self, ent, t, ending: bool = False):
@@ -327,7 +330,7 @@ class Cpu:
         return self.rq[RQ_NORMAL].popleft() if self.rq[RQ_NORMAL] else None
 
     def nr_queued(self) -> int:
-        return len(self.rq[RQ_RT]) + len(self.rq[RQ_NORMAL]) + len(self.cfs.queued)
+        return len(self.rq[RQ_RT]) + len(self.rq[RQ_NORMAL]) + sum(not e.sched_delayed for e in self.cfs.queued)
 
     def nr_running(self) -> int:
         """rq->nr_running: queued entities and the running one."""
@@ -341,7 +344,9 @@ class Cpu:
         """The wake-up lands: enqueue, leave idle, or preempt a SCHED_OTHER burst."""
         sim = self.sim
         q = self.rq[ent.rq]
-        if ent.fair:
+        if ent.fair and ent.sched_delayed:
+            self.cfs.requeue_delayed(ent)
+        elif ent.fair:
             self.cfs.enqueue_wakeup(ent)
         elif ent.head_enqueue and q:
             q.appendleft(ent)
@@ -487,7 +492,7 @@ def ttwu(sim, ent: Entity, from_cpu, t: int, local_ns: int, paid: bool) -> int:
     sim.counters["wakeups"] += 1
     cost = [local_ns]
     prev = ent.cpu
-    if ent.aff >= 0 and ent.fair:
+    if ent.aff >= 0 and ent.fair and not ent.sched_delayed:  # a delayed one is still queued
         placement.set_task_cpu(sim, ent, sim.cpus[placement.select_task_rq_fair(sim, ent, from_cpu)])
     if paid and len(sim.inp.sched.cpu_core) and from_cpu is not None:
         if prev is not from_cpu:
