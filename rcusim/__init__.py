@@ -14,10 +14,19 @@ input, the engines, the SimPy reference) → ``results`` (Result, metrics,
 report, traces) → ``plots`` → ``commands`` (command line, compare, sweep, bench).
 """
 
-from rcusim.input.scenario import load_scenario
-from rcusim.results.result import Result, installed_version
-from rcusim.results.run import run
+from importlib import import_module
 
-__version__ = installed_version()
+#: The package's names and the modules that define them, imported when first used, so that
+#: ``python -m rcusim`` sets up its handling of interruptions before the engine and pandas load.
+_EXPORTS = {"run": "rcusim.results.run", "load_scenario": "rcusim.input.scenario",
+            "Result": "rcusim.results.result", "installed_version": "rcusim.results.result"}
 
 __all__ = ["run", "load_scenario", "Result", "__version__"]
+
+
+def __getattr__(name: str):
+    if name == "__version__":
+        return __getattr__("installed_version")()
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'rcusim' has no attribute {name!r}")

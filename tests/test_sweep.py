@@ -284,8 +284,12 @@ def _slow_sweep(tmp_path) -> Path:
 def test_an_interrupted_sweep_stops_at_once(tmp_path, sig, status):
     path = _slow_sweep(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "rcusim", "sweep", str(path), "--out", str(tmp_path / "out"),
-                             "--workers", "2"], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
-    time.sleep(5)  # the workers are running their first points
+                             "--workers", "2"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    # Its first line says the sweep has begun (however long its start took); then the
+    # workers are running their first points.
+    assert proc.stdout.readline().startswith("sweep slow: ")
+    time.sleep(3)
     assert proc.poll() is None
     t0 = time.monotonic()
     proc.send_signal(sig)

@@ -47,6 +47,7 @@ import itertools
 import json
 import math
 import os
+import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -320,10 +321,15 @@ def run_parallel(fn, args: list[tuple], workers: int | None, scheduler: str | No
     from concurrent.futures.process import BrokenProcessPool
 
     # A process pool that notices a worker dying (a crash in the engine) instead of
-    # waiting forever for its result.
-    pool = ProcessPoolExecutor(min(workers, len(args)), mp_context=multiprocessing.get_context("spawn"))
-    pending = {pool.submit(fn, *a): k for k, a in enumerate(args)}
+    # waiting forever for its result. Its workers are spawned (in submit()) with the
+    # interruptions blocked, so that none stops this process while one is half started
+    # (which would die on its own with a traceback); they arrive when all are running.
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTIONS)
+    pool = ProcessPoolExecutor(min(workers, len(args)), mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_worker_signals)
     try:
+        pending = {pool.submit(fn, *a): k for k, a in enumerate(args)}
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
@@ -336,6 +342,7 @@ def run_parallel(fn, args: list[tuple], workers: int | None, scheduler: str | No
     except BaseException:
         # An interruption (Ctrl-C, SIGTERM) stops the runs in progress at once:
         # what finished is kept by the caller.
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         if hasattr(pool, "terminate_workers"):  # Python >= 3.14
             pool.terminate_workers()
         else:
@@ -344,6 +351,17 @@ def run_parallel(fn, args: list[tuple], workers: int | None, scheduler: str | No
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown()
+
+
+#: What stops a sweep: Ctrl-C and kill's default.
+INTERRUPTIONS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _worker_signals() -> None:
+    """A worker leaves Ctrl-C to the sweep, which stops it (SIGTERM), and takes the
+    interruptions its start held back."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, INTERRUPTIONS)
 
 
 class WorkerDied(RuntimeError):
