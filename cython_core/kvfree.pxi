@@ -108,19 +108,24 @@ cdef int kvfree_init(Engine self, kv, int e) except -1:
     # system_wq is bound per CPU: the monitor, page_cache_work and both
     # kfree_rcu_work items of a krcp run on kworkers of its CPU.  A work item
     # that sleeps (synchronize_rcu()) lets another kworker run the others.
+    # From v6.12 (kv.unbound_wq) the monitor and kfree_rcu_work run on an unbound
+    # workqueue: their kworkers are placed at each wake-up, and page_cache_work,
+    # still on system_highpri_wq, gets a bound kworker of its own.
     for c in range(self.nr_cpus):
         if not kv.has_thread[c] or self.kv_gen == KV_CALL_RCU:
             continue
         kp = &self.krcs[c]
-        for w in range(KFREE_N_BATCHES + 1):
+        for k in range(KW_N):
+            if k == KW_PAGE_CACHE and not kv.unbound_wq:
+                kp.kworker[k] = kp.kworker[KW_MONITOR]
+                continue
             self.ents[e].kind = ENT_KWORKER
             self.ents[e].cpu = c
             self.ents[e].idx = c
             self.ents[e].rq = RQ_NORMAL
-            if w == 0:
-                kp.kworker[KW_MONITOR] = kp.kworker[KW_PAGE_CACHE] = e
-            else:
-                kp.kworker[KW_RECLAIM0 + w - 1] = e
+            if kv.unbound_wq and k != KW_PAGE_CACHE:
+                kthread_place_at_wakeup(self, e)
+            kp.kworker[k] = e
             e += 1
     self.tasks_left += self.n_kfree
     return e
@@ -479,9 +484,9 @@ cdef void kvfree_rcu_drain_ready(Engine self, int c) except *:
     kv_mem_changed(self)
 
 
-cdef void kfree_rcu_monitor(Engine self, int c) except *:
-    """Detach the queued pages and channel-3 list into a free krw_arr[] batch
-    (kvfree_rcu_queue_batch())."""
+cdef void kfree_rcu_monitor(Engine self, int c, int run_cpu) except *:
+    """Detach krcp c's queued pages and channel-3 list into a free krw_arr[] batch
+    (kvfree_rcu_queue_batch()), on the CPU run_cpu its kworker runs on."""
     cdef krc_t *kp = &self.krcs[c]
     cdef krw_t *w
     cdef int i
@@ -521,11 +526,11 @@ cdef void kfree_rcu_monitor(Engine self, int c) except *:
             # queue_work(): reclaim starts now and polls each page's gp_snap.
             w.queued = 1
             if not w.running:
-                wake(self, kp.kworker[KW_RECLAIM0 + i], c, self.now + self.acc)
+                wake(self, kp.kworker[KW_RECLAIM0 + i], run_cpu, self.now + self.acc)
         else:
-            # queue_rcu_work() -> call_rcu_hurry(rcu_work_rcufn).
+            # queue_rcu_work() -> call_rcu_hurry(rcu_work_rcufn), from the CPU it runs on.
             self.acc += self.call_rcu_ns
-            call_rcu(self, c, CB_RCU_WORK, c * KW_N + KW_RECLAIM0 + i)
+            call_rcu(self, run_cpu, CB_RCU_WORK, c * KW_N + KW_RECLAIM0 + i)
     if kp.bulk_head >= 0 or kp.head_count > 0:
         schedule_monitor(self, c, self.now + self.acc, kp.count)  # need_offload_krc()
 
@@ -539,7 +544,7 @@ cdef void rcu_work_rcufn(Engine self, int work, int from_cpu, i64 t) except *:
     cdef int w = kp.kworker[KW_RECLAIM0 + i]
     kp.krw[i].queued = 1
     if not kp.krw[i].running:
-        if from_cpu >= 0 and self.ents[w].state == ST_BLOCKED:
+        if from_cpu >= 0 and self.ents[w].state == ST_BLOCKED and self.ents[w].aff < 0:
             set_task_cpu(self, w, from_cpu)
         wake(self, w, from_cpu, t)
 
@@ -548,12 +553,12 @@ cdef void rcu_work_rcufn(Engine self, int work, int from_cpu, i64 t) except *:
 cdef i64 kworker_run(Engine self, int e, i64 t0) except -2:
     cdef int c = self.ents[e].idx
     cdef krc_t *kp = &self.krcs[c]
-    if e == kp.kworker[KW_MONITOR]:
-        if kp.cache_work == 1:  # system_highpri_wq runs before system_wq
+    if e == kp.kworker[KW_MONITOR] or e == kp.kworker[KW_PAGE_CACHE]:
+        if e == kp.kworker[KW_PAGE_CACHE] and kp.cache_work == 1:  # system_highpri_wq runs before system_wq
             kp.cache_work = 2
             self.ents[e].phase = KW_PAGE_CACHE
             return self.kv_page_alloc_ns * (self.kv_min_cached - kp.cache if kp.cache < self.kv_min_cached else 1)
-        if kp.monitor_queued:
+        if e == kp.kworker[KW_MONITOR] and kp.monitor_queued:
             kp.monitor_queued = 0
             self.ents[e].phase = KW_MONITOR
             return 2 * self.rnp_lock_ns + (kvfree_rcu_drain_ready_ns(self, kp) if self.kv_drain_ready else 0)
@@ -566,7 +571,7 @@ cdef i64 kworker_done(Engine self, int e) except -2:
     cdef int c = self.ents[e].idx
     cdef krc_t *kp = &self.krcs[c]
     self.acc = 0
-    if e != kp.kworker[KW_MONITOR]:
+    if e != kp.kworker[KW_MONITOR] and e != kp.kworker[KW_PAGE_CACHE]:
         return kfree_rcu_work_done(self, e, c, e == kp.kworker[KW_RECLAIM0 + 1])
     if self.ents[e].phase == KW_PAGE_CACHE:
         # fill_page_cache_func(): up to rcu_min_cached_objs pages.
@@ -579,9 +584,10 @@ cdef i64 kworker_done(Engine self, int e) except -2:
     elif self.ents[e].phase == KW_MONITOR:
         if self.kv_drain_ready:
             kvfree_rcu_drain_ready(self, c)
-        kfree_rcu_monitor(self, c)
-    self.cpus[c].debt += self.acc
-    if kp.cache_work == 1 or kp.monitor_queued:
+        kfree_rcu_monitor(self, c, self.ents[e].cpu)
+    self.cpus[self.ents[e].cpu].debt += self.acc
+    if ((e == kp.kworker[KW_PAGE_CACHE] and kp.cache_work == 1)
+            or (e == kp.kworker[KW_MONITOR] and kp.monitor_queued)):
         return kworker_run(self, e, self.now)
     return -1
 
@@ -649,14 +655,14 @@ cdef i64 kfree_rcu_work_done(Engine self, int e, int c, int i) except -2:
         w.step = 1
         self.n_kv_sync += 1
         if self.wake_from_gp:
-            synchronize_rcu_normal_wake(self, e, c)
+            synchronize_rcu_normal_wake(self, e, self.ents[e].cpu)
         else:
-            call_rcu(self, c, CB_WAKEME, e)
-        self.cpus[c].debt += self.acc
+            call_rcu(self, self.ents[e].cpu, CB_WAKEME, e)
+        self.cpus[self.ents[e].cpu].debt += self.acc
         return -1
     elif act == KWA_END:
         w.running = 0
         if not w.queued:
             return -1
-    self.cpus[c].debt += self.acc
+    self.cpus[self.ents[e].cpu].debt += self.acc
     return kfree_rcu_work_step(self, e, c, i)

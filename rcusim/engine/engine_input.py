@@ -245,6 +245,7 @@ class Kvfree:
     drain_jiffies: int
     flood_delay: int           # schedule_delayed_monitor_work(): 1 jiffy once KVFREE_BULK_MAX_ENTR are queued
     page_cache_work: int       # no page allocation in kvfree_call_rcu(); page_cache_work refills the cache
+    unbound_wq: int            # the monitor and kfree_rcu_work on an unbound workqueue (v6.12)
     cache_prefill: int         # kfree_rcu_batch_init() fills each CPU's page cache at boot
     min_cached: int
     obj_bytes: int
@@ -629,6 +630,7 @@ def _kvfree(spec, chunk: int) -> Kvfree:
         max_entr=kvfree_bulk_max_entr(sw),
         drain_jiffies=p.kfree_drain_jiffies, flood_delay=int(sw.kfree_drain_5hz),
         page_cache_work=int(sw.kvfree_page_cache_work),
+        unbound_wq=int(sw.kvfree_unbound_wq),
         cache_prefill=int(sw.kvfree_page_cache and not sw.kvfree_page_cache_work),
         min_cached=p.rcu_min_cached_objs,
         obj_bytes=kmalloc_size(KFREE_OBJ_BYTES * flood.kfree_mult) if flood else 0,

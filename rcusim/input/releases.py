@@ -217,6 +217,14 @@ SWITCHES = (
            "callbacks in flight per task, and an iteration that calls rcu_barrier() instead is not a "
            "measurement; before, it kmalloc()s each rcu_head, counts per CPU (the callback decrements the "
            "count of the CPU that invokes it) and retries the call after rcu_barrier(), in the same measurement"),
+    Switch("kvfree_unbound_wq", (6, 12),
+           '"rcu: Use system_unbound_wq to avoid disturbing isolated CPUs" (Waiman Long, 23 Jul 2024, '
+           "<20240723181025.187413-1-longman@redhat.com>), for v6.12; release not checked against the tag; "
+           "6.12.117 has it as rcu_reclaim_wq, WQ_UNBOUND ('mm/slab/kvfree_rcu: Switch to WQ_MEM_RECLAIM wq', "
+           "in stable 6.12 from Mar 2025)",
+           "kvfree_rcu()'s monitor and kfree_rcu_work run on an unbound workqueue: their kworkers are placed "
+           "by select_task_rq_fair() at each wake-up; page_cache_work stays on system_highpri_wq; before, "
+           "all on system_wq, bound to the krcp's CPU"),
     Switch("eevdf_delay_dequeue", (6, 12),
            '"sched/fair: Implement delayed dequeue" (Peter Zijlstra, 2024), with DELAY_ZERO, in "[GIT PULL] '
            'sched/core for v6.12"; read in 6.12\'s kernel/sched/features.h (both true) and fair.c',
@@ -402,6 +410,7 @@ class ReleaseSwitches:
     sr_normal_wake_from_gp: bool
     sr_normal_sync_wq: bool
     rcuscale_async_per_task: bool
+    kvfree_unbound_wq: bool
     eevdf_delay_dequeue: bool
     nocb_lazy_defer_leader: bool
     wake_from_gp_auto: bool
