@@ -215,3 +215,15 @@ def _cli(*args):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "rcusim", *args], capture_output=True, text=True,
                           env=env, cwd=ROOT, timeout=120)
+
+
+@pytest.mark.parametrize("release, entries", [("5.7", 509), ("5.9", 510), ("6.1", 510), ("6.2", 509),
+                                              ("6.3", 508), ("6.5", 507), ("6.12", 507)])
+def test_a_bulk_page_holds_what_its_header_leaves(release, entries):
+    # KVFREE_BULK_MAX_ENTR = (PAGE_SIZE - sizeof(struct kvfree_rcu_bulk_data)) / sizeof(void *):
+    # the header grew a list_head (v6.2), an unsigned long gp_snap (v6.3), then a struct
+    # rcu_gp_oldstate (v6.5, two unsigned longs).
+    from rcusim.engine.rcuscale import kvfree_bulk_max_entr
+    from rcusim.input.releases import parse_release, release_switches
+
+    assert kvfree_bulk_max_entr(release_switches(parse_release(release))) == entries

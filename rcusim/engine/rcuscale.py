@@ -63,10 +63,13 @@ def kvfree_bulk_max_entr(switches) -> int:
 
     v5.7: nr_records, next and head_free_debug share the page: 24 B -> 509;
     v5.9: {nr_records, next} = 16 B -> 510; with a list_head (v6.2) 24 B -> 509;
-    with the polled reclaim's unsigned long gp_snap = 32 B -> 508.
+    with the polled reclaim's unsigned long gp_snap = 32 B -> 508; with gp_snap a struct
+    rcu_gp_oldstate (v6.5: rgos_norm and rgos_exp) = 40 B -> 507.
     """
     header = 24 if switches.kvfree_bulk_list_head or not switches.kvfree_page_cache else 16
-    if switches.kvfree_polled:
+    if switches.kvfree_gp_snap_full:
+        header += 16
+    elif switches.kvfree_polled:
         header += 8
     return ((1 << PAGE_SHIFT) - header) // 8
 

@@ -186,6 +186,12 @@ SWITCHES = (
            "(kvfree_rcu_drain_ready()) and queues the rest with queue_rcu_work(), so kfree_rcu_work() "
            "frees a whole batch after its own GP; before, the polled patch as posted: queue_work(), and "
            "the worker polls each page and calls synchronize_rcu() for the rest"),
+    Switch("kvfree_gp_snap_full", (6, 5),
+           '"[PATCH rcu 2/8] rcu/kvfree: Add debug to check grace periods" (Paul E. McKenney, 10 May 2023, '
+           "<20230510170242.2187714-2-paulmck@kernel.org>), branch kvfree.2023.05.10a, RCU pull for v6.5; "
+           "release not checked against the tag; read in 6.12's tree.c",
+           "a bulk page's gp_snap is a struct rcu_gp_oldstate (the normal and the expedited sequence): "
+           "a 40 B header, 507 pointers; before, an unsigned long: 508"),
     Switch("eevdf", (6, 6),
            '"sched/fair: Implement an EEVDF-like scheduling policy" (Peter Zijlstra, 2023), merged for '
            "v6.6",
@@ -405,6 +411,7 @@ class ReleaseSwitches:
     kvfree_bulk_list_head: bool
     kvfree_polled: bool
     kvfree_drain_ready: bool
+    kvfree_gp_snap_full: bool
     eevdf: bool
     timer_pull: bool
     sr_normal_wake_from_gp: bool
