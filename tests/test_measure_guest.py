@@ -25,6 +25,19 @@ def test_the_profile_is_what_the_committed_trace_gives():
     assert events["boot"].nunique() == 5 and any(line.startswith("command: ") for line in header)
 
 
+def test_the_icount_profile_is_what_its_committed_trace_gives():
+    # Under icount a cache line costs no guest time: line_ns and rnp_lock_ns are 0 by rule,
+    # which only the icount clock applies.
+    events, header = read_trace(TRACE.with_name("measure-trace-icount.txt.gz"))
+    assert "clock: icount" in header and events["boot"].nunique() == 3
+    costs = {name: value for name, (value, _) in derive_costs(events, 2, "icount").items()}
+    assert {name: costs[name] for name in COST_NAMES} == load_profile("qemu-tcg-icount")
+    assert costs["line_ns"] == costs["rnp_lock_ns"] == 0
+    assert set(profile_topology("qemu-tcg-icount")["line_ns"].values()) == {0}
+    real = read_trace(TRACE)[0]
+    assert derive_costs(real, 2)["line_ns"][0] > 0 == derive_costs(real, 2, "icount")["line_ns"][0]
+
+
 def test_from_trace_prints_every_cost(tmp_path, capsys):
     profile = tmp_path / "qemu-tcg.yaml"
     assert main(["measure-guest", "--from-trace", str(TRACE), "--write-profile", str(profile)]) == 0

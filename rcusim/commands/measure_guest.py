@@ -128,7 +128,8 @@ def cmd_measure_guest(args) -> int:
         raise ScenarioError(f"{str(trace)!r} is not a file", key="--from-trace",
                             allowed="a trace.txt.gz that measure-guest wrote")
     events, header = read_trace(trace)
-    estimates = estimate_costs(events, NR_CPUS)
+    clock = next((line.split(": ", 1)[1] for line in header if line.startswith("clock: ")), "real")
+    estimates = estimate_costs(events, NR_CPUS, clock)
     print(f"{'cost':<24} {'value ns':>10} {'samples':>8} {'median ns':>11} {'p99 ns':>11}")
     for name, est in estimates.items():
         print(f"{name:<24} {est.value:>10} {len(est.samples):>8} {np.median(est.samples):>11.0f} "

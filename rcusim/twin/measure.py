@@ -295,7 +295,7 @@ def _need(x, what: str) -> np.ndarray:
     return np.asarray(x)
 
 
-def estimate_costs(events: pd.DataFrame, nr_cpus: int) -> dict[str, Estimate]:
+def estimate_costs(events: pd.DataFrame, nr_cpus: int, clock: str = "real") -> dict[str, Estimate]:
     """Every cost of :data:`~rcusim.input.profiles.COST_NAMES`, plus ``line_ns`` (one cache-line
     transfer, for the profile's topology) and ``trace_overhead_ns``, from a measure-guest trace.
 
@@ -306,6 +306,10 @@ def estimate_costs(events: pd.DataFrame, nr_cpus: int) -> dict[str, Estimate]:
         pools boots (:func:`read_trace`).
     nr_cpus : int
         The guest's vCPUs.
+    clock : str
+        How the guest kept time (``real`` or ``icount``, from the trace's header). Under icount
+        guest time is instructions and TCG models no cache, so a cache line's transfer costs
+        none: ``line_ns`` and ``rnp_lock_ns`` are 0 there.
 
     Raises
     ------
@@ -453,10 +457,11 @@ def estimate_costs(events: pd.DataFrame, nr_cpus: int) -> dict[str, Estimate]:
     put("ttwu_ns", np.median(x), f"""sched_waking to sched_wakeup, both on the waker's CPU and the wakee's
         (every such wake-up: callbacks, pipes, timers): {_stat(x)}, {less}. p->pi_lock's acquire before and
         the unlocks after lie outside the tracepoints.""", x)
-    put("line_ns", (np.median(y) - np.median(x)) / 2, f"""A wake-up onto another, busy CPU that the waker
+    put("line_ns", 0 if clock == "icount" else (np.median(y) - np.median(x)) / 2, f"""A wake-up onto another, busy CPU that the waker
         enqueues itself (ttwu_queue_cond(): the CPUs share the L3), sched_waking to sched_wakeup on the
         waker's CPU, {_stat(y)} ({less}), less a local one (ttwu_ns), over 2: the wakee's lines and the
-        target's rq lock, each from the other CPU.""", y)
+        target's rq lock, each from the other CPU.""" if clock != "icount" else """Under icount guest time is
+        instructions and TCG models no cache: a cache line's transfer between vCPUs costs none.""", y)
 
     # rcu_core(): a pass reporting the CPU's quiescent state, RCU_SOFTIRQ's commonest with
     # rcu_report_qs_rnp()'s event alone inside; a bare pass is too rare to measure, so the
@@ -546,9 +551,9 @@ def _idle_wakeups(tr: _Trace, g: np.ndarray, gi: np.ndarray) -> np.ndarray:
     return tr.t[end] - tr.t[send] - g[tr.boot[send]] - (end - first) * gi[tr.boot[send]]
 
 
-def derive_costs(events: pd.DataFrame, nr_cpus: int) -> dict[str, tuple[int, str]]:
+def derive_costs(events: pd.DataFrame, nr_cpus: int, clock: str = "real") -> dict[str, tuple[int, str]]:
     """:func:`estimate_costs` as ``{name: (value_ns, how)}``."""
-    return {name: (est.value, est.how) for name, est in estimate_costs(events, nr_cpus).items()}
+    return {name: (est.value, est.how) for name, est in estimate_costs(events, nr_cpus, clock).items()}
 
 
 # --------------------------------------------------------------------------
