@@ -325,7 +325,7 @@ def test_mapping_errors_have_no_line():
         load_scenario(doc)
     assert str(info.value) == ("hardware.profile: unknown profile 'nosuch'; allowed: one of: "
                                "amd-threadripper-3970x, amd-threadripper-3970x-kvm, google-gs101, "
-                               "pentium4-2.4ghz-up, qemu-tcg, x86-64-server-2023, xeon-e5405-8cpu")
+                               "pentium4-2.4ghz-up, qemu-tcg, qemu-tcg-icount, x86-64-server-2023, xeon-e5405-8cpu")
 
 
 def test_bad_variant_name():
