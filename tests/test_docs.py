@@ -22,8 +22,8 @@ SCENARIOS_DOC = DOCS / "scenarios.md"
 
 README_MAX_LINES = 250
 FIRST_COMMANDS = [
-    'pip install --no-compile -e . && python -m rcusim run scenarios/sync_rcu_10k.yaml',
-    'pip install --no-compile -e ".[test]" && python -m pytest',
+    'pip install -e . && python -m rcusim run scenarios/sync_rcu_10k.yaml',
+    'pip install -e ".[test]" && python -m pytest',
 ]
 
 
