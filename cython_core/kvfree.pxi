@@ -441,6 +441,25 @@ cdef void run_page_cache_worker(Engine self, int c) except *:
     wake(self, kp.kworker[KW_PAGE_CACHE], c, self.now + self.acc)
 
 
+cdef inline i64 kvfree_rcu_bulk_ns(Engine self, int b) noexcept:
+    """kvfree_rcu_bulk() of page b: kfree_bulk() of its pointers, under the krcp lock."""
+    return self.rnp_lock_ns + self.bnodes[b].nr_records * self.kv_kfree_bulk_ns
+
+
+cdef void kvfree_rcu_bulk(Engine self, krc_t *kp, int c, int b) except *:
+    """kvfree_rcu_bulk(): page b's objects are freed (the checker sees their GP has passed)
+    and the page goes back to the cache or is freed."""
+    check_kvfree(self, c, self.bnodes[b].t_last)
+    self.kv_objs -= self.bnodes[b].nr_records
+    bnode_put(self, kp, b)
+
+
+cdef void kvfree_rcu_list(Engine self, int c, i64 n, i64 t_last) except *:
+    """kvfree_rcu_list(): n channel-3 objects, the newest queued at t_last, are freed."""
+    check_kvfree(self, c, t_last)
+    self.kv_objs -= n
+
+
 cdef i64 kvfree_rcu_drain_ready_ns(Engine self, krc_t *kp) noexcept:
     """kvfree_rcu_drain_ready() as the monitor starts: under krcp->lock, the pages whose
     snapshot has passed, oldest first up to the first that has not, and the channel-3 list
@@ -452,7 +471,7 @@ cdef i64 kvfree_rcu_drain_ready_ns(Engine self, krc_t *kp) noexcept:
     kp.drain_head = 0
     while b >= 0 and rcu_seq_done(self.gp_seq, self.bnodes[b].gp_snap):
         kp.drain_pages += 1
-        ns += self.rnp_lock_ns + self.bnodes[b].nr_records * self.kv_kfree_bulk_ns
+        ns += kvfree_rcu_bulk_ns(self, b)
         b = self.bnodes[b].next
     if kp.head_count > 0 and rcu_seq_done(self.gp_seq, kp.head_gp_snap):
         kp.drain_head = kp.head_count
@@ -467,18 +486,15 @@ cdef void kvfree_rcu_drain_ready(Engine self, int c) except *:
     while kp.drain_pages > 0:
         kp.drain_pages -= 1
         b = kp.bulk_head
-        check_kvfree(self, c, self.bnodes[b].t_last)
         kp.bulk_head = self.bnodes[b].next
         if kp.bulk_head < 0:
             kp.bulk_tail = -1
         kp.count -= self.bnodes[b].nr_records  # atomic_sub(bnode->nr_records, &krcp->bulk_count[i])
-        self.kv_objs -= self.bnodes[b].nr_records
         self.n_kv_ready_pages += 1
-        bnode_put(self, kp, b)
+        kvfree_rcu_bulk(self, kp, c, b)
     if kp.drain_head > 0:
-        check_kvfree(self, c, kp.head_t)
+        kvfree_rcu_list(self, c, kp.drain_head, kp.head_t)
         kp.count -= kp.drain_head
-        self.kv_objs -= kp.drain_head
         kp.head_count -= kp.drain_head
         kp.drain_head = 0
     kv_mem_changed(self)
@@ -619,7 +635,7 @@ cdef i64 kfree_rcu_work_step(Engine self, int e, int c, int i) except -2:
             self.ents[e].phase = KWA_SYNC
             return self.sync_entry_ns
         self.ents[e].phase = KWA_PAGE
-        return self.rnp_lock_ns + self.bnodes[b].nr_records * self.kv_kfree_bulk_ns
+        return kvfree_rcu_bulk_ns(self, b)
     if w.hand_objs > 0:
         if (self.kv_polled and w.step == 0 and not rcu_seq_done(self.gp_seq, w.hand_gp_snap)
                 and self.fault != FAULT_KVFREE_NO_GP):
@@ -637,18 +653,15 @@ cdef i64 kfree_rcu_work_done(Engine self, int e, int c, int i) except -2:
     cdef int b, act = self.ents[e].phase
     if act == KWA_PAGE:
         b = w.hand_head
-        check_kvfree(self, c, self.bnodes[b].t_last)
         if self.kv_polled and w.step == 0:
             self.n_kv_ready_pages += 1
         w.hand_head = self.bnodes[b].next
         if w.hand_head < 0:
             w.hand_tail = -1
-        self.kv_objs -= self.bnodes[b].nr_records
-        bnode_put(self, kp, b)
+        kvfree_rcu_bulk(self, kp, c, b)
         kv_mem_changed(self)
     elif act == KWA_HEAD:
-        check_kvfree(self, c, w.hand_t)
-        self.kv_objs -= w.hand_objs
+        kvfree_rcu_list(self, c, w.hand_objs, w.hand_t)
         w.hand_objs = 0
         kv_mem_changed(self)
     elif act == KWA_SYNC:

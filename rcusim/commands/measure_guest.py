@@ -21,7 +21,8 @@ import numpy as np
 from rcusim.errors import ScenarioError
 from rcusim.progress import Stages
 from rcusim.twin.qemu import CLOCKS
-from rcusim.twin.measure import NR_CPUS, estimate_costs, measure_boots, profile_yaml, read_trace, write_trace
+from rcusim.twin.measure import (NR_CPUS, estimate_costs, header_field, measure_boots, profile_yaml, read_trace,
+                                 write_trace)
 from rcusim.twin import noise
 
 __all__ = ["add_parser", "cmd_measure_guest"]
@@ -108,9 +109,8 @@ def _noise(args) -> int:
     print(f"{'host stall':<12} {q[500]:>10.1f} {q[900]:>8.1f} {q[990]:>8.1f} {q[-1]:>8.1f} {host.stall.samples:>8}"
           f"   {host.rate_hz:.1f} /s")
     if args.write_preset:
-        command = next((line.split(": ", 1)[1] for line in header if line.startswith("command: ")),
-                       f"python -m rcusim {shlex.join(args.argv)}")
-        clock = next((line.split(": ", 1)[1] for line in header if line.startswith("clock: ")), "real")
+        command = header_field(header, "command", f"python -m rcusim {shlex.join(args.argv)}")
+        clock = header_field(header, "clock", "real")
         name = "qemu_tcg" if clock == "real" else f"qemu_tcg_{clock}"
         description = (f"The QEMU TCG guest of rcusim's twin ({clock} clock, {noise.NR_CPUS} vCPUs), measured in "
                        "the guest: " + "; ".join(line for line in header if not line.startswith("command: ")))
@@ -128,8 +128,7 @@ def cmd_measure_guest(args) -> int:
         raise ScenarioError(f"{str(trace)!r} is not a file", key="--from-trace",
                             allowed="a trace.txt.gz that measure-guest wrote")
     events, header = read_trace(trace)
-    clock = next((line.split(": ", 1)[1] for line in header if line.startswith("clock: ")), "real")
-    estimates = estimate_costs(events, NR_CPUS, clock)
+    estimates = estimate_costs(events, NR_CPUS, header_field(header, "clock", "real"))
     print(f"{'cost':<24} {'value ns':>10} {'samples':>8} {'median ns':>11} {'p99 ns':>11}")
     for name, est in estimates.items():
         print(f"{name:<24} {est.value:>10} {len(est.samples):>8} {np.median(est.samples):>11.0f} "
@@ -137,7 +136,7 @@ def cmd_measure_guest(args) -> int:
     print(f"\ntrace: {trace}")
     if args.write_profile:
         command = f"python -m rcusim {shlex.join(args.argv)}"
-        measured = next((line.split(": ", 1)[1] for line in header if line.startswith("command: ")), command)
+        measured = header_field(header, "command", command)
         if measured != command:
             command = f"{command}, on the trace of {measured}"
         Path(args.write_profile).write_text(profile_yaml(estimates, header, command), encoding="utf-8")

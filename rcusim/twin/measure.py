@@ -36,7 +36,8 @@ from rcusim.twin.initramfs import build_initramfs
 from rcusim.twin.qemu import boot_plan, command_line, find_qemu, qemu_command
 
 __all__ = ["NR_CPUS", "CMDLINE", "PHASES", "Estimate", "guest_script", "tsc_khz", "ns_trace", "write_trace",
-           "read_trace", "estimate_costs", "derive_costs", "boot_each", "measure_boots", "profile_yaml", "folded"]
+           "read_trace", "header_field", "estimate_costs", "derive_costs", "boot_each", "measure_boots",
+           "profile_yaml", "folded"]
 
 #: vCPUs of the measured guest: one per core of the 2-core hosts the project runs on.
 NR_CPUS = 2
@@ -180,6 +181,12 @@ def read_trace(path: Path) -> tuple[pd.DataFrame, list[str]]:
         raise ScenarioError(f"{path} holds no boot", key="--from-trace", allowed="a trace measure-guest wrote")
     frames.append(read_ftrace(lines).assign(boot=boot))
     return pd.concat(frames, ignore_index=True), header
+
+
+def header_field(header: list[str], key: str, default: str) -> str:
+    """The value of a ``key: value`` line of a measurement's header (read_trace(), and
+    noise.read_boots()), `default` if it has none."""
+    return next((line.split(": ", 1)[1] for line in header if line.startswith(key + ": ")), default)
 
 
 # --------------------------------------------------------------------------
@@ -457,11 +464,14 @@ def estimate_costs(events: pd.DataFrame, nr_cpus: int, clock: str = "real") -> d
     put("ttwu_ns", np.median(x), f"""sched_waking to sched_wakeup, both on the waker's CPU and the wakee's
         (every such wake-up: callbacks, pipes, timers): {_stat(x)}, {less}. p->pi_lock's acquire before and
         the unlocks after lie outside the tracepoints.""", x)
-    put("line_ns", 0 if clock == "icount" else (np.median(y) - np.median(x)) / 2, f"""A wake-up onto another, busy CPU that the waker
-        enqueues itself (ttwu_queue_cond(): the CPUs share the L3), sched_waking to sched_wakeup on the
-        waker's CPU, {_stat(y)} ({less}), less a local one (ttwu_ns), over 2: the wakee's lines and the
-        target's rq lock, each from the other CPU.""" if clock != "icount" else """Under icount guest time is
-        instructions and TCG models no cache: a cache line's transfer between vCPUs costs none.""", y)
+    if clock == "icount":
+        put("line_ns", 0, """Under icount guest time is instructions and TCG models no cache: a cache
+            line's transfer between vCPUs costs none.""", y)
+    else:
+        put("line_ns", (np.median(y) - np.median(x)) / 2, f"""A wake-up onto another, busy CPU that the waker
+            enqueues itself (ttwu_queue_cond(): the CPUs share the L3), sched_waking to sched_wakeup on the
+            waker's CPU, {_stat(y)} ({less}), less a local one (ttwu_ns), over 2: the wakee's lines and the
+            target's rq lock, each from the other CPU.""", y)
 
     # rcu_core(): a pass reporting the CPU's quiescent state, RCU_SOFTIRQ's commonest with
     # rcu_report_qs_rnp()'s event alone inside; a bare pass is too rare to measure, so the
@@ -637,7 +647,7 @@ def profile_yaml(estimates: dict[str, Estimate], header: list[str], command: str
     """The guest's profile (``qemu-tcg``, or ``qemu-tcg-icount`` for a trace measured under
     icount): every cost with how the trace gives it and the command."""
     said = f"[{command}]"
-    clock = next((line.split(": ", 1)[1] for line in header if line.startswith("clock: ")), "real")
+    clock = header_field(header, "clock", "real")
     g, gi, gl = (estimates[f"trace_overhead{k}_ns"].value for k in ("", "_irq", "_loop"))
     host = ("each cost is many times a native CPU's, the host's load reaches the guest's clock" if clock == "real"
             else "each cost is the instructions it takes; the host's load does not reach the guest's clock, and "
