@@ -12,6 +12,7 @@ from rcusim import _core
 from rcusim.engine.engine_input import engine_input
 from rcusim.engine.reference.fair import CfsRq
 from rcusim.errors import ScenarioError
+from rcusim.input.releases import release_switches, stable_patches
 from rcusim.input.scenario import load_scenario
 from rcusim.kernel.fair import (POLICY_CFS, POLICY_EEVDF, calc_delta_fair, fair_tunables, weight_of)
 
@@ -64,7 +65,7 @@ def entity(weight=1024, vruntime=0, vlag=0, initial=False):
 
 
 def cfs_rq(policy: int, nr_cpus: int = 64, delay_dequeue: bool = False):
-    t = fair_tunables(nr_cpus)
+    t = fair_tunables(nr_cpus, base_slice_700us=False)
     sched = SimpleNamespace(fair_policy=policy, base_slice_ns=t.base_slice_ns, sched_latency_ns=t.latency_ns,
                             min_gran_ns=t.min_gran_ns, wakeup_gran_ns=t.wakeup_gran_ns, nr_latency=t.nr_latency,
                             jiffy_ns=1_000_000, delay_dequeue=delay_dequeue)
@@ -76,10 +77,21 @@ def cfs_rq(policy: int, nr_cpus: int = 64, delay_dequeue: bool = False):
 
 
 def test_tunables_scale_with_log2_of_up_to_8_cpus():
-    assert fair_tunables(64).base_slice_ns == fair_tunables(8).base_slice_ns == 3_000_000
-    assert fair_tunables(2).base_slice_ns == 1_500_000
-    assert fair_tunables(1).latency_ns == 6_000_000
-    assert fair_tunables(64).nr_latency == 8
+    old = {n: fair_tunables(n, base_slice_700us=False) for n in (1, 2, 8, 64)}
+    assert old[64].base_slice_ns == old[8].base_slice_ns == 3_000_000
+    assert old[2].base_slice_ns == 1_500_000
+    assert old[1].latency_ns == 6_000_000
+    assert old[64].nr_latency == 8
+
+
+def test_base_slice_is_0_70_ms_from_v6_15_and_6_12_31():
+    """2ae891b82695: 0.70 ms a factor, so 1.40 ms on 2 CPUs and 2.80 ms from 8; only the slice moves."""
+    new = {n: fair_tunables(n, base_slice_700us=True) for n in (1, 2, 8, 64)}
+    assert [new[n].base_slice_ns for n in (1, 2, 8, 64)] == [700_000, 1_400_000, 2_800_000, 2_800_000]
+    assert new[64].latency_ns == fair_tunables(64, base_slice_700us=False).latency_ns
+    assert not release_switches((6, 14)).base_slice_700us and release_switches((6, 15)).base_slice_700us
+    assert "sched-base-slice-700us" in stable_patches("6.12.117")
+    assert "sched-base-slice-700us" not in stable_patches("6.12.30") + stable_patches("6.6.117")
 
 
 def test_eevdf_waker_placed_by_its_clamped_lag():

@@ -124,7 +124,7 @@ def test_sim_only_simulates_again_beside_the_real_run(booted, tmp_path):
     assert "boot" not in again.stderr.lower()
     sim = json.loads((out.with_name("real-sim") / "summary.json").read_text())
     kernel = sim["provenance"]["variants"]["default"]["kernel"]
-    assert kernel["patches"] == ["sched-idle-consolidate-special-cases"]
+    assert kernel["patches"] == ["sched-base-slice-700us", "sched-idle-consolidate-special-cases"]
     assert "| default | latency p50 (µs) |" in again.stdout
     missing = subprocess.run([sys.executable, "-m", "rcusim", "kernel", str(scenario), "--sim-only", "--out",
                               str(tmp_path / "none")], cwd=ROOT, capture_output=True, text=True, timeout=300)

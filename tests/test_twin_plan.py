@@ -199,13 +199,13 @@ def test_image_overrides_aligns_unset_values_and_adds_preempt(image):
 
 
 def test_image_overrides_gives_the_patches_its_stable_release_carries(image):
-    """A 6.12.117 image carries 6.12.78's backport of the idle loop's tick rule; a patch
-    it does not carry is refused."""
+    """A 6.12.117 image carries 6.12.31's backport of the 0.70 ms base slice and 6.12.78's of
+    the idle loop's tick rule; a patch it does not carry is refused."""
     s = load_scenario(scenario())
     over = image_overrides(s.variants["default"].kernel, image, set())
-    assert "kernel.patches=[sched-idle-consolidate-special-cases]" in over, over
+    assert "kernel.patches=[sched-base-slice-700us, sched-idle-consolidate-special-cases]" in over, over
     aligned = load_scenario(scenario(), overrides=over).variants["default"].kernel
-    assert aligned.switches.idle_stop_tick_after_tick
+    assert aligned.switches.idle_stop_tick_after_tick and aligned.switches.base_slice_700us
     s = load_scenario(scenario(kernel={"patches": ["rcu-gp-kthread-cpu-qs-early"]}))
     with pytest.raises(ScenarioError) as info:
         image_overrides(s.variants["default"].kernel, image, {"patches"})

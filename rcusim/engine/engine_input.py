@@ -348,7 +348,7 @@ class EngineInput:
 
 def _sched(spec, fault: int) -> Sched:
     p, costs, states, hp = spec.params, spec.hardware.costs, spec.hardware.idle_states, spec.hardware.halt_poll
-    tun = fair_tunables(spec.hardware.nr_cpus)
+    tun = fair_tunables(spec.hardware.nr_cpus, base_slice_700us=p.switches.base_slice_700us)
     topo = spec.hardware.topology
     if topo is None:
         core = llc = socket = np.zeros(0, dtype=np.int32)

@@ -237,6 +237,12 @@ SWITCHES = (
            "a fair entity that sleeps while not eligible stays queued (sched_delayed) and keeps competing: "
            "picked, it is dequeued then and its positive lag dropped; woken first, it is runnable again "
            "where it is, without select_task_rq(), re-placed with zero lag if its lag turned positive"),
+    Switch("base_slice_700us", (6, 15),
+           '"sched: Reduce the default slice to avoid tasks getting an extra tick" (zihan zhou, Feb 2025, '
+           "2ae891b82695), tip sched/core of Mar 2025, v6.15; release not checked against the tag",
+           "sysctl_sched_base_slice is 0.70 ms times 1 + ilog2(min(CPUs, 8)) (normalized_sysctl_sched_base_slice): "
+           "1.40 ms on 2 CPUs, 2.80 ms on 8 and more, so that a slice ends on the tick before its fourth "
+           "rather than one tick late; before, 0.75 ms times the same factor"),
     Switch("nocb_lazy_defer_leader", (6, 17),
            '"rcu: Fix delayed execution of hurry callbacks" (Tze-nan Wu, 2025, 463d46044f04), in '
            "rcu.merge.18.07.2025 for v6.17; release not checked against the tag",
@@ -293,6 +299,13 @@ PATCHES = (
     Patch("rcu-gp-kthread-cpu-qs-early", "gp_kthread_cpu_qs_early", "gp_kthread",
           '"[PATCH -next 6/8] rcu: Reduce synchronize_rcu() latency by reporting GP kthread\'s CPU QS '
           'early" (Joel Fernandes, 1 Jan 2026, <20260101163417.1065705-7-joelagnelf@nvidia.com>)'),
+    Patch("sched-base-slice-700us", "base_slice_700us", "eevdf",
+          '"[PATCH V3 1/2] sched: Reduce the default slice to avoid tasks getting an extra tick" (zihan zhou, '
+          "8 Feb 2025, <20250208075322.13139-1-15645113830zzh@gmail.com>); in 6.12 from 6.12.31 (\"[PATCH 6.12 "
+          '378/626]", stable review of 27 May 2025, <20250527162500.375899078@linuxfoundation.org>; sublevel not '
+          "checked against the tag; Debian's 6.12.117 has it: sysctl_sched_base_slice = 700000ULL in "
+          "kernel/sched/fair.c)",
+          stable=(((6, 12), 31),)),
     Patch("sched-idle-consolidate-special-cases", "idle_stop_tick_after_tick", "menu_keeps_tick",
           '"sched: idle: Consolidate the handling of two special cases" (Rafael J. Wysocki, 2026, '
           "<4741364.LvFx2qVVIh@rafael.j.wysocki>); in 6.12 from 6.12.78 (Debian's 6.12.117 has it: "
@@ -419,6 +432,7 @@ class ReleaseSwitches:
     rcuscale_async_per_task: bool
     kvfree_unbound_wq: bool
     eevdf_delay_dequeue: bool
+    base_slice_700us: bool
     nocb_lazy_defer_leader: bool
     wake_from_gp_auto: bool
     gp_kthread_cpu_qs_early: bool

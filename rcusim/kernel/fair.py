@@ -56,10 +56,12 @@ class FairTunables:
     """CFS: sched_nr_latency = latency / min_granularity."""
 
 
-def fair_tunables(nr_cpus: int) -> FairTunables:
+def fair_tunables(nr_cpus: int, *, base_slice_700us: bool) -> FairTunables:
     """The tunables with SCHED_TUNABLESCALING_LOG, the default: each base value times
-    1 + ilog2(min(nr_cpus, 8)) (get_update_sysctl_factor())."""
+    1 + ilog2(min(nr_cpus, 8)) (get_update_sysctl_factor()). EEVDF's base slice is
+    0.70 ms from v6.15 (`base_slice_700us`), 0.75 ms before."""
     factor = 1 + (min(nr_cpus, 8).bit_length() - 1)
     latency, min_gran = 6_000_000 * factor, 750_000 * factor
-    return FairTunables(base_slice_ns=750_000 * factor, latency_ns=latency, min_gran_ns=min_gran,
+    base_slice = 700_000 if base_slice_700us else 750_000
+    return FairTunables(base_slice_ns=base_slice * factor, latency_ns=latency, min_gran_ns=min_gran,
                         wakeup_gran_ns=1_000_000 * factor, nr_latency=latency // min_gran)
