@@ -107,18 +107,45 @@ def test_timer_delays_are_each_ticks_time_past_its_jiffy_boundary(tmp_path):
     # HZ=1000: CPU 0's ticks 120 us, 80 us and 1,300 us late (the last one skips a jiffy), then
     # an hrtimer that is not the tick (before the next boundary), then 50 us late; CPU 1 alone
     # with vCPU 0: only vCPU 0's ticks count.
-    lines = [("sh-70", 1, 999_000, "tracing_mark_write: " + noise.SPIN_ALL)]
+    lines = [("sh-70", 1, 999_000, "tracing_mark_write: " + noise.BUSY_ALL)]
     lines += [("rcusim_noise-71", 0, t, "local_timer_entry: vector=236")
               for t in (1_000_100, 1_001_120, 1_002_080, 1_004_300, 1_004_700, 1_005_050)]
-    lines += [("sh-70", 1, 1_010_000, "tracing_mark_write: " + noise.SPIN_ONE)]
+    lines += [("sh-70", 1, 1_010_000, "tracing_mark_write: " + noise.BUSY_ONE)]
     lines += [("rcusim_noise-73", 0, t, "local_timer_entry: vector=236") for t in (1_011_010, 1_012_030)]
     lines += [("swapper/1-0", 1, t, "local_timer_entry: vector=236") for t in (1_011_500, 1_013_900)]
-    lines += [("sh-70", 1, 1_020_000, "tracing_mark_write: " + noise.SPIN_END)]
+    lines += [("sh-70", 1, 1_020_000, "tracing_mark_write: " + noise.BUSY_END)]
     trace = tmp_path / "trace.txt"
     trace.write_text(_tick_trace(sorted(lines, key=lambda x: x[2])))
     delays = noise.timer_delays(noise.read_events(trace), 1_000_000)
     assert delays[delays.state == "all_busy"].delay_ns.tolist() == [120_000, 80_000, 1_300_000, 50_000]
     assert delays[delays.state == "some_idle"].delay_ns.tolist() == [30_000]
+
+
+def test_timer_delays_come_from_the_plain_loop_not_the_clock_loop(tmp_path):
+    # The same ticks inside the clock-reading spins (SPIN_*) count for nothing: those reads
+    # hold the timer interrupt back.
+    lines = [("sh-70", 1, 999_000, "tracing_mark_write: " + noise.SPIN_ALL)]
+    lines += [("rcusim_noise-71", 0, t, "local_timer_entry: vector=236") for t in (1_000_100, 1_002_900)]
+    lines += [("sh-70", 1, 1_010_000, "tracing_mark_write: " + noise.SPIN_ONE)]
+    lines += [("sh-70", 1, 1_020_000, "tracing_mark_write: " + noise.SPIN_END)]
+    lines += [("sh-70", 1, 1_021_000, "tracing_mark_write: " + noise.BUSY_ALL)]
+    lines += [("rcusim_noise-75", 0, t, "local_timer_entry: vector=236") for t in (1_022_050, 1_023_070)]
+    lines += [("sh-70", 1, 1_030_000, "tracing_mark_write: " + noise.BUSY_ONE)]
+    lines += [("sh-70", 1, 1_040_000, "tracing_mark_write: " + noise.BUSY_END)]
+    trace = tmp_path / "trace.txt"
+    trace.write_text(_tick_trace(sorted(lines, key=lambda x: x[2])))
+    delays = noise.timer_delays(noise.read_events(trace), 1_000_000)
+    assert delays.delay_ns.tolist() == [70_000] and set(delays.state) == {"all_busy"}
+
+
+def test_noise_script_measures_the_timer_in_a_loop_that_reads_no_clock():
+    script = noise.noise_script(3.0, nr_cpus=2).splitlines()
+    at = {m: next(i for i, line in enumerate(script) if m in line)
+          for m in (noise.SPIN_ALL, noise.SPIN_END, noise.BUSY_ALL, noise.BUSY_ONE, noise.BUSY_END)}
+    assert at[noise.SPIN_END] < at[noise.BUSY_ALL] < at[noise.BUSY_ONE] < at[noise.BUSY_END]
+    plain = script[at[noise.BUSY_ALL] + 1:at[noise.BUSY_END]]
+    assert [line for line in plain if "rcusim_noise" in line] == [
+        "/bin/rcusim_noise -n 2 -d 3000000000 -b", "/bin/rcusim_noise -n 1 -d 3000000000 -b"]
 
 
 def test_a_trace_without_the_spin_markers_gives_no_timer_delay(classified, tmp_path):
