@@ -16,3 +16,13 @@ def test_golden_comparison_can_fail():
     changed = dict(recorded, rcuscale=recorded["rcuscale"] + " ")
     assert differences(recorded, changed) == [f"rcuscale: recorded {recorded['rcuscale']!r}, "
                                               f"now {changed['rcuscale']!r}"]
+
+
+def test_golden_comparison_names_the_figure_that_moved():
+    recorded = json.loads(GOLDEN.read_text())
+    changed = json.loads(GOLDEN.read_text())
+    p99 = changed["sync_rcu_10k"]["summary.json"]["variants"]["default"]["metrics"]["latency_us"]
+    p99["p99"] += 1
+    assert differences(recorded, changed) == [
+        f"sync_rcu_10k/summary.json/variants/default/metrics/latency_us/p99: recorded {p99['p99'] - 1!r}, "
+        f"now {p99['p99']!r}"]

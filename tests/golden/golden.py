@@ -4,10 +4,12 @@ A restructuring of rcusim must not change a single result. This script runs,
 each through the command line as a user would:
 
 - every bundled scenario (``scenarios/*.yaml``) at ``bench --quick`` size, and
-  hashes its ``summary.json`` (without ``wall_clock``), its Parquet tables (their
-  columns, types and values, so that a pyarrow upgrade does not count as a change)
-  and ``report.txt`` (without the wall-time and events/s lines), plus the
-  engine's event count per variant;
+  keeps its ``summary.json`` figures as they are (each variant's, so that a
+  re-record's diff names the figure that moved), a hash of the rest of it (the
+  provenance, without ``wall_clock`` and ``invocation``), hashes of its Parquet
+  tables (their columns, types and values, so that a pyarrow upgrade does not count
+  as a change) and of ``report.txt`` (without the wall-time and events/s lines), and
+  the engine's event count per variant;
 - a small traced run (Chrome JSON and ftrace text);
 - the rcuscale command's kfree line;
 - the SimPy reference model's request records on the bench's reference configuration.
@@ -72,15 +74,16 @@ def _parquet_hash(path: Path) -> str:
     return h.hexdigest()
 
 
-def _results_hashes(out: Path) -> dict:
+def _results_figures(out: Path) -> dict:
     summary = json.loads((out / "summary.json").read_text())
     summary.pop("wall_clock", None)
     summary.pop("invocation", None)  # the command line and source revision
+    variants = summary.pop("variants")
     report = "".join(line for line in (out / "report.txt").read_text().splitlines(keepends=True)
                      if not line.startswith(_WALL_LINES))
-    figures = {"summary.json": _sha(json.dumps(summary, sort_keys=True).encode()),
+    figures = {"summary.json": {"variants": variants, "rest": _sha(json.dumps(summary, sort_keys=True).encode())},
                "report.txt": _sha(report.encode()),
-               "events": {name: v["events"] for name, v in summary["variants"].items()}}
+               "events": {name: v["events"] for name, v in variants.items()}}
     figures.update({p.name: _parquet_hash(p) for p in sorted(out.glob("*.parquet"))})
     return figures
 
@@ -119,7 +122,7 @@ def figures() -> dict:
         rcuscale = pool.submit(_rcusim, "rcuscale", *RCUSCALE_RUN)
         for stem, run in runs.items():
             run.result()
-            out[stem] = _results_hashes(tmp / stem)
+            out[stem] = _results_figures(tmp / stem)
         trace.result()
         out["trace"] = {"chrome": _sha((tmp / "trace.json").read_bytes()),
                         "ftrace": _sha((tmp / "trace.txt").read_bytes())}
@@ -128,12 +131,16 @@ def figures() -> dict:
     return out
 
 
-def differences(recorded: dict, now: dict) -> list[str]:
-    """One line per figure that differs."""
+def differences(recorded: dict, now: dict, path: str = "") -> list[str]:
+    """One line per figure that differs, named by its path (``sync_rcu_10k/summary.json/
+    variants/default/metrics/latency_us/p99``)."""
     lines = []
     for key in sorted(set(recorded) | set(now)):
-        if recorded.get(key) != now.get(key):
-            lines.append(f"{key}: recorded {recorded.get(key)!r}, now {now.get(key)!r}")
+        a, b, name = recorded.get(key), now.get(key), f"{path}{key}"
+        if isinstance(a, dict) and isinstance(b, dict):
+            lines += differences(a, b, f"{name}/")
+        elif a != b:
+            lines.append(f"{name}: recorded {a!r}, now {b!r}")
     return lines
 
 
