@@ -98,6 +98,20 @@ def test_noise_from_a_folder_without_a_measurement_is_one_line(tmp_path):
     assert info.value.key == "--noise-from" and "\n" not in str(info.value)
 
 
+def test_noise_from_a_measurement_without_the_plain_loop_is_refused_in_one_line(tmp_path):
+    """A --noise run made before the timer's delay was measured in a loop that reads no
+    clock has only the gap loop's ticks: refused, not turned into a preset without them."""
+    boot = tmp_path / "raw" / "boot-0"
+    boot.mkdir(parents=True)
+    (tmp_path / "header.txt").write_text("clock: real\nimage: x (Linux 6.12.117, HZ=1000, sha256 0)\n"
+                                         "spin: 1 s on each of 2 vCPUs\n")
+    pd.DataFrame(GAPS).to_csv(boot / "gaps.txt", sep=" ", header=False, index=False)
+    (boot / "trace.txt").write_text(TRACE)
+    with pytest.raises(ScenarioError) as info:
+        noise.read_boots(tmp_path)
+    assert info.value.key == "--noise-from" and "reads no clock" in str(info.value) and "\n" not in str(info.value)
+
+
 def _tick_trace(lines):
     return "# tracer: nop\n" + "".join(
         f"     {comm}      [{cpu:03d}] d.h1.     {t_us / 1e6:.6f}: {event}\n" for comm, cpu, t_us, event in lines)

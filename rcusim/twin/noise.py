@@ -125,6 +125,10 @@ def read_boots(out: Path) -> tuple[list[str], pd.DataFrame, float, pd.DataFrame]
         raise ScenarioError(f"{str(out)!r} holds no boot", key="--noise-from",
                             allowed="the --out of an earlier measure-guest --noise run")
     delays = pd.concat(delays, ignore_index=True) if delays else pd.DataFrame(columns=["state", "cpu", "delay_ns"])
+    if hz and delays.empty:
+        raise ScenarioError(f"{str(out)!r} holds no spin that reads no clock, which the timer's delay is measured in "
+                            "(a measurement made before it was)", key="--noise-from",
+                            allowed="the --out of a measure-guest --noise run of this rcusim, or a new one")
     return header, pd.concat(classified, ignore_index=True), seconds * len(boots), delays
 
 
