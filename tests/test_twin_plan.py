@@ -6,6 +6,7 @@ script the guest runs. Each refusal must be one ScenarioError line naming the ke
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -19,7 +20,7 @@ import pytest
 from rcusim.errors import ScenarioError
 from rcusim.input.scenario import load_scenario
 from rcusim.twin.image import MODULES, find_image
-from rcusim.twin.plan import image_overrides, plan_variant, written_keys
+from rcusim.twin.plan import TRACE_EVENTS, check_probes, image_overrides, plan_variant, written_keys
 from rcusim.twin.run import align_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -217,6 +218,46 @@ def test_image_overrides_keeps_a_chosen_preemption_model(image):
     s = load_scenario(scenario(kernel={"bootargs": "preempt=full", "CONFIG_PREEMPT_DYNAMIC": True}))
     over = image_overrides(s.variants["default"].kernel, image, set())
     assert not any(o.startswith("kernel.bootargs") for o in over), over
+
+
+# ------------------------------------------------------------------ extra probes
+PLACE = "p:kprobes/pv place_entity+0x16 V=%ax:s64 vlag=+0x78(%bx):s64"
+
+
+def test_extra_tracepoints_and_kprobes_are_enabled_beside_the_plans_own(image):
+    script = plan(image, scenario(), events=["irq_vectors/local_timer_entry"],
+                  kprobes=[PLACE, "r:kprobes/rq requeue_delayed_entity"]).script.splitlines()
+    define = [i for i, line in enumerate(script) if "kprobe_events" in line]
+    assert script[define[0]] == f"echo {shlex.quote(PLACE)} >> /sys/kernel/tracing/kprobe_events"
+    assert len(define) == 2 and max(define) < script.index("echo 1 > tracing_on")
+    enabled = [line for line in script if line.endswith("/enable")]
+    assert enabled == [f"echo 1 > events/{e}/enable" for e in TRACE_EVENTS + (
+        "irq_vectors/local_timer_entry", "kprobes/pv", "kprobes/rq")]
+    assert "kprobe_events" not in plan(image, scenario()).script
+
+
+@pytest.mark.parametrize("events, kprobes, key", [
+    (["sched/sched_switch"], [], "--trace-event"),            # traced already
+    (["irq_vectors"], [], "--trace-event"),                   # no NAME
+    (["irq/x; reboot"], [], "--trace-event"),
+    ([], ["place_entity"], "--kprobe"),                       # no p:kprobes/NAME
+    ([], ["p:kprobes/a place_entity", "p:kprobes/a pick_eevdf"], "--kprobe"),  # one NAME twice
+    ([], ["p:kprobes/a place_entity\necho x"], "--kprobe"),
+    ([], ["p:kprobes/a place_entity\n"], "--kprobe"),
+])
+def test_a_probe_the_plan_cannot_take_is_refused(events, kprobes, key):
+    with pytest.raises(ScenarioError) as info:
+        check_probes(events, kprobes)
+    assert info.value.key == key and "\n" not in str(info.value)
+
+
+def test_probes_are_refused_with_sim_only(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(json.dumps(scenario()))
+    done = subprocess.run([sys.executable, "-m", "rcusim", "kernel", str(path), "--sim-only", "--kprobe", PLACE,
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--sim-only" in done.stderr, done.stderr
+    assert not (tmp_path / "out-sim").exists()
 
 
 # ------------------------------------------------------------------ refusals

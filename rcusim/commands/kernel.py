@@ -58,6 +58,12 @@ def add_parser(sub) -> None:
     p.add_argument("--sim-only", action="store_true",
                    help="boot nothing: simulate beside the real run already in --out (into <out>-sim), the "
                         "scenario aligned with the image as this rcusim aligns it")
+    p.add_argument("--trace-event", dest="events", action="append", default=[], metavar="GROUP/NAME",
+                   help="also trace this tracepoint in the guest (repeatable), e.g. irq_vectors/local_timer_entry")
+    p.add_argument("--kprobe", dest="kprobes", action="append", default=[], metavar="SPEC",
+                   help="also trace this kprobe event (repeatable), as written to kprobe_events: "
+                        "'p:kprobes/NAME SYMBOL[+OFFSET] [FETCHARGS]'; each probe traps at every hit and "
+                        "slows what it probes")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction,
                    help="show each boot on stderr (default: when stderr is a terminal)")
     p.set_defaults(func=cmd_kernel)
@@ -82,6 +88,9 @@ def cmd_kernel(args) -> int:
     out = Path(args.out) if args.out else Path("results") / f"{name}-kernel"
     sim_out = out.with_name(out.name + "-sim")
     if args.sim_only:
+        if args.events or args.kprobes:
+            raise ScenarioError("--trace-event or --kprobe with --sim-only", key="--sim-only",
+                                allowed="probes only with a run that boots (they trace the guest)")
         with claim(sim_out, args.force):
             real_variants, boots = _real_run(out)
             scenario, _, _, names = align_scenario(args.scenario, args.overrides, args.seed,
@@ -92,7 +101,7 @@ def cmd_kernel(args) -> int:
     with claim(out, args.force), (claim(sim_out, args.force) if args.twin else contextlib.nullcontext()):
         run = run_kernel(args.scenario, args.overrides, seed=args.seed, variants=args.variants, kernel=args.kernel,
                          clock=args.clock, boots=args.boots, any_profile=args.any_profile, timeout_s=args.timeout,
-                         progress=args.progress)
+                         progress=args.progress, events=args.events, kprobes=args.kprobes)
         try:
             for note in run.notes:
                 print(f"rcusim: note: {note}", file=sys.stderr)

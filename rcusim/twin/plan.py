@@ -23,7 +23,9 @@ What maps:
 from __future__ import annotations
 
 import os
+import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rcusim.errors import ScenarioError
@@ -33,7 +35,7 @@ from rcusim.input.cpulist import parse_cpulist
 from rcusim.input.releases import stable_patches
 from rcusim.twin.image import KernelImage
 
-__all__ = ["GuestPlan", "SyncLoopRun", "plan_variant", "image_overrides", "KCONFIG_OPTIONS",
+__all__ = ["GuestPlan", "SyncLoopRun", "plan_variant", "check_probes", "image_overrides", "KCONFIG_OPTIONS",
            "GUEST_PROFILES", "GUEST_NOISE", "TRACE_EVENTS"]
 
 #: The hardware profile that describes the guest itself, by clock (rcusim.twin.qemu.CLOCKS).
@@ -61,6 +63,13 @@ TRACE_EVENTS = ("rcu/rcu_grace_period", "rcu/rcu_quiescent_state_report", "rcu/r
 
 #: The guest's trace instance.
 TRACE_DIR = "/sys/kernel/tracing/instances/rcusim"
+
+#: An extra tracepoint (``--trace-event``): events/<group>/<name>.
+_EVENT_RE = re.compile(r"[a-z0-9_]+/[a-z0-9_]+")
+#: A kprobe event (``--kprobe``), as written to kprobe_events: "p:kprobes/NAME SYMBOL[+OFFS] [FETCHARGS]"
+#: ("r:" for a return probe); the guest's kernel parses the fetch arguments.
+_KPROBE_RE = re.compile(r"[pr]:kprobes/([A-Za-z_][A-Za-z0-9_]*) [A-Za-z_][A-Za-z0-9_.]*(\+(0x[0-9a-fA-F]+|[0-9]+))?"
+                        r"( [ -~]*)?")
 
 #: Per-CPU trace buffer, KiB: room for a few hundred thousand events.
 TRACE_BUFFER_KB = 16384
@@ -242,10 +251,27 @@ def _writer_workload_names(spec) -> set[str]:
     return {spec.rcuscale_writer.name or WRITER_NAME, "rcu_scale_reader", "rcu_scale_reader_extra"}
 
 
+def check_probes(events: Sequence[str], kprobes: Sequence[str]) -> None:
+    """Refuse an extra tracepoint or kprobe event that the guest's plan cannot take."""
+    for event in events:
+        if not _EVENT_RE.fullmatch(event) or event in TRACE_EVENTS:
+            raise ScenarioError(f"{event!r}", key="--trace-event",
+                                allowed="GROUP/NAME of a tracepoint (events/GROUP/NAME), not one traced already: "
+                                        + ", ".join(TRACE_EVENTS))
+    names = [m.group(1) for m in map(_KPROBE_RE.fullmatch, kprobes) if m]
+    for spec in kprobes:
+        m = _KPROBE_RE.fullmatch(spec)
+        if not m or names.count(m.group(1)) > 1:
+            raise ScenarioError(f"{spec!r}", key="--kprobe",
+                                allowed="'p:kprobes/NAME SYMBOL[+OFFSET] [FETCHARGS]' (or 'r:' for a return probe), "
+                                        "printable ASCII, each NAME once")
+
+
 def plan_variant(name: str, spec, image: KernelImage, *, raw: dict, clock: str = "real",
-                 any_profile: bool = False) -> GuestPlan:
+                 any_profile: bool = False, events: Sequence[str] = (), kprobes: Sequence[str] = ()) -> GuestPlan:
     """The guest's plan for variant `name` (a resolved VariantSpec already aligned with the
     image by :func:`image_overrides`); `raw` is the scenario's input (:meth:`Scenario.asdict`).
+    `events` and `kprobes` are traced beside the plan's own tracepoints (:func:`check_probes`).
 
     Raises
     ------
@@ -288,21 +314,25 @@ def plan_variant(name: str, spec, image: KernelImage, *, raw: dict, clock: str =
     if rcuscale and sync_loops:
         _refuse(path, "rcuscale's test and the load helper in one boot", "either sync_loop workloads or one "
                 "rcuscale_writer or kfree_rcu_flood workload")
-    script = _script(sync_loops, rcuscale)
+    script = _script(sync_loops, rcuscale, events, kprobes)
     # Each parameter once, at the value the simulation reads (a variant's bootargs follow the
     # scenario's): the guest's kernel applies every preempt= it is given, a later one winning.
     return GuestPlan(nr_cpus=nr, cmdline=last_tokens(spec.kernel.bootargs), script=script,
                      sync_loops=tuple(sync_loops), rcuscale=rcuscale, notes=tuple(notes))
 
 
-def _script(sync_loops: list[SyncLoopRun], rcuscale: dict) -> str:
+def _script(sync_loops: list[SyncLoopRun], rcuscale: dict, events: Sequence[str] = (),
+            kprobes: Sequence[str] = ()) -> str:
     """/out/plan.sh: trace set-up, the workload, the trace and the log copied out."""
     # A trace instance of its own: rcuscale's writer test ends with rcu_ftrace_dump(), which
     # turns off and dumps (consumes) the top-level buffer only.
-    lines = ["set -e", f"mkdir {TRACE_DIR}", f"cd {TRACE_DIR}",
-             "echo mono > trace_clock  # CLOCK_MONOTONIC, the load helper's clock",
-             f"echo {TRACE_BUFFER_KB} > buffer_size_kb"]
-    lines += [f"echo 1 > events/{event}/enable" for event in TRACE_EVENTS]
+    lines = ["set -e"]
+    lines += [f"echo {shlex.quote(k)} >> /sys/kernel/tracing/kprobe_events" for k in kprobes]
+    lines += [f"mkdir {TRACE_DIR}", f"cd {TRACE_DIR}",
+              "echo mono > trace_clock  # CLOCK_MONOTONIC, the load helper's clock",
+              f"echo {TRACE_BUFFER_KB} > buffer_size_kb"]
+    extra = list(events) + [f"kprobes/{_KPROBE_RE.fullmatch(k).group(1)}" for k in kprobes]
+    lines += [f"echo 1 > events/{event}/enable" for event in TRACE_EVENTS + tuple(extra)]
     lines += ["echo 1 > tracing_on", "cd /"]
     # The guest's cpuidle driver, governor and states: what its idle CPUs do with the tick.
     lines += ["grep . /sys/devices/system/cpu/cpuidle/current_* "
