@@ -114,7 +114,8 @@ cdef inline bint is_per_cpu_kthread(Engine self, int e) noexcept:
     and a module's kthread pinned to its CPU (rcuscale's writers)."""
     cdef int kind = self.ents[e].kind
     return ((kind == ENT_KWORKER and self.ents[e].aff < 0) or kind == ENT_SR_WORKER or kind == ENT_RCUC
-            or kind == ENT_KRCUD or kind == ENT_NOISE or (kind == ENT_TASK and self.ents[e].kthread and self.ents[e].aff < 0))
+            or kind == ENT_KRCUD or kind == ENT_NOISE
+            or (kind == ENT_TASK and self.ents[e].kthread and self.ents[e].aff < 0))
 
 
 cdef void record_wakee(Engine self, int waker, int e) noexcept:

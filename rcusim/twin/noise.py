@@ -78,13 +78,14 @@ def noise_script(seconds: float, nr_cpus: int = NR_CPUS) -> str:
     """/out/plan.sh: a trace instance on CLOCK_MONOTONIC, the spinners, the trace copied out."""
     lines = ["set -e", f"mkdir {_TRACE}", f"cd {_TRACE}", "echo mono > trace_clock", "echo 16384 > buffer_size_kb"]
     lines += [f"echo 1 > events/{e}/enable" for e in NOISE_EVENTS]
-    spin = f"-d {int(seconds * 1e9)} -g {GAP_NS}"
+    duration = f"-d {int(seconds * 1e9)}"
+    spin = f"{duration} -g {GAP_NS}"
     lines += ["echo 1 > tracing_on", "cd /",
               f"echo '{SPIN_ALL}' > {_TRACE}/trace_marker", f"/bin/rcusim_noise -n {nr_cpus} {spin} -o /out/gaps.txt",
               f"echo '{SPIN_ONE}' > {_TRACE}/trace_marker", f"/bin/rcusim_noise -n 1 {spin} -o /out/gaps-one.txt",
               f"echo '{SPIN_END}' > {_TRACE}/trace_marker",
-              f"echo '{BUSY_ALL}' > {_TRACE}/trace_marker", f"/bin/rcusim_noise -n {nr_cpus} -d {int(seconds * 1e9)} -b",
-              f"echo '{BUSY_ONE}' > {_TRACE}/trace_marker", f"/bin/rcusim_noise -n 1 -d {int(seconds * 1e9)} -b",
+              f"echo '{BUSY_ALL}' > {_TRACE}/trace_marker", f"/bin/rcusim_noise -n {nr_cpus} {duration} -b",
+              f"echo '{BUSY_ONE}' > {_TRACE}/trace_marker", f"/bin/rcusim_noise -n 1 {duration} -b",
               f"echo '{BUSY_END}' > {_TRACE}/trace_marker", f"echo 0 > {_TRACE}/tracing_on",
               f"cat {_TRACE}/per_cpu/cpu*/stats > /out/trace-stats.txt",
               f"cat {_TRACE}/trace > /out/trace.txt"]
@@ -282,8 +283,9 @@ def timer_delay_streams(delays: pd.DataFrame, boots: int) -> dict[str, Quantiles
     for state, what in (("all_busy", "every vCPU spinning"), ("some_idle", "vCPU 0 spinning alone, the others idle")):
         x = delays.delay_ns[delays.state == state].to_numpy() / 1e3
         out[state] = quantiles_of(
-            x, f"timer interrupts with {what}", f"{len(x)} local_timer_entry of a vCPU spinning without reading a clock (rcusim_noise -b) with {what}, "
-               f"{boots} boots, each less the first "
+            x, f"timer interrupts with {what}",
+               f"{len(x)} local_timer_entry of a vCPU spinning without reading a clock (rcusim_noise -b) with "
+               f"{what}, {boots} boots, each less the first "
                "jiffy boundary after the one before it (the tick's expiry); median "
                f"{np.median(x):.1f} us, p99 {np.percentile(x, 99):.1f} us")
     return out

@@ -251,33 +251,38 @@ def _writer_workload_names(spec) -> set[str]:
     return {spec.rcuscale_writer.name or WRITER_NAME, "rcu_scale_reader", "rcu_scale_reader_extra"}
 
 
-def check_probes(events: Sequence[str], kprobes: Sequence[str]) -> None:
-    """Refuse an extra tracepoint or kprobe event that the guest's plan cannot take."""
+def check_probes(events: Sequence[str], kprobes: Sequence[str]) -> list[str]:
+    """The extra tracepoints to enable (events/GROUP/NAME): `events`, then each kprobe event's
+    kprobes/NAME; refuses one that the guest's plan cannot take."""
     for event in events:
         if not _EVENT_RE.fullmatch(event) or event in TRACE_EVENTS:
             raise ScenarioError(f"{event!r}", key="--trace-event",
                                 allowed="GROUP/NAME of a tracepoint (events/GROUP/NAME), not one traced already: "
                                         + ", ".join(TRACE_EVENTS))
-    names = [m.group(1) for m in map(_KPROBE_RE.fullmatch, kprobes) if m]
+    names = []
     for spec in kprobes:
         m = _KPROBE_RE.fullmatch(spec)
-        if not m or names.count(m.group(1)) > 1:
+        if not m or m.group(1) in names:
             raise ScenarioError(f"{spec!r}", key="--kprobe",
                                 allowed="'p:kprobes/NAME SYMBOL[+OFFSET] [FETCHARGS]' (or 'r:' for a return probe), "
                                         "printable ASCII, each NAME once")
+        names.append(m.group(1))
+    return list(events) + [f"kprobes/{name}" for name in names]
 
 
 def plan_variant(name: str, spec, image: KernelImage, *, raw: dict, clock: str = "real",
                  any_profile: bool = False, events: Sequence[str] = (), kprobes: Sequence[str] = ()) -> GuestPlan:
     """The guest's plan for variant `name` (a resolved VariantSpec already aligned with the
     image by :func:`image_overrides`); `raw` is the scenario's input (:meth:`Scenario.asdict`).
-    `events` and `kprobes` are traced beside the plan's own tracepoints (:func:`check_probes`).
+    `events` and `kprobes` are traced beside the plan's own tracepoints (refused as
+    :func:`check_probes` says).
 
     Raises
     ------
     ScenarioError
         For what the real kernel cannot run as the scenario says.
     """
+    extra_events = check_probes(events, kprobes)
     _check_hardware(spec.hardware, written_keys(raw, name, "hardware"), image, any_profile, clock, name)
     bootargs = parse_bootargs(spec.kernel.bootargs)
     nr = spec.hardware.nr_cpus
@@ -314,16 +319,16 @@ def plan_variant(name: str, spec, image: KernelImage, *, raw: dict, clock: str =
     if rcuscale and sync_loops:
         _refuse(path, "rcuscale's test and the load helper in one boot", "either sync_loop workloads or one "
                 "rcuscale_writer or kfree_rcu_flood workload")
-    script = _script(sync_loops, rcuscale, events, kprobes)
+    script = _script(sync_loops, rcuscale, extra_events, kprobes)
     # Each parameter once, at the value the simulation reads (a variant's bootargs follow the
     # scenario's): the guest's kernel applies every preempt= it is given, a later one winning.
     return GuestPlan(nr_cpus=nr, cmdline=last_tokens(spec.kernel.bootargs), script=script,
                      sync_loops=tuple(sync_loops), rcuscale=rcuscale, notes=tuple(notes))
 
 
-def _script(sync_loops: list[SyncLoopRun], rcuscale: dict, events: Sequence[str] = (),
-            kprobes: Sequence[str] = ()) -> str:
-    """/out/plan.sh: trace set-up, the workload, the trace and the log copied out."""
+def _script(sync_loops: list[SyncLoopRun], rcuscale: dict, extra_events: list[str], kprobes: Sequence[str]) -> str:
+    """/out/plan.sh: trace set-up (the kprobe events defined, TRACE_EVENTS and `extra_events`
+    enabled), the workload, the trace and the log copied out."""
     # A trace instance of its own: rcuscale's writer test ends with rcu_ftrace_dump(), which
     # turns off and dumps (consumes) the top-level buffer only.
     lines = ["set -e"]
@@ -331,8 +336,7 @@ def _script(sync_loops: list[SyncLoopRun], rcuscale: dict, events: Sequence[str]
     lines += [f"mkdir {TRACE_DIR}", f"cd {TRACE_DIR}",
               "echo mono > trace_clock  # CLOCK_MONOTONIC, the load helper's clock",
               f"echo {TRACE_BUFFER_KB} > buffer_size_kb"]
-    extra = list(events) + [f"kprobes/{_KPROBE_RE.fullmatch(k).group(1)}" for k in kprobes]
-    lines += [f"echo 1 > events/{event}/enable" for event in TRACE_EVENTS + tuple(extra)]
+    lines += [f"echo 1 > events/{event}/enable" for event in TRACE_EVENTS + tuple(extra_events)]
     lines += ["echo 1 > tracing_on", "cd /"]
     # The guest's cpuidle driver, governor and states: what its idle CPUs do with the tick.
     lines += ["grep . /sys/devices/system/cpu/cpuidle/current_* "

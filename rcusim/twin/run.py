@@ -27,7 +27,7 @@ from rcusim.results.run import KFREE_TABLE_METRICS, resolved_config
 from rcusim.twin.collect import BootRecords, collect_boot
 from rcusim.twin.image import find_image
 from rcusim.twin.initramfs import build_initramfs
-from rcusim.twin.plan import TRACE_EVENTS, check_probes, image_overrides, plan_variant, written_keys
+from rcusim.twin.plan import TRACE_EVENTS, image_overrides, plan_variant, written_keys
 from rcusim.twin.qemu import CLOCKS, boot_plan, command_line, find_qemu, qemu_command
 
 __all__ = ["KernelRun", "align_scenario", "run_kernel"]
@@ -121,7 +121,7 @@ def run_kernel(source, overrides: Sequence[str] = (), *, seed: int | None = None
                any_profile: bool = False, timeout_s: float = 600.0, progress: bool | None = None,
                events: Sequence[str] = (), kprobes: Sequence[str] = ()) -> KernelRun:
     """Boot each variant's kernel `boots` times and pool what the boots measured; `events` and
-    `kprobes` are traced too (rcusim.twin.plan.check_probes()), kept in each boot's trace.
+    `kprobes` are traced too (rcusim.twin.plan.plan_variant()), kept in each boot's trace.
 
     Raises
     ------
@@ -133,7 +133,6 @@ def run_kernel(source, overrides: Sequence[str] = (), *, seed: int | None = None
         raise ScenarioError(f"{clock!r} is not a clock", key="--clock", allowed=" or ".join(CLOCKS))
     if not 1 <= boots <= MAX_BOOTS:
         raise ScenarioError(f"{boots} boots", key="--boots", allowed=f"an integer from 1 to {MAX_BOOTS}")
-    check_probes(events, kprobes)
     scenario, extra, images, names = align_scenario(source, overrides, seed, variants, kernel)
     plans = {n: plan_variant(n, scenario.variants[n], images[n], raw=scenario.asdict(), clock=clock,
                              any_profile=any_profile, events=events, kprobes=kprobes)

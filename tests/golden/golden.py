@@ -8,8 +8,8 @@ each through the command line as a user would:
   re-record's diff names the figure that moved), a hash of the rest of it (the
   provenance, without ``wall_clock`` and ``invocation``), hashes of its Parquet
   tables (their columns, types and values, so that a pyarrow upgrade does not count
-  as a change) and of ``report.txt`` (without the wall-time and events/s lines), and
-  the engine's event count per variant;
+  as a change) and of ``report.txt`` (without the wall-time and events/s lines); the
+  variants' figures include the engine's event count;
 - a small traced run (Chrome JSON and ftrace text);
 - the rcuscale command's kfree line;
 - the SimPy reference model's request records on the bench's reference configuration.
@@ -82,8 +82,7 @@ def _results_figures(out: Path) -> dict:
     report = "".join(line for line in (out / "report.txt").read_text().splitlines(keepends=True)
                      if not line.startswith(_WALL_LINES))
     figures = {"summary.json": {"variants": variants, "rest": _sha(json.dumps(summary, sort_keys=True).encode())},
-               "report.txt": _sha(report.encode()),
-               "events": {name: v["events"] for name, v in variants.items()}}
+               "report.txt": _sha(report.encode())}
     figures.update({p.name: _parquet_hash(p) for p in sorted(out.glob("*.parquet"))})
     return figures
 

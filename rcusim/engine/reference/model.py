@@ -34,8 +34,8 @@ from rcusim.engine.reference.tree import RcuNode
 from rcusim.engine.reference.workload import sync_loop
 
 COUNTERS = ("context_switches", "callbacks_invoked", "wakeups", "delayed_dequeues", "wakeups_local",
-            "wakeups_remote_enqueue", "wakeups_polling", "wakeups_ipi", "rq_lock_wait_ns", "idle_exits", "idle_exit_latency_ns",
-            "rcu_core_passes",
+            "wakeups_remote_enqueue", "wakeups_polling", "wakeups_ipi", "rq_lock_wait_ns", "idle_exits",
+            "idle_exit_latency_ns", "rcu_core_passes",
             "ticks", "fqs_scans", "rnp_lock_wait_ns", "resched_ipis", "preemptions", "gp_kthread_wakeups",
             "exp_ipis", "exp_ipis_deferred", "exp_funnel_waits", "exp_mutex_waits", "exp_mutex_steals")
 
