@@ -20,7 +20,7 @@ cdef void rcu_core_init(Engine self, c) except *:
     self.cb_cost[CB_GENERIC] = c.cb_generic_ns
     self.cb_cost[CB_RCU_WORK] = self.ttwu_ns  # rcu_work_rcufn(): __queue_work() wakes a kworker
     # rcu_barrier_callback(): atomic_dec_and_test() and, the last, complete(), as wakeme_after_rcu().
-    self.cb_cost[CB_BARRIER] = c.cb_wakeme_ns
+    self.cb_cost[CB_BARRIER] = c.cb_barrier_ns
     self.cb_cap = 0
     self.cb_free = -1
 

@@ -336,6 +336,7 @@ cdef struct cpu_t:
     # placement and load balancing (placement.pxi, balance.pxi): struct rq
     int32_t ttwu_pending # wake-ups on their way to this CPU (rq->ttwu_pending)
     i64 rq_lock_free     # rq->__lock is free again from here (ns): a waker spins until then
+    i64 ttwu_last        # when this CPU last woke a task (ns; -1: never), for ttwu_reuse
     int32_t rq_lock_cpu  # the CPU that last held rq->__lock: its cache line is there
     i64 avg_idle         # rq->avg_idle: average idle period (ns)
     i64 idle_stamp       # rq->idle_stamp: when it last went idle (ns)

@@ -34,6 +34,9 @@ cdef class Engine:
     cdef i64 tick_ns
     cdef i64 softirq_ns
     cdef i64 ttwu_ns
+    cdef int n_ttwu_reuse        # bins of ttwu_reuse_since (0: every wake-up costs what its waker says)
+    cdef i64 ttwu_reuse_since[16]
+    cdef i64 ttwu_reuse_delta[16]
     cdef int fault
     cdef int stepping            # the CPU whose running entity's action is being computed, -1 if none
     cdef int ending              # ... when that action is the one at its burst's end (ent_done()), at now

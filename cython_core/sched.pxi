@@ -24,6 +24,11 @@ cdef void sched_init(Engine self, s) except *:
     self.tick_ns = s.tick_ns
     self.softirq_ns = s.softirq_ns
     self.ttwu_ns = s.ttwu_ns
+    self.n_ttwu_reuse = len(s.ttwu_reuse_since_ns)
+    for i in range(self.n_ttwu_reuse):
+        self.ttwu_reuse_since[i] = s.ttwu_reuse_since_ns[i]
+    for i in range(self.n_ttwu_reuse + 1 if self.n_ttwu_reuse else 0):
+        self.ttwu_reuse_delta[i] = s.ttwu_reuse_delta_ns[i]
     self.fault = s.fault
     self.stepping = -1
     self.ending = -1
@@ -65,7 +70,7 @@ cdef inline i64 line_cost(Engine self, int a, int b) noexcept:
     return self.line_ns[3]
 
 
-cdef i64 ttwu_queue(Engine self, int from_cpu, int target, i64 t, i64 *cost) noexcept:
+cdef i64 ttwu_queue(Engine self, int from_cpu, int target, i64 t, i64 *cost, i64 hold) noexcept:
     """ttwu_queue(): how long after the waker's try_to_wake_up() the wakee is on
     `target`'s run queue.  With `cost` (given with a topology only), the waker pays
     for it (adds to *cost).
@@ -84,7 +89,7 @@ cdef i64 ttwu_queue(Engine self, int from_cpu, int target, i64 t, i64 *cost) noe
     if from_cpu == target:
         self.n_wake_local += 1
         if cost != NULL:
-            cost[0] += rq_lock(self, target, from_cpu, t)
+            cost[0] += rq_lock(self, target, from_cpu, t, hold)
         return 0
     if from_cpu < 0 or not self.has_topology:
         self.n_wake_ipi += 1
@@ -93,7 +98,7 @@ cdef i64 ttwu_queue(Engine self, int from_cpu, int target, i64 t, i64 *cost) noe
     if not idle and self.cpu_llc[from_cpu] == self.cpu_llc[target]:
         self.n_wake_remote += 1
         if cost != NULL:
-            cost[0] += rq_lock(self, target, from_cpu, t)
+            cost[0] += rq_lock(self, target, from_cpu, t, hold)
             return 0
         return line
     if idle and self.n_idle_states and (self.idle_mwait[self.menu[target].state]
@@ -108,15 +113,16 @@ cdef i64 ttwu_queue(Engine self, int from_cpu, int target, i64 t, i64 *cost) noe
     return self.wakeup_busy_ns
 
 
-cdef i64 rq_lock(Engine self, int c, int taker, i64 t) noexcept:
+cdef i64 rq_lock(Engine self, int c, int taker, i64 t, i64 hold) noexcept:
     """CPU `taker` takes CPU c's rq->__lock at t for an enqueue (ttwu_do_activate()):
     the lock's line comes from its last holder, and the taker spins while another
     waker holds it.  The hold is the enqueue, taken as the whole local wake-up path
-    (ttwu_ns): an upper bound.  The target's own holds (schedule(), the tick) are not
-    modelled.  Returns the taker's time beyond the local path."""
+    (`hold`: ttwu_ns, or its price by ttwu_reuse()): an upper bound.  The target's own
+    holds (schedule(), the tick) are not modelled.  Returns the taker's time beyond
+    the local path."""
     cdef cpu_t *cp = &self.cpus[c]
     cdef i64 line = line_cost(self, cp.rq_lock_cpu, taker) if cp.rq_lock_cpu != taker else 0
-    cdef i64 wait = spin_wait(&cp.rq_lock_free, t + line, self.ttwu_ns)
+    cdef i64 wait = spin_wait(&cp.rq_lock_free, t + line, hold)
     cp.rq_lock_cpu = taker
     self.n_rq_lock_wait_ns += wait
     return line + wait
@@ -310,14 +316,30 @@ cdef int wake_from_acc(Engine self, int e, int from_cpu, i64 local_ns) except -1
     return 0
 
 
+cdef inline i64 ttwu_reuse(Engine self, int c, i64 t) noexcept:
+    """A wake-up's cost from ttwu_ns by the time since CPU c last woke a task (the
+    profile's ttwu_reuse): the path costs less the sooner it runs again on a CPU."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef int i = self.n_ttwu_reuse
+    if cp.ttwu_last >= 0:
+        i = 0
+        while i < self.n_ttwu_reuse and t - cp.ttwu_last > self.ttwu_reuse_since[i]:
+            i += 1
+    cp.ttwu_last = t
+    return self.ttwu_reuse_delta[i]
+
+
 cdef i64 ttwu(Engine self, int e, int from_cpu, i64 t, i64 local_ns, bint paid) except -2:
     cdef ent_t *ep = &self.ents[e]
-    cdef i64 cost = local_ns, delay
+    cdef i64 cost = local_ns, delay, reuse = 0
     cdef int prev = ep.cpu, c
     if ep.state != ST_BLOCKED:
         ep.kick = 1
         return cost
     ep.state = ST_RUNNABLE
+    if paid and from_cpu >= 0 and self.n_ttwu_reuse:
+        reuse = ttwu_reuse(self, from_cpu, t)
+        local_ns = cost = max(local_ns + reuse, 0)
     self.n_wakeups += 1
     if ep.aff >= 0 and is_fair(self, e) and not ep.sched_delayed:  # a delayed one is still queued
         c = select_task_rq_fair(self, e, from_cpu)
@@ -328,9 +350,9 @@ cdef i64 ttwu(Engine self, int e, int from_cpu, i64 t, i64 local_ns, bint paid) 
         if prev != from_cpu:
             cost += line_cost(self, from_cpu, prev)  # p->pi_lock, p->on_rq, p->on_cpu
         # The rq lock is asked before the local path, which holds it for the enqueue.
-        delay = ttwu_queue(self, from_cpu, ep.cpu, t + cost - local_ns, &cost)
+        delay = ttwu_queue(self, from_cpu, ep.cpu, t + cost - local_ns, &cost, max(self.ttwu_ns + reuse, 0))
     else:
-        delay = ttwu_queue(self, from_cpu, ep.cpu, t + cost, NULL)
+        delay = ttwu_queue(self, from_cpu, ep.cpu, t + cost, NULL, 0)
     t += cost
     ep.t_woken = t
     t += delay

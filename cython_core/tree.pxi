@@ -19,6 +19,8 @@ cdef void rcu_init_geometry(Engine self, t) except *:
         raise MemoryError()
     memset(self.nodes, 0, self.num_nodes * sizeof(rnp_t))
     memset(self.cpus, 0, self.nr_cpus * sizeof(cpu_t))
+    for n in range(self.nr_cpus):
+        self.cpus[n].ttwu_last = -1
     self.gp_seq = t.gp_seq_init
     for n in range(self.num_nodes):
         self.nodes[n].parent = t.node_parent[n]

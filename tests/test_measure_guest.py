@@ -9,9 +9,9 @@ import pytest
 
 from rcusim.commands.cli import main
 from rcusim.errors import ScenarioError
-from rcusim.input.profiles import COST_NAMES, load_profile, profile_topology
+from rcusim.input.profiles import COST_NAMES, load_profile, profile_topology, profile_ttwu_reuse
 from rcusim.results.ftrace_read import EVENT_COLUMNS
-from rcusim.twin.measure import (PHASES, derive_costs, guest_script, ns_trace, read_trace, tsc_khz,
+from rcusim.twin.measure import (PHASES, derive_costs, estimate_costs, guest_script, ns_trace, read_trace, tsc_khz,
                                  write_trace)
 
 TRACE = Path(__file__).parent / "fixtures" / "twin" / "measure-trace.txt.gz"
@@ -21,6 +21,11 @@ def test_the_profile_is_what_the_committed_trace_gives():
     events, header = read_trace(TRACE)
     costs = derive_costs(events, 2)
     assert {name: costs[name][0] for name in COST_NAMES} == load_profile("qemu-tcg")
+    reuse = estimate_costs(events, 2)["ttwu_reuse"]
+    median = costs["ttwu_ns"][0]
+    assert profile_ttwu_reuse("qemu-tcg") == {"since_ns": tuple(reuse.since_ns),
+                                              "delta_ns": tuple(v - median for v in reuse.values_ns),
+                                              "in_cb_wakeme_ns": reuse.in_cb_wakeme.value}
     assert set(profile_topology("qemu-tcg")["line_ns"].values()) == {costs["line_ns"][0]}
     assert events["boot"].nunique() == 5 and any(line.startswith("command: ") for line in header)
 
@@ -42,9 +47,10 @@ def test_from_trace_prints_every_cost(tmp_path, capsys):
     profile = tmp_path / "qemu-tcg.yaml"
     assert main(["measure-guest", "--from-trace", str(TRACE), "--write-profile", str(profile)]) == 0
     out = capsys.readouterr().out
-    assert all(name in out for name in COST_NAMES)
+    assert all(name in out for name in COST_NAMES + ("ttwu_reuse",))
     text = profile.read_text()
-    assert "name: qemu-tcg" in text and text.count("--from-trace") == len(COST_NAMES) + 4
+    # Every cost, the topology's four distances, the ttwu_reuse table and its in_cb_wakeme_ns.
+    assert "name: qemu-tcg" in text and text.count("--from-trace") == len(COST_NAMES) + 4 + 2
 
 
 # ---------------------------------------------------------------- a synthetic trace
@@ -68,7 +74,9 @@ class Guest:
 WORK = dict(tick=60000, softirq_pass=9000, ttwu=18000, remote=24000, cb_wakeme=25000, cb_generic=700,
             call_rcu=120, kmalloc=210, loop=530, kfree=160, bulk=90, page_alloc=4000, page_free=300,
             sync_a=3000, sync_b=4000, ctxsw_a=9000, ctxsw_b=7000, ipi_send=3500, ipi_latency=6000,
-            handler_a=400, handler_b=350, wake_handler=15000, hlt=70000, after_enqueue=5000)
+            handler_a=400, handler_b=350, wake_handler=15000, hlt=70000, after_enqueue=5000,
+            ttwu_near=3000, ttwu_far=33000)
+REUSE_NEAR, REUSE_FAR = 5000, 3_000_000  # ns from a wake-up's end to the next's start
 
 
 def synthetic(hlt=(70000,)) -> pd.DataFrame:
@@ -155,6 +163,10 @@ def synthetic(hlt=(70000,)) -> pd.DataFrame:
     g.at(0, 100, "rcu_invoke_callback", "rcu_preempt rhp=0x9 func=kfree_call_rcu", "<idle>", 0, "..s..")
     g.at(0, GL + 100, "kfree", "call_site=kfree_call_rcu+0x9 ptr=x", "<idle>", 0, "..s..")
     g.at(0, GL + w["kfree"], "rcu_batch_end", "rcu_preempt CBs-invoked=1", "<idle>", 0, "..s..")
+    # Local wake-ups in a row, then far apart: as dear below and above ttwu as each other.
+    for gap, cost in [(REUSE_NEAR, w["ttwu_near"])] * 25 + [(REUSE_FAR, w["ttwu_far"])] * 25:
+        g.at(0, gap, "sched_waking", "comm=cat pid=41 prio=120 target_cpu=000")
+        g.at(0, G + cost, "sched_wakeup", "comm=cat pid=41 prio=120 target_cpu=000")
     return g.frame()
 
 
@@ -175,6 +187,34 @@ def test_every_cost_is_the_work_between_its_tracepoints():
         "wakeup_busy_ns": w["ipi_latency"] + w["wake_handler"],
         "wakeup_idle_median_ns": w["hlt"] + w["after_enqueue"], "wakeup_idle_p99_ns": w["hlt"] + w["after_enqueue"],
     }
+
+
+def test_wake_ups_are_priced_by_the_time_since_their_cpu_last_woke_a_task():
+    w = WORK
+    est = estimate_costs(synthetic(), 2)
+    table = est["ttwu_reuse"]
+    # The near ones fall in the 1-2-5 bin above their gap, the far ones beyond the last bin
+    # that holds 20 of them; the other local wake-ups join those bins without moving a median.
+    assert table.since_ns == [10_000] and table.values_ns == [w["ttwu_near"], w["ttwu_far"]]
+    assert est["ttwu_ns"].value == w["ttwu"]
+    assert table.in_cb_wakeme.value == w["ttwu"]  # the one inside the 'sync' batch's wakeme_after_rcu()
+
+
+def test_the_committed_trace_prices_a_wake_up_less_the_sooner_it_follows_another():
+    real = estimate_costs(read_trace(TRACE)[0], 2)
+    values = real["ttwu_reuse"].values_ns
+    assert values[0] < real["ttwu_ns"].value / 2 and values[-1] > real["ttwu_ns"].value * 3 / 2
+    assert profile_ttwu_reuse("qemu-tcg")["since_ns"] == tuple(real["ttwu_reuse"].since_ns)
+    # Under icount guest time is instructions: no cache to warm, the table is flat.
+    icount = estimate_costs(read_trace(TRACE.with_name("measure-trace-icount.txt.gz"))[0], 2, "icount")
+    assert all(abs(v - icount["ttwu_ns"].value) < icount["ttwu_ns"].value / 2 for v in icount["ttwu_reuse"].values_ns)
+
+
+def test_too_few_wake_ups_after_another_are_refused():
+    events = synthetic()
+    events = events[~events["payload"].str.contains("pid=41 ")]
+    with pytest.raises(ScenarioError, match="local wake-ups after another"):
+        estimate_costs(events, 2)
 
 
 def test_idle_wakeups_give_median_and_p99():

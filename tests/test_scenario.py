@@ -12,9 +12,10 @@ import pytest
 
 from rcusim.errors import ScenarioError
 from rcusim.input.config import Costs, RcuParams, VariantSpec
+from rcusim.input import profiles
 from rcusim.input.releases import NEWEST
 from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, PROFILES, load_profile, profile_halt_poll,
-                                   profile_idle_states, profile_idle_states_source, profile_sources)
+                                   profile_idle_states, profile_idle_states_source, profile_sources, profile_ttwu_reuse)
 from rcusim.input.scenario import Scenario, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -563,3 +564,26 @@ def test_preempt_dynamic_is_refused_where_the_kernel_has_no_such_build(kernel, f
 def test_preempt_chooses_the_model_of_a_dynamic_build(boot, preemption):
     p = params(CONFIG_PREEMPT_DYNAMIC=True, bootargs=boot)
     assert p.preemption is preemption and p.preempt_rcu
+
+
+@pytest.mark.parametrize("table", [
+    {"source": "x", "since_ns": [20000, 10000], "ttwu_ns": [1, 2, 3], "in_cb_wakeme_ns": {"value": 1, "source": "y"}},
+    {"source": "x", "since_ns": [20000], "ttwu_ns": [1], "in_cb_wakeme_ns": {"value": 1, "source": "y"}},
+    {"source": "x", "since_ns": [20000], "ttwu_ns": [1, 2], "in_cb_wakeme_ns": 1},
+    {"source": " ", "since_ns": [20000], "ttwu_ns": [1, 2], "in_cb_wakeme_ns": {"value": 1, "source": "y"}},
+])
+def test_a_malformed_ttwu_reuse_table_is_refused(table):
+    with pytest.raises(ValueError, match="ttwu_reuse must be"):
+        profiles._check_ttwu_reuse("p", table)
+    good = dict(table, source="x", since_ns=[10000, 20000], ttwu_ns=[1, 2, 3],
+                in_cb_wakeme_ns={"value": 1, "source": "y"})
+    profiles._check_ttwu_reuse("p", good)
+
+
+def test_only_a_profile_with_a_ttwu_reuse_table_says_so_in_the_resolved_hardware():
+    for name, has in (("qemu-tcg", True), ("x86-64-server-2023", False)):
+        data = {"name": "t", "hardware": {"profile": name, "nr_cpus": 2}, "kernel": {"release": "6.12", "HZ": 1000},
+                "workloads": [{"kind": "sync_loop", "tasks": 1, "loops": 1}]}
+        (v,) = load_scenario(data).variants.values()
+        assert ("ttwu_reuse" in v.resolved()["hardware"]) == has
+        assert (v.hardware.ttwu_reuse == profile_ttwu_reuse(name)) and (v.hardware.ttwu_reuse is not None) == has

@@ -3,12 +3,15 @@ direct enqueue, the polling flag of an idle CPU and an IPI."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from rcusim.errors import ScenarioError
 from rcusim.input.scenario import load_scenario
+from rcusim.input.profiles import load_profile, profile_ttwu_reuse
 from rcusim.kernel.cpus import DIST_LLC, DIST_REMOTE, DIST_SMT, DIST_SOCKET, cpu_distance, cpu_topology
 from rcusim.results.run import run_scenario
+from rcusim.results.trace import trace_frame
 
 
 def test_threads_are_numbered_cores_first():
@@ -107,3 +110,32 @@ def test_wakers_hitting_one_run_queue_spin_on_its_lock():
     pinned = callers(tasks=1000, loops=10)["sched"]
     assert unpinned["wakeups"]["remote_enqueue"] > 0
     assert unpinned["rq_lock_wait_ms"] > pinned["rq_lock_wait_ms"]
+
+
+def test_a_cpu_wakes_a_task_for_less_the_sooner_after_its_last_wake_up():
+    """ttwu_reuse (the qemu-tcg profile): each wakeme_after_rcu() of a batch costs the
+    callback around its wake-up plus the wake-up priced by the time since its CPU last
+    woke a task, so the first of a batch after a quiet costs more than the rest."""
+    reuse = profile_ttwu_reuse("qemu-tcg")
+    costs = load_profile("qemu-tcg")
+    data = {"name": "batch", "hardware": {"profile": "qemu-tcg", "nr_cpus": 2},
+            "kernel": {"release": "6.12", "HZ": 1000},
+            "workloads": [{"kind": "sync_loop", "tasks": 6, "loops": 4, "think_us": 3000, "cpus": "1"}]}
+    (v,) = run_scenario(load_scenario(data), progress=False, trace_limit=100_000).variants.values()
+    tr = trace_frame(v)
+    around = costs["cb_wakeme_ns"] - reuse["in_cb_wakeme_ns"]
+    since = np.array(reuse["since_ns"])
+    gaps = []
+    last_wake = None
+    for _, batch in tr[tr.event.isin(["cb_batch_start", "cb_invoke", "cb_batch_end", "wake"])].groupby(
+            (tr.event == "cb_batch_start").cumsum()):
+        t = batch[batch.event.isin(["cb_invoke", "cb_batch_end"])].t_ns.to_numpy()
+        for a, b in zip(t, t[1:]):
+            dt = np.inf if last_wake is None else a - last_wake
+            price = costs["ttwu_ns"] + reuse["delta_ns"][np.searchsorted(since, dt, side="left")]
+            gaps.append((b - a, around + price))
+            last_wake = a
+    gaps = np.array(gaps)
+    assert len(gaps) > 20
+    assert np.array_equal(gaps[:, 0], gaps[:, 1])
+    assert gaps[:, 0].min() < costs["cb_wakeme_ns"] < gaps[:, 0].max()

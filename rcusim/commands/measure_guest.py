@@ -21,7 +21,7 @@ import numpy as np
 from rcusim.errors import ScenarioError
 from rcusim.progress import Stages
 from rcusim.twin.qemu import CLOCKS
-from rcusim.twin.measure import (NR_CPUS, estimate_costs, header_field, measure_boots, profile_yaml, read_trace,
+from rcusim.twin.measure import (NR_CPUS, ReuseTable, estimate_costs, header_field, measure_boots, profile_yaml, read_trace,
                                  write_trace)
 from rcusim.twin import noise
 
@@ -131,6 +131,10 @@ def cmd_measure_guest(args) -> int:
     estimates = estimate_costs(events, NR_CPUS, header_field(header, "clock", "real"))
     print(f"{'cost':<24} {'value ns':>10} {'samples':>8} {'median ns':>11} {'p99 ns':>11}")
     for name, est in estimates.items():
+        if isinstance(est, ReuseTable):
+            bounds = [f"<= {b / 1000:g} us" for b in est.since_ns] + ["beyond"]
+            print(f"{name:<24} " + ", ".join(f"{v} ({b})" for v, b in zip(est.values_ns, bounds)))
+            continue
         print(f"{name:<24} {est.value:>10} {len(est.samples):>8} {np.median(est.samples):>11.0f} "
               f"{np.percentile(est.samples, 99):>11.0f}")
     print(f"\ntrace: {trace}")

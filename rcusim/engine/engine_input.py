@@ -60,6 +60,8 @@ class Sched:
     tick_ns: int
     softirq_ns: int
     ttwu_ns: int
+    ttwu_reuse_since_ns: np.ndarray  # the bins' bounds of the time since the waker's CPU last woke a task
+    ttwu_reuse_delta_ns: np.ndarray  # ... and the wake-up's cost from ttwu_ns in each (one more, the last open)
     softirq_restart_only: int  # __do_softirq() bounded by restarts only (before v3.9)
     irq_exit_softirq: int      # irq exit runs softirqs with ksoftirqd awake (before v4.10)
     timer_wheel_round: int     # timer.pxi: calc_index() rounds expiry up a bucket (v4.8 and later)
@@ -139,7 +141,8 @@ class Core:
     rcu_resched_ns: int
     use_softirq: int
     call_rcu_ns: int
-    cb_wakeme_ns: int
+    cb_wakeme_ns: int          # wakeme_after_rcu() with its wake-up at ttwu_ns (ttwu_reuse prices it again)
+    cb_barrier_ns: int         # rcu_barrier_callback(): complete(), as the profile's cb_wakeme_ns
     cb_kfree_ns: int
     cb_generic_ns: int
 
@@ -360,6 +363,7 @@ def _sched(spec, fault: int) -> Sched:
     sd = sched_domains(core, llc, socket)
     # A profile gives idle states (cpuidle.pxi), a KVM host's halt polling (kvm.pxi)
     # or one lognormal idle-exit latency.
+    reuse = spec.hardware.ttwu_reuse
     median = max(costs.wakeup_idle_median_ns or 1, 1)
     p99 = max(costs.wakeup_idle_p99_ns or 1, median)
     return Sched(
@@ -375,6 +379,8 @@ def _sched(spec, fault: int) -> Sched:
         tick_ns=costs.tick_ns,
         softirq_ns=costs.softirq_ns,
         ttwu_ns=costs.ttwu_ns,
+        ttwu_reuse_since_ns=np.array(reuse["since_ns"] if reuse else (), dtype=np.int64),
+        ttwu_reuse_delta_ns=np.array(reuse["delta_ns"] if reuse else (), dtype=np.int64),
         softirq_restart_only=int(not p.switches.softirq_time_limit),
         irq_exit_softirq=int(not p.switches.ksoftirqd_does_its_job),
         timer_wheel_round=int(p.switches.timer_wheel_rounds_up),
@@ -434,7 +440,7 @@ def _gp(spec) -> Gp:
 
 
 def _core_section(spec) -> Core:
-    p, costs = spec.params, spec.hardware.costs
+    p, costs, reuse = spec.params, spec.hardware.costs, spec.hardware.ttwu_reuse
     return Core(
         preempt_rcu=int(p.preempt_rcu),
         # No CPU queues 2**31 callbacks: a larger blimit means no limit, as to the kernel.
@@ -445,7 +451,8 @@ def _core_section(spec) -> Core:
         rcu_resched_ns=p.rcu_resched_ns,
         use_softirq=int(p.use_softirq),
         call_rcu_ns=costs.call_rcu_ns,
-        cb_wakeme_ns=costs.cb_wakeme_ns,
+        cb_wakeme_ns=costs.cb_wakeme_ns + (costs.ttwu_ns - reuse["in_cb_wakeme_ns"] if reuse else 0),
+        cb_barrier_ns=costs.cb_wakeme_ns,
         cb_kfree_ns=costs.cb_kfree_ns,
         cb_generic_ns=costs.cb_generic_ns,
     )

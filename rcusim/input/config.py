@@ -33,7 +33,7 @@ from rcusim.input.membarrier import MembarrierLoop
 from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, MAX_IDLE_STATES, PROFILES, TIMER_QUANTILES,
                                    TIMER_TAIL_QUANTILES, Z_P99,
                                    load_profile, noise_presets, profile_halt_poll, profile_idle_states, profile_sources,
-                                   profile_topology, profile_vmalloc)
+                                   profile_topology, profile_ttwu_reuse, profile_vmalloc)
 from rcusim.input.rcuscale_params import MIN_MEAS, compute_real
 from rcusim.input.releases import (PATCHES, RELEASE_ALLOWED, SWITCHES, ReleaseSwitches, check_module_param,
                                    module_param_since, parse_release, release_switches)
@@ -301,6 +301,9 @@ class HardwareSpec(_Model):
     """A KVM guest's host halt polling (rcusim.input.profiles.profile_halt_poll), or None."""
     vmalloc: Optional[dict] = None
     """vmalloc()/vfree() costs of one page (rcusim.input.profiles.profile_vmalloc), or None."""
+    ttwu_reuse: Optional[dict] = None
+    """try_to_wake_up()'s cost by the time since the waker's CPU last woke a task
+    (rcusim.input.profiles.profile_ttwu_reuse), or None: ttwu_ns always."""
     cost_sources: dict[str, str]
     """Where each cost comes from."""
 
@@ -1150,8 +1153,8 @@ class VariantSpec(_Model):
         gives as written): hardware with costs and their sources, kernel, every
         tunable and release switch, run limits. JSON-ready."""
         exclude = {"workloads": True, "rcuscale_writer": True}
-        # Said only where the profile has them: a KVM guest, vmalloc() costs.
-        absent = {k for k in ("halt_poll", "vmalloc") if getattr(self.hardware, k) is None}
+        # Said only where the profile has them: a KVM guest, vmalloc() costs, ttwu_reuse.
+        absent = {k for k in ("halt_poll", "vmalloc", "ttwu_reuse") if getattr(self.hardware, k) is None}
         if absent:
             exclude["hardware"] = absent
         return self.model_dump(mode="json", exclude=exclude)
@@ -1456,7 +1459,7 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
     hardware = HardwareSpec(profile=hw.profile, nr_cpus=nr, costs=hw.resolved_costs(),
                             cost_sources=hw.cost_sources(), idle_states=hw.resolved_idle_states(),
                             topology=hw.resolved_topology(), halt_poll=hw.resolved_halt_poll(),
-                            vmalloc=profile_vmalloc(hw.profile))
+                            vmalloc=profile_vmalloc(hw.profile), ttwu_reuse=profile_ttwu_reuse(hw.profile))
     workloads, writer = [], None
     for i, work in enumerate(variant.workloads):
         if not isinstance(work, RcuscaleWriter):

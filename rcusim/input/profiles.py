@@ -34,7 +34,7 @@ import yaml
 __all__ = ["COST_NAMES", "IDLE_WAKE_COSTS", "MAX_IDLE_STATES", "PROFILES", "Z_P99", "load_profile",
            "profile_sources", "profile_description", "profile_idle_states", "profile_idle_states_source",
            "profile_topology", "profile_topology_sources", "profile_halt_poll", "profile_halt_poll_sources",
-           "profile_vmalloc", "profile_vmalloc_sources",
+           "profile_vmalloc", "profile_vmalloc_sources", "profile_ttwu_reuse", "profile_ttwu_reuse_source",
            "noise_presets", "noise_preset_sources"]
 
 #: z-score of the 99th percentile of a standard normal, to fit a lognormal to (median, p99).
@@ -107,6 +107,8 @@ def _read(name: str) -> dict:
         _check_topology(name, data["topology"])
     if "vmalloc" in data:
         _check_vmalloc(name, data["vmalloc"])
+    if "ttwu_reuse" in data:
+        _check_ttwu_reuse(name, data["ttwu_reuse"])
     if "halt_poll" in data:
         if "idle_states" in data:
             raise ValueError(f"hardware profile {name!r}: a KVM guest's idle is HLT, "
@@ -222,6 +224,45 @@ def profile_vmalloc_sources(name: str) -> dict[str, str]:
     for k in VMALLOC_COSTS if vm else ():
         out[k] = " ".join(str(vm[k]["source"]).split())
     return out
+
+
+MAX_TTWU_REUSE = 16
+"""Bins of a profile's ttwu_reuse table the engine holds."""
+
+
+def _check_ttwu_reuse(name: str, table) -> None:
+    since = table.get("since_ns") if isinstance(table, dict) else None
+    cost = table.get("ttwu_ns") if isinstance(table, dict) else None
+    ok = (isinstance(table, dict) and set(table) == {"source", "since_ns", "ttwu_ns", "in_cb_wakeme_ns"}
+          and str(table["source"]).strip() and _sourced_ns(table["in_cb_wakeme_ns"])
+          and isinstance(since, list) and isinstance(cost, list) and 1 <= len(since) < MAX_TTWU_REUSE
+          and len(cost) == len(since) + 1
+          and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in since + cost)
+          and all(a < b for a, b in zip(since, since[1:])))
+    if not ok:
+        raise ValueError(f"hardware profile {name!r}: ttwu_reuse must be {{source, since_ns: [<int ns>, "
+                         f"rising, at most {MAX_TTWU_REUSE - 1}], ttwu_ns: [<int ns>, one more], "
+                         "in_cb_wakeme_ns: {value: <int ns>, source}}")
+
+
+def profile_ttwu_reuse(name: str) -> dict | None:
+    """A profile's try_to_wake_up() cost by the time since the waker's CPU last woke a task, as
+    ``{since_ns, delta_ns, in_cb_wakeme_ns}``: up to ``since_ns[i]`` the cost is ``delta_ns[i]``
+    from the profile's ttwu_ns (the median of the same wake-ups), the last beyond; and the
+    wake-up inside the profile's cb_wakeme_ns; or None."""
+    data = _read(name)
+    table = data.get("ttwu_reuse")
+    if table is None:
+        return None
+    median = data["costs"]["ttwu_ns"]["value"]
+    return {"since_ns": tuple(table["since_ns"]), "delta_ns": tuple(v - median for v in table["ttwu_ns"]),
+            "in_cb_wakeme_ns": table["in_cb_wakeme_ns"]["value"]}
+
+
+def profile_ttwu_reuse_source(name: str) -> str:
+    """Where a profile's ttwu_reuse table comes from (empty without one)."""
+    table = _read(name).get("ttwu_reuse")
+    return "" if table is None else " ".join(str(table["source"]).split())
 
 
 def profile_topology(name: str) -> dict | None:

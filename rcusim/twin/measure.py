@@ -35,9 +35,9 @@ from rcusim.twin.image import find_image
 from rcusim.twin.initramfs import build_initramfs
 from rcusim.twin.qemu import boot_plan, command_line, find_qemu, qemu_command
 
-__all__ = ["NR_CPUS", "CMDLINE", "PHASES", "Estimate", "guest_script", "tsc_khz", "ns_trace", "write_trace",
-           "read_trace", "header_field", "estimate_costs", "derive_costs", "boot_each", "measure_boots",
-           "profile_yaml", "folded"]
+__all__ = ["NR_CPUS", "CMDLINE", "PHASES", "Estimate", "ReuseTable", "guest_script", "tsc_khz", "ns_trace",
+           "write_trace", "read_trace", "header_field", "estimate_costs", "derive_costs", "boot_each",
+           "measure_boots", "profile_yaml", "folded"]
 
 #: vCPUs of the measured guest: one per core of the 2-core hosts the project runs on.
 NR_CPUS = 2
@@ -198,6 +198,23 @@ class Estimate(NamedTuple):
     value: int
     how: str
     samples: np.ndarray
+
+
+class ReuseTable(NamedTuple):
+    """A cost by the time since the CPU last paid it: ``values_ns[i]`` up to ``since_ns[i]``,
+    the last value beyond; how the trace gives it."""
+
+    since_ns: list[int]
+    values_ns: list[int]
+    how: str
+    in_cb_wakeme: Estimate
+    """The wake-up inside cb_wakeme_ns (its samples' median), which the table prices instead."""
+
+
+#: Upper bounds of the bins of the time since a CPU's previous wake-up (ns): 1-2-5 steps from
+#: 10 us to 10 ms, the last bin open. A bin of fewer than REUSE_MIN samples joins the next.
+REUSE_EDGES_NS = tuple(m * 10 ** e for e in range(4, 7) for m in (1, 2, 5)) + (10 ** 7,)
+REUSE_MIN = 20
 
 
 _LANE = 10 ** 13  # ns between lanes' keys: more than any boot's trace spans
@@ -389,6 +406,8 @@ def estimate_costs(events: pd.DataFrame, nr_cpus: int, clock: str = "real") -> d
         x = _need(tr.net(s, e, gap), what)
         put(name, np.median(x), f"""rcu_invoke_callback of {what} to the next rcu_invoke_callback or
             rcu_batch_end on its CPU: {_stat(x)}, {text}; rcu_do_batch()'s step per callback included.""", x)
+        if func == "wakeme_after_rcu":
+            woken = _inner_wakeups(tr, s, e, g)
     mixed = tuple(f for f in invoked if f.split(":", 1)[1] not in ("wakeme_after_rcu", "kfree_call_rcu"))
     s, e = tr.spans(mixed, nxt)
     x = _need(tr.net(s, e, gl), "other callbacks")
@@ -464,6 +483,7 @@ def estimate_costs(events: pd.DataFrame, nr_cpus: int, clock: str = "real") -> d
     put("ttwu_ns", np.median(x), f"""sched_waking to sched_wakeup, both on the waker's CPU and the wakee's
         (every such wake-up: callbacks, pipes, timers): {_stat(x)}, {less}. p->pi_lock's acquire before and
         the unlocks after lie outside the tracepoints.""", x)
+    out["ttwu_reuse"] = _ttwu_reuse(tr, s[local], x, less, woken)
     if clock == "icount":
         put("line_ns", 0, """Under icount guest time is instructions and TCG models no cache: a cache
             line's transfer between vCPUs costs none.""", y)
@@ -535,6 +555,50 @@ def estimate_costs(events: pd.DataFrame, nr_cpus: int, clock: str = "real") -> d
     return out
 
 
+def _inner_wakeups(tr: _Trace, s: np.ndarray, e: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """The sched_waking to sched_wakeup inside each span (s, e) of one lane that holds both,
+    less its tracing (`g`, by boot)."""
+    out = []
+    for a, b in zip(s, e):
+        tags = list(tr.tag[a + 1:b])
+        if "sched_waking" in tags and "sched_wakeup" in tags:
+            i, j = a + 1 + tags.index("sched_waking"), a + 1 + tags.index("sched_wakeup")
+            if i < j:
+                out.append(tr.t[j] - tr.t[i] - (j - i) * g[tr.boot[i]])
+    return _need(out, "wake-up inside wakeme_after_rcu()")
+
+
+def _ttwu_reuse(tr: _Trace, s: np.ndarray, x: np.ndarray, less: str, woken: np.ndarray) -> ReuseTable:
+    """The local wake-ups' cost (`x`, from their sched_waking rows `s`) by the time since their
+    CPU's previous sched_waking: the median in each bin of :data:`REUSE_EDGES_NS`; and the
+    wake-ups inside wakeme_after_rcu()'s samples (`woken`)."""
+    waking = tr.rows("sched_waking")
+    k = np.searchsorted(waking, s) - 1
+    ok = (k >= 0) & (tr.lane[waking[np.maximum(k, 0)]] == tr.lane[s])
+    since, x = tr.t[s[ok]] - tr.t[waking[k[ok]]], x[ok]
+    edges = []
+    for edge in REUSE_EDGES_NS:
+        if np.count_nonzero((since <= edge) & (since > (edges[-1] if edges else -1))) >= REUSE_MIN:
+            edges.append(edge)
+    if edges and np.count_nonzero(since > edges[-1]) < REUSE_MIN:
+        edges.pop()
+    if not edges:
+        raise ScenarioError(f"the trace has {len(x)} local wake-ups after another on their CPU",
+                            key="measure-guest", allowed=f"a trace with {2 * REUSE_MIN} or more")
+    bins = np.searchsorted(np.array(edges, dtype=np.int64), since, side="left")
+    values = [int(round(np.median(x[bins == b]))) for b in range(len(edges) + 1)]
+    counts = np.bincount(bins, minlength=len(edges) + 1)
+    return ReuseTable(edges, values, " ".join(f"""try_to_wake_up()'s cost (ttwu_ns's samples) by the time
+        since the waker's CPU last woke a task (its previous sched_waking): {len(x)} local wake-ups after
+        another on their CPU, in bins of that time up to 10, 20, 50 us ... 10 ms and beyond (one of fewer
+        than {REUSE_MIN} samples joined to the next: {', '.join(map(str, counts))} samples), each bin's
+        median, {less}: from {min(values)} to {max(values)} ns.""".split()),
+                      Estimate(int(round(np.median(woken))), " ".join(f"""sched_waking to sched_wakeup inside
+                      cb_wakeme_ns's samples (wakeme_after_rcu()'s complete()): {_stat(woken)}, {less}. The
+                      rest of cb_wakeme_ns is the callback around its wake-up, which ttwu_reuse prices.""".split()),
+                               woken))
+
+
 def _switch(tr: _Trace, a: int, b: int) -> bool:
     """One sched_switch between rows a and b, from a's task to b's."""
     rows = [r for r in range(a + 1, b) if tr.tag[r] == "sched_switch"]
@@ -563,7 +627,8 @@ def _idle_wakeups(tr: _Trace, g: np.ndarray, gi: np.ndarray) -> np.ndarray:
 
 def derive_costs(events: pd.DataFrame, nr_cpus: int, clock: str = "real") -> dict[str, tuple[int, str]]:
     """:func:`estimate_costs` as ``{name: (value_ns, how)}``."""
-    return {name: (est.value, est.how) for name, est in estimate_costs(events, nr_cpus, clock).items()}
+    return {name: (est.value, est.how) for name, est in estimate_costs(events, nr_cpus, clock).items()
+            if isinstance(est, Estimate)}
 
 
 # --------------------------------------------------------------------------
@@ -677,4 +742,11 @@ def profile_yaml(estimates: dict[str, Estimate], header: list[str], command: str
         how = line.how if distance == "llc" else "No such pair of vCPUs in the guest (one socket, one L3, " \
                                                  "one thread a core): the same-L3 figure."
         text += f"    {distance}:\n      value: {line.value}\n" + folded("source", f"{how} {said}", 6)
+    reuse = estimates["ttwu_reuse"]
+    text += ("\n# try_to_wake_up()'s cost by the time since the waker's CPU last woke a task: ttwu_ns[i] up to\n"
+             "# since_ns[i], the last beyond (engine: ttwu_reuse()).\nttwu_reuse:\n"
+             + folded("source", f"{reuse.how} {said}", 2)
+             + f"  since_ns: {list(reuse.since_ns)}\n  ttwu_ns: {list(reuse.values_ns)}\n"
+             + f"  in_cb_wakeme_ns:\n    value: {reuse.in_cb_wakeme.value}\n"
+             + folded("source", f"{reuse.in_cb_wakeme.how} {said}", 4))
     return text

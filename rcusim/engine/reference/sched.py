@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections import deque
 
+import numpy as np
 import simpy
 
 from rcusim.engine.reference import placement
@@ -136,6 +137,7 @@ class Cpu:
         self.ending = False           # ... and it is the action at its burst's end, at now
         self.step_resched = False     # ... and asked for a preemption meanwhile
         self.ttwu_pending = 0         # wake-ups on their way to this CPU
+        self.ttwu_last = -1           # when this CPU last woke a task (-1: never), for ttwu_reuse
         self.proc = self.env.process(self.schedule())
 
     # --- the scheduler loop ------------------------------------------------
@@ -490,6 +492,10 @@ def ttwu(sim, ent: Entity, from_cpu, t: int, local_ns: int, paid: bool) -> int:
         return local_ns
     ent.state = RUNNABLE
     sim.counters["wakeups"] += 1
+    reuse = 0
+    if paid and from_cpu is not None and len(sim.inp.sched.ttwu_reuse_since_ns):
+        reuse = ttwu_reuse(sim, from_cpu, t)
+        local_ns = max(local_ns + reuse, 0)
     cost = [local_ns]
     prev = ent.cpu
     if ent.aff >= 0 and ent.fair and not ent.sched_delayed:  # a delayed one is still queued
@@ -498,9 +504,10 @@ def ttwu(sim, ent: Entity, from_cpu, t: int, local_ns: int, paid: bool) -> int:
         if prev is not from_cpu:
             cost[0] += line_cost(sim, from_cpu, prev)  # p->pi_lock, p->on_rq, p->on_cpu
         # The rq lock is asked before the local path, which holds it for the enqueue.
-        delay = ttwu_queue(sim, from_cpu, ent.cpu, t + cost[0] - local_ns, cost)
+        delay = ttwu_queue(sim, from_cpu, ent.cpu, t + cost[0] - local_ns, cost,
+                           max(sim.inp.sched.ttwu_ns + reuse, 0))
     else:
-        delay = ttwu_queue(sim, from_cpu, ent.cpu, t + cost[0], None)
+        delay = ttwu_queue(sim, from_cpu, ent.cpu, t + cost[0], None, 0)
     t += cost[0] + delay
     if t <= sim.env.now or (from_cpu is ent.cpu and from_cpu.ending):
         # ttwu_queue()'s local path from the action that ended a burst here (the engine's ttwu()).
@@ -509,6 +516,17 @@ def ttwu(sim, ent: Entity, from_cpu, t: int, local_ns: int, paid: bool) -> int:
         ent.cpu.ttwu_pending += 1
         sim.env.timeout(t - sim.env.now).callbacks.append(lambda _ev: _land(ent))
     return cost[0]
+
+
+def ttwu_reuse(sim, cpu, t: int) -> int:
+    """A wake-up's cost from ttwu_ns by the time since cpu last woke a task (the engine's
+    ttwu_reuse())."""
+    s = sim.inp.sched
+    i = len(s.ttwu_reuse_since_ns)
+    if cpu.ttwu_last >= 0:
+        i = int(np.searchsorted(s.ttwu_reuse_since_ns, t - cpu.ttwu_last, side="left"))
+    cpu.ttwu_last = t
+    return int(s.ttwu_reuse_delta_ns[i])
 
 
 def _land(ent) -> None:
@@ -521,7 +539,7 @@ def line_cost(sim, a, b) -> int:
     return s.line_ns[cpu_distance(a.index, b.index, s.cpu_core, s.cpu_llc, s.cpu_socket)]
 
 
-def ttwu_queue(sim, waker, target, t: int, cost) -> int:
+def ttwu_queue(sim, waker, target, t: int, cost, hold: int) -> int:
     """ttwu_queue_cond(): the waker's own CPU, or a busy target in its LLC, is enqueued
     directly under the target's rq lock; otherwise the wakelist, woken by its polling
     flag (POLL or an MWAIT idle state: one line transfer) or by an IPI. No topology:
@@ -531,7 +549,7 @@ def ttwu_queue(sim, waker, target, t: int, cost) -> int:
     if waker is target:
         sim.counters["wakeups_local"] += 1
         if cost is not None:
-            cost[0] += rq_lock(sim, target, waker, t)
+            cost[0] += rq_lock(sim, target, waker, t, hold)
         return 0
     if waker is None or not len(s.cpu_core):
         sim.counters["wakeups_ipi"] += 1
@@ -541,7 +559,7 @@ def ttwu_queue(sim, waker, target, t: int, cost) -> int:
     if not idle and s.cpu_llc[waker.index] == s.cpu_llc[target.index]:
         sim.counters["wakeups_remote_enqueue"] += 1
         if cost is not None:
-            cost[0] += rq_lock(sim, target, waker, t)
+            cost[0] += rq_lock(sim, target, waker, t, hold)
             return 0
         return line
     menu = target.menu
@@ -556,12 +574,12 @@ def ttwu_queue(sim, waker, target, t: int, cost) -> int:
     return s.wakeup_busy_ns
 
 
-def rq_lock(sim, cpu, taker, t: int) -> int:
-    """taker takes cpu's rq lock at t for an enqueue held ttwu_ns: the line from its
-    last holder, and the spin while another waker holds it."""
+def rq_lock(sim, cpu, taker, t: int, hold: int) -> int:
+    """taker takes cpu's rq lock at t for an enqueue held `hold` (ttwu_ns, or its price by
+    ttwu_reuse()): the line from its last holder, and the spin while another waker holds it."""
     lock = cpu.rq_lock
     line = line_cost(sim, lock.cpu, taker) if lock.cpu is not taker else 0
-    wait = lock.wait(t + line, sim.inp.sched.ttwu_ns)
+    wait = lock.wait(t + line, hold)
     lock.cpu = taker
     sim.counters["rq_lock_wait_ns"] += wait
     return line + wait
