@@ -132,9 +132,16 @@ def exp_marks(events: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns gp_seq, t_start_ns, t_end_ns, in gp_seq order.
+        Columns gp_seq, t_start_ns, t_end_ns and cpu_start (the CPU its ``start`` was
+        traced on: the caller's that drives it), in gp_seq order.
     """
-    return _gp_spans(events, "rcu_exp_grace_period")[0]
+    spans = _gp_spans(events, "rcu_exp_grace_period")[0]
+    rows = events[events["event"] == "rcu_exp_grace_period"]
+    fields = rows["payload"].str.split(n=2, expand=True).reindex(columns=[0, 1, 2])
+    start = (fields[2].fillna("") == "start").to_numpy()
+    seq = pd.to_numeric(fields[1], errors="coerce").fillna(0).astype(np.int64).to_numpy()
+    cpu = dict(zip(seq[start], rows["cpu"].to_numpy()[start]))
+    return spans.assign(cpu_start=np.asarray([cpu[k] for k in spans["gp_seq"]], dtype=np.int32))
 
 
 def grace_periods(events: pd.DataFrame) -> pd.DataFrame:

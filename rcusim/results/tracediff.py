@@ -13,6 +13,11 @@ differs systematically when one side is longer in at least :data:`CONSISTENT` of
 aligned GPs and the medians differ by more than :data:`MATERIAL` of the GP's median length.
 The per-call time breakdown of the two summaries (``normal_time_us``) is set side by side
 the same way, in the order a call lives it.
+
+Expedited GPs (:func:`rcusim.results.ftrace_read.exp_marks`) are laid side by side the same
+way, each by its ``length`` (``start`` to ``end``) and the ``gap`` to the next one's
+``start``, and whether that next one starts on the same CPU (the same caller's back-to-back
+GP, or the other caller's).
 """
 
 from __future__ import annotations
@@ -25,11 +30,11 @@ import numpy as np
 import pandas as pd
 
 from rcusim.errors import ScenarioError
-from rcusim.results.ftrace_read import gp_marks, read_ftrace
+from rcusim.results.ftrace_read import exp_marks, gp_marks, read_ftrace
 from rcusim.results.result import LAST_QS_NAMES
 from rcusim.results.run import BREAKDOWN_PARTS
 
-__all__ = ["load_side", "gp_phases", "tracediff_report", "CONSISTENT", "MATERIAL"]
+__all__ = ["load_side", "gp_phases", "exp_phases", "tracediff_report", "CONSISTENT", "MATERIAL"]
 
 #: Share of aligned GPs in which one side must be longer for a systematic difference.
 CONSISTENT = 0.75
@@ -37,6 +42,7 @@ CONSISTENT = 0.75
 MATERIAL = 0.10
 
 PHASES = ("length", "qs_wait", "cleanup", "first_fqs")
+EXP_PHASES = ("length", "gap")
 
 
 def _open_text(path: Path):
@@ -78,20 +84,23 @@ def _variant_lines(f, variant: str):
 def load_side(source, variant: str | None = None) -> dict:
     """A side's GP phases (one frame, boots one after the other) and its summary's breakdown."""
     files, summary, name = _trace_files(Path(source), variant)
-    frames = []
+    frames, exp_frames = [], []
     for k, path in enumerate(files):
         with _open_text(path) as f:
-            marks = gp_marks(read_ftrace(_variant_lines(f, name)))
+            events = read_ftrace(_variant_lines(f, name))
+        marks, exp = gp_marks(events), exp_marks(events)
         window = path.parent / "window.json"
         if window.is_file():  # a real boot: the GPs that start while its workload runs
             span = json.loads(window.read_text())
             marks = marks[(marks["t_start_ns"] >= span["t0_ns"]) & (marks["t_start_ns"] <= span["t1_ns"])]
+            exp = exp[(exp["t_start_ns"] >= span["t0_ns"]) & (exp["t_start_ns"] <= span["t1_ns"])]
         frames.append(gp_phases(marks).assign(boot=k))
+        exp_frames.append(exp_phases(exp).assign(boot=k))
     breakdown = None
     if summary is not None:
         breakdown = summary.get("variants", {}).get(name, {}).get("metrics", {}).get("normal_time_us")
     return {"label": str(source), "variant": name, "gps": pd.concat(frames, ignore_index=True),
-            "breakdown": breakdown}
+            "exp": pd.concat(exp_frames, ignore_index=True), "breakdown": breakdown}
 
 
 def gp_phases(marks: pd.DataFrame) -> pd.DataFrame:
@@ -106,6 +115,36 @@ def gp_phases(marks: pd.DataFrame) -> pd.DataFrame:
         "fqs_scans": marks["fqs_scans"].to_numpy(),
         "last_qs": [LAST_QS_NAMES.get(int(c), "-") for c in marks["last_qs"]],
     })
+
+
+def exp_phases(marks: pd.DataFrame) -> pd.DataFrame:
+    """Each expedited GP's length, the gap to the next one's start (µs) and whether that one
+    starts on the same CPU (1 or 0; the last GP has neither: NaN)."""
+    start, end, cpu = (marks[c].to_numpy() for c in ("t_start_ns", "t_end_ns", "cpu_start"))
+    last = np.full(min(len(start), 1), np.nan)
+    return pd.DataFrame({"gp_seq": marks["gp_seq"].to_numpy(), "length": (end - start) / 1e3,
+                         "gap": np.append((start[1:] - end[:-1]) / 1e3, last),
+                         "same_cpu": np.append((cpu[1:] == cpu[:-1]).astype(float), last)})
+
+
+def _exp_report(ea: pd.DataFrame, eb: pd.DataFrame) -> tuple[list[str], str | None]:
+    """The expedited GPs' lengths and gaps side by side (quantiles), and the first phase
+    that differs systematically."""
+    n = min(len(ea), len(eb))
+    out = ["", f"expedited GPs: {len(ea)} A, {len(eb)} B; over {n} aligned (µs)"
+           "      p10 A   p10 B   p50 A   p50 B   p90 A   p90 B  B/A (p50)  systematic"]
+    ea, eb = ea.iloc[:n], eb.iloc[:n]
+    scale = float(np.median(ea["length"] + ea["gap"].fillna(0)))
+    first = None
+    for p in EXP_PHASES:
+        qa, qb = (np.nanpercentile(x[p], (10, 50, 90)) for x in (ea, eb))
+        verdict = _systematic(ea[p], eb[p], scale)
+        out.append(f"  {p:<32} " + " ".join(f"{qa[i]:>7.1f} {qb[i]:>7.1f}" for i in range(3))
+                   + f" {qb[1] / qa[1]:>10.2f}  {verdict or ''}")
+        if verdict and first is None:
+            first = f"expedited GP {p}: B {verdict} in most aligned GPs"
+    out.append(f"  {'next GP on the same CPU (share)':<32} {ea['same_cpu'].mean():>7.2f} {eb['same_cpu'].mean():>7.2f}")
+    return out, first
 
 
 def _systematic(a: pd.Series, b: pd.Series, scale: float) -> str | None:
@@ -136,6 +175,10 @@ def tracediff_report(a: dict, b: dict, rows: int = 10) -> str:
     out = [f"A: {a['label']} ({a['variant'] or '-'}): {len(ga)} GPs",
            f"B: {b['label']} ({b['variant'] or '-'}): {len(gb)} GPs", ""]
     if n == 0:
+        if min(len(a["exp"]), len(b["exp"])):
+            lines, first = _exp_report(a["exp"], b["exp"])
+            return "\n".join(out + ["no normal GP on one side"] + lines
+                              + ["", f"first systematic difference: {first or 'none found'}"])
         return "\n".join(out + ["no GP on one side: nothing to align"])
     head = f"{'GP':>4}  " + "  ".join(f"{p + ' A':>11} {p + ' B':>11}" for p in PHASES[:3]) + "  fqs A/B  last QS A / B"
     out.append(head)
@@ -170,5 +213,9 @@ def tracediff_report(a: dict, b: dict, rows: int = 10) -> str:
             if call_first is None and xa is not None and xb is not None and abs(xb - xa) > max(MATERIAL * abs(xa), 50):
                 call_first = f"call part {part}: A {xa:.1f} µs, B {xb:.1f} µs"
         first = call_first or first
+    if min(len(a["exp"]), len(b["exp"])):
+        lines, exp_first = _exp_report(a["exp"], b["exp"])
+        out += lines
+        first = first or exp_first
     out += ["", f"first systematic difference: {first or 'none found'}"]
     return "\n".join(out)

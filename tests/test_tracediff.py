@@ -1,0 +1,62 @@
+"""tracediff: two ftrace texts laid GP by GP, normal and expedited, with the phases and
+verdicts their events give."""
+
+from __future__ import annotations
+
+from rcusim.commands.cli import main
+from rcusim.results.tracediff import exp_phases, load_side, tracediff_report
+from rcusim.results.ftrace_read import exp_marks, read_ftrace
+
+
+def _line(comm: str, pid: int, cpu: int, t_us: float, event: str, payload: str) -> str:
+    return f"{comm:>16}-{pid:<7} [{cpu:03d}] d..1. {t_us / 1e6:12.6f}: {event}: {payload}\n"
+
+
+def _trace(path, gps, exps) -> str:
+    """Normal GPs as (start, qs report, end) and expedited ones as (cpu, start, end), in µs."""
+    lines = ["# tracer: nop\n"]
+    for k, (start, qs, end) in enumerate(gps):
+        seq = 4 * k
+        lines += [_line("rcu_preempt", 17, 0, start, "rcu_grace_period", f"rcu_preempt {seq} start"),
+                  _line("<idle>", 0, 1, qs, "rcu_quiescent_state_report", f"rcu_preempt {seq} 2>0 0 0 1 0"),
+                  _line("rcu_preempt", 17, 0, end, "rcu_grace_period", f"rcu_preempt {seq} end")]
+    for k, (cpu, start, end) in enumerate(exps):
+        seq = 4 * (k + 1)
+        lines += [_line("rcu_scale_write", 75 + cpu, cpu, start, "rcu_exp_grace_period", f"rcu_preempt {seq} start"),
+                  _line("rcu_exp_gp_kthr", 19, cpu, end, "rcu_exp_grace_period", f"rcu_preempt {seq} end")]
+    lines = lines[:1] + sorted(lines[1:], key=lambda ln: float(ln.split(":")[0].split()[-1]))
+    path.write_text("".join(lines))
+    return str(path)
+
+
+def test_expedited_gps_give_their_length_gap_and_caller_cpu(tmp_path):
+    exps = [(0, 100, 130), (0, 150, 180), (1, 400, 450)]
+    marks = exp_marks(read_ftrace(open(_trace(tmp_path / "t.txt", [], exps))))
+    assert marks["cpu_start"].tolist() == [0, 0, 1]
+    ph = exp_phases(marks)
+    assert ph["length"].tolist() == [30.0, 30.0, 50.0]
+    assert ph["gap"].tolist()[:2] == [20.0, 220.0] and ph["same_cpu"].tolist()[:2] == [1.0, 0.0]
+
+
+def test_an_expedited_only_variant_is_compared_by_its_expedited_gps(tmp_path):
+    # A runs its GPs back to back on one CPU, B alternates CPUs with long gaps.
+    a = _trace(tmp_path / "a.txt", [], [(0, 100 * k, 100 * k + 30) for k in range(20)])
+    b = _trace(tmp_path / "b.txt", [], [(k % 2, 400 * k, 400 * k + 60) for k in range(20)])
+    report = tracediff_report(load_side(a), load_side(b))
+    assert "no normal GP on one side" in report
+    length = next(ln for ln in report.splitlines() if ln.strip().startswith("length"))
+    assert length.split()[1:7] == ["30.0", "60.0", "30.0", "60.0", "30.0", "60.0"] and "longer" in length
+    same = next(ln for ln in report.splitlines() if "same CPU" in ln)
+    assert same.split()[-2:] == ["1.00", "0.00"]
+    assert report.rstrip().endswith("first systematic difference: expedited GP length: B longer in most aligned GPs")
+
+
+def test_normal_gps_give_their_phases_and_the_first_systematic_difference(tmp_path, capsys):
+    a = _trace(tmp_path / "a.txt", [(1000 * k, 1000 * k + 400, 1000 * k + 500) for k in range(8)], [])
+    b = _trace(tmp_path / "b.txt", [(1000 * k, 1000 * k + 400, 1000 * k + 900) for k in range(8)], [])
+    assert main(["tracediff", a, b, "--rows", "2"]) == 0
+    out = capsys.readouterr().out
+    cleanup = next(ln for ln in out.splitlines() if ln.strip().startswith("cleanup"))
+    assert cleanup.split()[1:4] == ["100.0", "500.0", "5.00"] and cleanup.rstrip().endswith("longer")
+    assert "first systematic difference: GP phase cleanup: B longer" in out
+    assert "expedited GPs" not in out
