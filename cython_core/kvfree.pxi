@@ -566,6 +566,12 @@ cdef void rcu_work_rcufn(Engine self, int work, int from_cpu, i64 t) except *:
 
 
 # --- kworkers ---------------------------------------------------------------
+cdef inline bint kworker_queued(krc_t *kp, int e) noexcept:
+    """The page-cache or the monitor work item waits for its kworker e."""
+    return ((e == kp.kworker[KW_PAGE_CACHE] and kp.cache_work == 1)
+            or (e == kp.kworker[KW_MONITOR] and kp.monitor_queued))
+
+
 cdef i64 kworker_run(Engine self, int e, i64 t0) except -2:
     cdef int c = self.ents[e].idx
     cdef krc_t *kp = &self.krcs[c]
@@ -602,8 +608,7 @@ cdef i64 kworker_done(Engine self, int e) except -2:
             kvfree_rcu_drain_ready(self, c)
         kfree_rcu_monitor(self, c, self.ents[e].cpu)
     self.cpus[self.ents[e].cpu].debt += self.acc
-    if ((e == kp.kworker[KW_PAGE_CACHE] and kp.cache_work == 1)
-            or (e == kp.kworker[KW_MONITOR] and kp.monitor_queued)):
+    if kworker_queued(kp, e):
         return kworker_run(self, e, self.now)
     return -1
 
@@ -671,11 +676,9 @@ cdef i64 kfree_rcu_work_done(Engine self, int e, int c, int i) except -2:
             synchronize_rcu_normal_wake(self, e, self.ents[e].cpu)
         else:
             call_rcu(self, self.ents[e].cpu, CB_WAKEME, e)
-        self.cpus[self.ents[e].cpu].debt += self.acc
-        return -1
     elif act == KWA_END:
         w.running = 0
-        if not w.queued:
-            return -1
     self.cpus[self.ents[e].cpu].debt += self.acc
+    if act == KWA_SYNC or (act == KWA_END and not w.queued):
+        return -1  # asleep until the GP's callback, or the next queue_rcu_work()
     return kfree_rcu_work_step(self, e, c, i)

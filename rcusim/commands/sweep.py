@@ -292,6 +292,10 @@ def _execute(sweep: Sweep, tasks: list, workers: int | None, scheduler: str | No
         yield tasks[k], outcome
 
 
+#: What stops a sweep: Ctrl-C and kill's default.
+INTERRUPTIONS = {signal.SIGINT, signal.SIGTERM}
+
+
 def run_parallel(fn, args: list[tuple], workers: int | None, scheduler: str | None):
     """Yield (k, fn(*args[k])) as calls finish: on the Dask scheduler at `scheduler`, on
     a local pool of `workers` processes (default: the CPUs), or in this process."""
@@ -351,10 +355,6 @@ def run_parallel(fn, args: list[tuple], workers: int | None, scheduler: str | No
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown()
-
-
-#: What stops a sweep: Ctrl-C and kill's default.
-INTERRUPTIONS = {signal.SIGINT, signal.SIGTERM}
 
 
 def _worker_signals() -> None:
