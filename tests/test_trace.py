@@ -48,7 +48,7 @@ PAYLOADS = {
     "rcu_batch_start": r"(?P<rcu>rcu_\w+) CBs=\d+ bl=\d+",
     "rcu_invoke_callback": rf"(?P<rcu>rcu_\w+) rhp=(?P<rhp>{_RHP}) func=(?P<func>\w+)",
     "rcu_batch_end": r"(?P<rcu>rcu_\w+) CBs-invoked=\d+ idle=[C.][S.][I.][R.]",
-    "rcu_exp_grace_period": rf"(?P<rcu>rcu_\w+) {_GP_SEQ} (start|end)",
+    "rcu_exp_grace_period": rf"(?P<rcu>rcu_\w+) {_GP_SEQ} (snap|start|end|done)",
     "sched_switch": (rf"prev_comm={_COMM} prev_pid=(?P<prev_pid>\d+) prev_prio=\d+ prev_state=(R\+?|S|D) ==> "
                      rf"next_comm={_COMM} next_pid=(?P<next_pid>\d+) next_prio=\d+"),
     "sched_wakeup": rf"comm={_COMM} pid=\d+ prio=\d+ target_cpu=\d{{3}}",
@@ -187,11 +187,24 @@ def test_expedited_start_and_end_carry_the_same_snapshot(storm_traced):
     started for: one start line and one end line per value, in that order."""
     v = storm_traced.variants["rt_mutex"]
     exp = [ln.split()[-2:] for ln in trace.ftrace_lines(v) if "rcu_exp_grace_period" in ln]
-    starts = [int(s) for s, what in exp if what == "start"]
-    ends = [int(s) for s, what in exp if what == "end"]
+    gps = [(s, what) for s, what in exp if what in ("start", "end")]
+    starts = [int(s) for s, what in gps if what == "start"]
+    ends = [int(s) for s, what in gps if what == "end"]
     assert starts and starts == ends
     assert all(s % 4 == 0 for s in starts)  # a snapshot is a completed-GP value
-    assert [what for _s, what in exp] == ["start", "end"] * len(starts)
+    assert [what for _s, what in gps] == ["start", "end"] * len(starts)
+
+
+def test_each_expedited_call_traces_its_snapshot_and_its_done(storm_traced):
+    """synchronize_rcu_expedited()'s 'snap' and sync_exp_work_done()'s 'done': one of each
+    per call, with the same snapshot, the GP that started for it ended before its done."""
+    v = storm_traced.variants["rt_mutex"]
+    exp = [ln.split()[-2:] for ln in trace.ftrace_lines(v) if "rcu_exp_grace_period" in ln]
+    snaps = sorted(int(s) for s, what in exp if what == "snap")
+    dones = sorted(int(s) for s, what in exp if what == "done")
+    assert len(snaps) == len(v.requests) and snaps == dones
+    ended = {int(s) for s, what in exp if what == "end"}
+    assert set(snaps) <= ended
 
 
 def test_cli_writes_traces(tmp_path):

@@ -55,6 +55,7 @@ CB_FUNCS = {_CB["wakeme_after_rcu"]: "wakeme_after_rcu", _CB["kfree"]: "kfree_rc
             _CB["rcu_barrier_callback"]: "rcu_barrier_callback"}
 """Callback function names by the engine's callback kind."""
 PRIMITIVES = {code: name for name, code in _core.PRIMITIVES.items()}
+_EXP_PRIMITIVE = _core.PRIMITIVES["synchronize_rcu_expedited"]
 _ENTITY_NAMES = {
     ENT["task"]: "task/{e}", ENT["rcuog"]: "rcuog/{cpu}", ENT["rcuop"]: "rcuop/{idx}", ENT["rcuc"]: "rcuc/{idx}",
     ENT["sr_worker"]: "kworker/{cpu}:1", ENT["exp_gp"]: "rcu_exp_gp_kthread_worker",
@@ -409,6 +410,10 @@ def ftrace_lines(variant_result, nr_cpus: int | None = None):
             idle = ("C" if arg2 > 0 else ".") + "." + ("I" if runner < 0 else ".") + risk
             line = (runner, _runner_cpu(names, ent, cpu), flags, "rcu_batch_end",
                     f"{rcu} CBs-invoked={arg} idle={idle}")
+        elif kind in (TR["task_wait"], TR["task_return"]) and arg == _EXP_PRIMITIVE:
+            # synchronize_rcu_expedited()'s snapshot, and sync_exp_work_done() finding it done.
+            line = (ent, cpu, ".....", "rcu_exp_grace_period",
+                    f"{rcu} {gp_seq} {'snap' if kind == TR['task_wait'] else 'done'}")
         elif kind == TR["exp_start"]:
             line = (ent, cpu, ".....", "rcu_exp_grace_period", f"{rcu} {gp_seq} start")
         elif kind == TR["exp_end"]:
