@@ -3,6 +3,8 @@ verdicts their events give."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from rcusim.commands.cli import main
 from rcusim.results.tracediff import exp_phases, load_side, tracediff_report
 from rcusim.results.ftrace_read import exp_marks, read_ftrace
@@ -60,3 +62,16 @@ def test_normal_gps_give_their_phases_and_the_first_systematic_difference(tmp_pa
     assert cleanup.split()[1:4] == ["100.0", "500.0", "5.00"] and cleanup.rstrip().endswith("longer")
     assert "first systematic difference: GP phase cleanup: B longer" in out
     assert "expedited GPs" not in out
+
+
+def test_an_expedited_gap_splits_into_the_callers_wake_up_return_and_entry(tmp_path):
+    # One caller on CPU 0: snap 90, start 100, end 130, done 150, snap 160, start 165, end 200, done 210.
+    lines = ["# tracer: nop\n"]
+    for t, what, seq in ((90, "snap", 4), (100, "start", 4), (130, "end", 4), (150, "done", 4),
+                         (160, "snap", 8), (165, "start", 8), (200, "end", 8), (210, "done", 8)):
+        lines.append(_line("rcu_scale_write", 75, 0, t, "rcu_exp_grace_period", f"rcu_preempt {seq} {what}"))
+    path = tmp_path / "t.txt"
+    path.write_text("".join(lines))
+    ph = load_side(str(path))["exp"]
+    assert ph.loc[0, ["length", "gap", "wake", "return", "entry"]].tolist() == [30.0, 35.0, 20.0, 10.0, 5.0]
+    assert ph.loc[1, "wake"] == 10.0 and np.isnan(ph.loc[1, "return"]) and np.isnan(ph.loc[1, "gap"])

@@ -17,7 +17,8 @@ the same way, in the order a call lives it.
 Expedited GPs (:func:`rcusim.results.ftrace_read.exp_marks`) are laid side by side the same
 way, each by its ``length`` (``start`` to ``end``) and the ``gap`` to the next one's
 ``start``, and whether that next one starts on the same CPU (the same caller's back-to-back
-GP, or the other caller's).
+GP, or the other caller's); the gap splits, on the starter's CPU, into the wake-up of that
+caller, its return to its next call and that call's way to the next start (:func:`exp_phases`).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ CONSISTENT = 0.75
 MATERIAL = 0.10
 
 PHASES = ("length", "qs_wait", "cleanup", "first_fqs")
-EXP_PHASES = ("length", "gap")
+EXP_PHASES = ("length", "gap", "wake", "return", "entry")
 
 
 def _open_text(path: Path):
@@ -95,7 +96,7 @@ def load_side(source, variant: str | None = None) -> dict:
             marks = marks[(marks["t_start_ns"] >= span["t0_ns"]) & (marks["t_start_ns"] <= span["t1_ns"])]
             exp = exp[(exp["t_start_ns"] >= span["t0_ns"]) & (exp["t_start_ns"] <= span["t1_ns"])]
         frames.append(gp_phases(marks).assign(boot=k))
-        exp_frames.append(exp_phases(exp).assign(boot=k))
+        exp_frames.append(exp_phases(exp, events).assign(boot=k))
     breakdown = None
     if summary is not None:
         breakdown = summary.get("variants", {}).get(name, {}).get("metrics", {}).get("normal_time_us")
@@ -117,14 +118,37 @@ def gp_phases(marks: pd.DataFrame) -> pd.DataFrame:
     })
 
 
-def exp_phases(marks: pd.DataFrame) -> pd.DataFrame:
+def exp_phases(marks: pd.DataFrame, events: pd.DataFrame | None = None) -> pd.DataFrame:
     """Each expedited GP's length, the gap to the next one's start (µs) and whether that one
-    starts on the same CPU (1 or 0; the last GP has neither: NaN)."""
+    starts on the same CPU (1 or 0; the last GP has neither: NaN); with the trace's
+    ``snap`` and ``done`` events, the gap's parts on its starter's CPU: ``wake``, from the
+    GP's end to that caller's ``done`` (rcu_exp_wait_wake()'s wake-up and the switch to
+    it), ``return``, from there to its CPU's next ``snap`` (the return and the next call),
+    ``entry``, from that to the next GP's start when it starts there (the funnel and the
+    mutex); NaN where the trace lacks one."""
     start, end, cpu = (marks[c].to_numpy() for c in ("t_start_ns", "t_end_ns", "cpu_start"))
     last = np.full(min(len(start), 1), np.nan)
-    return pd.DataFrame({"gp_seq": marks["gp_seq"].to_numpy(), "length": (end - start) / 1e3,
-                         "gap": np.append((start[1:] - end[:-1]) / 1e3, last),
-                         "same_cpu": np.append((cpu[1:] == cpu[:-1]).astype(float), last)})
+    out = pd.DataFrame({"gp_seq": marks["gp_seq"].to_numpy(), "length": (end - start) / 1e3,
+                        "gap": np.append((start[1:] - end[:-1]) / 1e3, last),
+                        "same_cpu": np.append((cpu[1:] == cpu[:-1]).astype(float), last)})
+    parts = {p: np.full(len(start), np.nan) for p in ("wake", "return", "entry")}
+    if events is not None and len(start):
+        rows = events[events["event"] == "rcu_exp_grace_period"]
+        fields = rows["payload"].str.split(n=2, expand=True).reindex(columns=[0, 1, 2])
+        what, seq = fields[2].fillna("").to_numpy(), pd.to_numeric(fields[1], errors="coerce").to_numpy()
+        t, on = rows["t_ns"].to_numpy(), rows["cpu"].to_numpy()
+        for i, (s, e, c) in enumerate(zip(marks["gp_seq"], end, cpu)):
+            done = np.flatnonzero((what == "done") & (seq == s) & (on == c) & (t >= e))
+            if not len(done):
+                continue
+            parts["wake"][i] = (t[done[0]] - e) / 1e3
+            snap = np.flatnonzero((what == "snap") & (on == c) & (t >= t[done[0]]))
+            if not len(snap):
+                continue
+            parts["return"][i] = (t[snap[0]] - t[done[0]]) / 1e3
+            if i + 1 < len(start) and cpu[i + 1] == c and start[i + 1] >= t[snap[0]]:
+                parts["entry"][i] = (start[i + 1] - t[snap[0]]) / 1e3
+    return out.assign(**parts)
 
 
 def _exp_report(ea: pd.DataFrame, eb: pd.DataFrame) -> tuple[list[str], str | None]:
@@ -137,6 +161,8 @@ def _exp_report(ea: pd.DataFrame, eb: pd.DataFrame) -> tuple[list[str], str | No
     scale = float(np.median(ea["length"] + ea["gap"].fillna(0)))
     first = None
     for p in EXP_PHASES:
+        if ea[p].isna().all() or eb[p].isna().all():
+            continue
         qa, qb = (np.nanpercentile(x[p], (10, 50, 90)) for x in (ea, eb))
         verdict = _systematic(ea[p], eb[p], scale)
         out.append(f"  {p:<32} " + " ".join(f"{qa[i]:>7.1f} {qb[i]:>7.1f}" for i in range(3))
