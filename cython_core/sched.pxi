@@ -24,10 +24,10 @@ cdef void sched_init(Engine self, s) except *:
     self.tick_ns = s.tick_ns
     self.softirq_ns = s.softirq_ns
     self.ttwu_ns = s.ttwu_ns
-    self.n_ttwu_reuse = len(s.ttwu_reuse_since_ns)
+    self.n_ttwu_reuse = len(s.ttwu_reuse_since_ns)  # bins' bounds; their prices have one more
     for i in range(self.n_ttwu_reuse):
         self.ttwu_reuse_since[i] = s.ttwu_reuse_since_ns[i]
-    for i in range(self.n_ttwu_reuse + 1 if self.n_ttwu_reuse else 0):
+    for i in range(len(s.ttwu_reuse_delta_ns)):
         self.ttwu_reuse_delta[i] = s.ttwu_reuse_delta_ns[i]
     self.fault = s.fault
     self.stepping = -1
