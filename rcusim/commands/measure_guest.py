@@ -21,8 +21,8 @@ import numpy as np
 from rcusim.errors import ScenarioError
 from rcusim.progress import Stages
 from rcusim.twin.qemu import CLOCKS
-from rcusim.twin.measure import (NR_CPUS, ReuseTable, estimate_costs, header_field, measure_boots, profile_yaml, read_trace,
-                                 write_trace)
+from rcusim.twin.measure import (NR_CPUS, ReuseTable, estimate_costs, header_field, measure_boots, profile_yaml,
+                                 read_trace, write_trace)
 from rcusim.twin import noise
 
 __all__ = ["add_parser", "cmd_measure_guest"]

@@ -34,7 +34,7 @@ import yaml
 __all__ = ["COST_NAMES", "IDLE_WAKE_COSTS", "MAX_IDLE_STATES", "PROFILES", "Z_P99", "load_profile",
            "profile_sources", "profile_description", "profile_idle_states", "profile_idle_states_source",
            "profile_topology", "profile_topology_sources", "profile_halt_poll", "profile_halt_poll_sources",
-           "profile_vmalloc", "profile_vmalloc_sources", "profile_ttwu_reuse", "profile_ttwu_reuse_source",
+           "profile_vmalloc", "profile_vmalloc_sources", "profile_ttwu_reuse",
            "noise_presets", "noise_preset_sources"]
 
 #: z-score of the 99th percentile of a standard normal, to fit a lognormal to (median, p99).
@@ -257,12 +257,6 @@ def profile_ttwu_reuse(name: str) -> dict | None:
     median = data["costs"]["ttwu_ns"]["value"]
     return {"since_ns": tuple(table["since_ns"]), "delta_ns": tuple(v - median for v in table["ttwu_ns"]),
             "in_cb_wakeme_ns": table["in_cb_wakeme_ns"]["value"]}
-
-
-def profile_ttwu_reuse_source(name: str) -> str:
-    """Where a profile's ttwu_reuse table comes from (empty without one)."""
-    table = _read(name).get("ttwu_reuse")
-    return "" if table is None else " ".join(str(table["source"]).split())
 
 
 def profile_topology(name: str) -> dict | None:

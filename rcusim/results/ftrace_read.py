@@ -30,7 +30,7 @@ import pandas as pd
 from rcusim.results.result import LAST_QS_NAMES, make_gps_frame
 from rcusim.results.run import BREAKDOWN_PARTS
 
-__all__ = ["EVENT_COLUMNS", "read_ftrace", "gp_marks", "exp_marks", "grace_periods", "make_gps_from_marks", "GP_KTHREADS",
+__all__ = ["EVENT_COLUMNS", "read_ftrace", "seq_events", "gp_marks", "exp_marks", "grace_periods", "make_gps_from_marks", "GP_KTHREADS",
            "time_breakdown", "breakdown_us"]
 
 #: Columns of :func:`read_ftrace`'s frame.
@@ -94,7 +94,8 @@ def gp_marks(events: pd.DataFrame) -> pd.DataFrame:
         Columns gp_seq, t_start_ns, t_end_ns, fqs_scans, last_qs, t_qs_ns and
         t_first_fqs_ns (its first scan's start; -1 without one), in gp_seq order.
     """
-    spans, t, seq, what = _gp_spans(events, "rcu_grace_period")
+    spans, ev = _gp_spans(events, "rcu_grace_period")
+    t, seq, what = ev["t_ns"], ev["seq"], ev["what"]
     complete = spans["gp_seq"].tolist()
     scans = seq[what == "fqsstart"].value_counts().to_dict()
     first_scan = t[what == "fqsstart"].groupby(seq[what == "fqsstart"]).min().to_dict()
@@ -107,21 +108,28 @@ def gp_marks(events: pd.DataFrame) -> pd.DataFrame:
     })
 
 
-def _gp_spans(events: pd.DataFrame, event: str):
-    """The ``"%s %ld %s"`` events `event` (flavour, sequence, what): each sequence number's
-    span from its ``start`` to its ``end`` (gp_seq, t_start_ns, t_end_ns, complete ones in
-    order), and the events' times, sequence numbers and whats."""
+def seq_events(events: pd.DataFrame, event: str) -> pd.DataFrame:
+    """The ``"%s %ld %s"`` events `event` (flavour, sequence, what: rcu_grace_period,
+    rcu_exp_grace_period) with columns t_ns, cpu, seq and what, in trace order."""
     rows = events[events["event"] == event]
     fields = rows["payload"].str.split(n=2, expand=True).reindex(columns=[0, 1, 2])
-    seq = pd.to_numeric(fields[1], errors="coerce").fillna(0).astype(np.int64)
-    what = fields[2].fillna("")
-    starts = dict(zip(seq[what == "start"], rows["t_ns"][what == "start"]))
-    ends = dict(zip(seq[what == "end"], rows["t_ns"][what == "end"]))
+    return pd.DataFrame({"t_ns": rows["t_ns"], "cpu": rows["cpu"],
+                         "seq": pd.to_numeric(fields[1], errors="coerce").fillna(0).astype(np.int64),
+                         "what": fields[2].fillna("")})
+
+
+def _gp_spans(events: pd.DataFrame, event: str):
+    """Each sequence number's span from its ``start`` to its ``end`` among the events
+    `event` (gp_seq, t_start_ns, t_end_ns, complete ones in order), and those events
+    (:func:`seq_events`)."""
+    ev = seq_events(events, event)
+    starts = dict(zip(ev["seq"][ev["what"] == "start"], ev["t_ns"][ev["what"] == "start"]))
+    ends = dict(zip(ev["seq"][ev["what"] == "end"], ev["t_ns"][ev["what"] == "end"]))
     complete = sorted(s for s in starts if s in ends and ends[s] >= starts[s])
     spans = pd.DataFrame({"gp_seq": np.asarray(complete, dtype=np.int64),
                           "t_start_ns": np.asarray([starts[k] for k in complete], dtype=np.int64),
                           "t_end_ns": np.asarray([ends[k] for k in complete], dtype=np.int64)})
-    return spans, rows["t_ns"], seq, what
+    return spans, ev
 
 
 def exp_marks(events: pd.DataFrame) -> pd.DataFrame:
@@ -135,12 +143,9 @@ def exp_marks(events: pd.DataFrame) -> pd.DataFrame:
         Columns gp_seq, t_start_ns, t_end_ns and cpu_start (the CPU its ``start`` was
         traced on: the caller's that drives it), in gp_seq order.
     """
-    spans = _gp_spans(events, "rcu_exp_grace_period")[0]
-    rows = events[events["event"] == "rcu_exp_grace_period"]
-    fields = rows["payload"].str.split(n=2, expand=True).reindex(columns=[0, 1, 2])
-    start = (fields[2].fillna("") == "start").to_numpy()
-    seq = pd.to_numeric(fields[1], errors="coerce").fillna(0).astype(np.int64).to_numpy()
-    cpu = dict(zip(seq[start], rows["cpu"].to_numpy()[start]))
+    spans, ev = _gp_spans(events, "rcu_exp_grace_period")
+    start = ev["what"] == "start"
+    cpu = dict(zip(ev["seq"][start], ev["cpu"][start]))
     return spans.assign(cpu_start=np.asarray([cpu[k] for k in spans["gp_seq"]], dtype=np.int32))
 
 

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from rcusim.errors import ScenarioError
-from rcusim.results.ftrace_read import exp_marks, gp_marks, read_ftrace
+from rcusim.results.ftrace_read import exp_marks, gp_marks, read_ftrace, seq_events
 from rcusim.results.result import LAST_QS_NAMES
 from rcusim.results.run import BREAKDOWN_PARTS
 
@@ -133,10 +133,8 @@ def exp_phases(marks: pd.DataFrame, events: pd.DataFrame | None = None) -> pd.Da
                         "same_cpu": np.append((cpu[1:] == cpu[:-1]).astype(float), last)})
     parts = {p: np.full(len(start), np.nan) for p in ("wake", "return", "entry")}
     if events is not None and len(start):
-        rows = events[events["event"] == "rcu_exp_grace_period"]
-        fields = rows["payload"].str.split(n=2, expand=True).reindex(columns=[0, 1, 2])
-        what, seq = fields[2].fillna("").to_numpy(), pd.to_numeric(fields[1], errors="coerce").to_numpy()
-        t, on = rows["t_ns"].to_numpy(), rows["cpu"].to_numpy()
+        ev = seq_events(events, "rcu_exp_grace_period")
+        t, on, seq, what = (ev[c].to_numpy() for c in ("t_ns", "cpu", "seq", "what"))
         for i, (s, e, c) in enumerate(zip(marks["gp_seq"], end, cpu)):
             done = np.flatnonzero((what == "done") & (seq == s) & (on == c) & (t >= e))
             if not len(done):
