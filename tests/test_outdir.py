@@ -18,6 +18,7 @@ import yaml
 
 from rcusim.commands.cli import main
 from rcusim.commands.outdir import claim
+from rcusim.results.atomic import atomic_directory, atomic_file
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "scenarios" / "sync_rcu_10k.yaml"
@@ -62,29 +63,55 @@ MOMENTS = [
 ]
 
 
+def signal_in_moment(proc, sig, ready, out) -> bool | None:
+    """Send `sig` while the moment holds: the process is stopped, the moment checked again,
+    signalled and continued, so that a loaded machine cannot let it pass in between. True
+    once sent, False if the moment passed unsignalled, None while it has not come."""
+    if not ready(out):
+        return False if proc.poll() is not None else None
+    proc.send_signal(signal.SIGSTOP)
+    held = ready(out)
+    if held:
+        proc.send_signal(sig)
+    proc.send_signal(signal.SIGCONT)
+    return held
+
+
 def test_a_signal_at_any_moment_leaves_the_whole_result_or_none_and_nothing_hidden(tmp_path):
-    # The processes run side by side, each signalled when its moment comes.
-    cases = []
-    for k, (kind, sig, moment, ready) in enumerate(MOMENTS):
-        folder = tmp_path / str(k)
-        folder.mkdir()
-        out = folder / "out"
-        proc = subprocess.Popen([sys.executable, "-m", "rcusim", *command(kind, folder, out)], cwd=folder,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        cases.append((proc, folder, out))
-    waiting = set(range(len(MOMENTS)))
-    deadline = time.monotonic() + 120
-    while waiting and time.monotonic() < deadline:
-        for k in list(waiting):
-            proc, _, out = cases[k]
-            if MOMENTS[k][3](out):
-                proc.send_signal(MOMENTS[k][1])
-                waiting.discard(k)
-            elif proc.poll() is not None:
-                waiting.discard(k)
-        time.sleep(0.005)
-    for (kind, sig, moment, _), (proc, folder, out) in zip(MOMENTS, cases):
-        _, err = proc.communicate(timeout=120)
+    # The processes run side by side, each signalled when its moment comes; a moment
+    # that passed unsignalled (the process outran the check) is tried again.
+    outcomes = {}
+    for attempt in range(3):
+        cases = {}
+        for k, (kind, sig, moment, ready) in enumerate(MOMENTS):
+            if k in outcomes:
+                continue
+            folder = tmp_path / f"{k}-{attempt}"
+            folder.mkdir()
+            out = folder / "out"
+            proc = subprocess.Popen([sys.executable, "-m", "rcusim", *command(kind, folder, out)], cwd=folder,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            cases[k] = (proc, folder, out)
+        waiting = set(cases)
+        deadline = time.monotonic() + 120
+        while waiting and time.monotonic() < deadline:
+            for k in list(waiting):
+                proc, _, out = cases[k]
+                sent = signal_in_moment(proc, MOMENTS[k][1], MOMENTS[k][3], out)
+                if sent is not None:
+                    waiting.discard(k)
+                    if sent:
+                        outcomes[k] = cases[k]
+            time.sleep(0.005)
+        for k, (proc, folder, out) in cases.items():
+            err = proc.communicate(timeout=120)[1]
+            if k in outcomes:
+                outcomes[k] = (proc, folder, out, err)
+        if len(outcomes) == len(MOMENTS):
+            break
+    assert sorted(outcomes) == list(range(len(MOMENTS))), f"a moment passed unsignalled three times: {[MOMENTS[k][2] for k in range(len(MOMENTS)) if k not in outcomes]}"
+    for k, (kind, sig, moment, _) in enumerate(MOMENTS):
+        proc, folder, out, err = outcomes[k]
         assert proc.returncode == 128 + sig, f"{kind} {moment}: exit {proc.returncode}: {err}"
         assert "Traceback" not in err
         assert hidden(folder) == [], f"{kind} {moment}"
@@ -174,3 +201,19 @@ def test_what_dead_processes_left_in_and_beside_a_sweep_is_removed_with_a_note(t
     assert all(str(p) in err for p in left)
     assert hidden(tmp_path) == []
     assert {p.name for p in out.iterdir()} == SWEEP_FILES | {"points"} and len(list(out.glob("points/*"))) == 3
+
+
+@pytest.mark.parametrize("kind", ["directory", "file"])
+def test_an_interruption_that_library_code_swallows_still_leaves_nothing(kind, tmp_path):
+    # numpy's dtype comparison, which pandas makes while writing a table, clears any
+    # exception raised while it runs, the KeyboardInterrupt of a Ctrl-C included.
+    out = tmp_path / "out"
+    writer = atomic_directory(out) if kind == "directory" else atomic_file(out)
+    with pytest.raises(KeyboardInterrupt):
+        with writer as tmp:
+            (tmp / "table" if kind == "directory" else tmp).write_text("rows")
+            try:
+                signal.raise_signal(signal.SIGINT)
+            except KeyboardInterrupt:
+                pass
+    assert list(tmp_path.iterdir()) == []

@@ -61,7 +61,7 @@ from rcusim.engine.simulate import RANDOM_DRAWS, draws_at_random
 from rcusim.errors import ScenarioError, did_you_mean, show_value
 from rcusim.input.scenario import NAME_ALLOWED, is_file_name, load_scenario, read_text_file
 from rcusim.plots import save_percentiles
-from rcusim.results.atomic import atomic_directory, atomic_file
+from rcusim.results.atomic import INTERRUPTIONS, atomic_directory, atomic_file
 from rcusim.results.result import installed_version
 from rcusim.results.run import run_scenario
 from rcusim.results.stats import mean_ci
@@ -290,10 +290,6 @@ def _execute(sweep: Sweep, tasks: list, workers: int | None, scheduler: str | No
     args = [(sweep.scenario, point, seed, sweep.variants) for _, point, seed, _ in tasks]
     for k, outcome in run_parallel(run_point, args, workers, scheduler):
         yield tasks[k], outcome
-
-
-#: What stops a sweep: Ctrl-C and kill's default.
-INTERRUPTIONS = {signal.SIGINT, signal.SIGTERM}
 
 
 def run_parallel(fn, args: list[tuple], workers: int | None, scheduler: str | None):

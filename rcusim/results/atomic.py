@@ -16,7 +16,8 @@ import signal
 import threading
 from pathlib import Path
 
-__all__ = ["TEMPORARY", "atomic_directory", "atomic_file", "interruptions_deferred"]
+__all__ = ["INTERRUPTIONS", "TEMPORARY", "atomic_directory", "atomic_file", "interruptions_deferred",
+           "interruptions_kept"]
 
 TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>[0-9]+)")
 """Name of a temporary copy (``tmp``) or of an old one being replaced (``old``), with the
@@ -27,23 +28,58 @@ def _beside(path: Path, kind: str) -> Path:
     return path.with_name(f".{path.name}.{kind}-{os.getpid()}")
 
 
+#: Ctrl-C and kill's default.
+INTERRUPTIONS = (signal.SIGINT, signal.SIGTERM)
+
+
 @contextlib.contextmanager
-def interruptions_deferred():
-    """SIGINT and SIGTERM that arrive during the block take effect after it, as they would
-    have (signal handlers belong to the main thread: elsewhere nothing is deferred)."""
+def _interruptions(at_once: bool):
+    """SIGINT and SIGTERM that arrive in the block act after it; with `at_once` they act
+    at once as well, and again after it only if the block ended anyway (signal handlers
+    belong to the main thread: elsewhere nothing is done)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    pending = []
-    previous = {sig: signal.signal(sig, lambda signum, frame: pending.append(signum))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
+    arrived = []
+
+    def note(signum, frame):
+        arrived.append(signum)
+        if at_once:
+            _act(previous[signum], signum, frame)
+
+    previous = {sig: signal.signal(sig, note) for sig in INTERRUPTIONS}
+    ended = False
     try:
         yield
+        ended = True
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        for sig in pending:
-            signal.raise_signal(sig)
+        if ended or not at_once:
+            for sig in arrived:
+                signal.raise_signal(sig)
+
+
+def _act(handler, signum, frame) -> None:
+    """What the process does on `signum` with `handler` installed."""
+    if callable(handler):
+        handler(signum, frame)
+    elif handler == signal.SIG_DFL:
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
+
+
+def interruptions_deferred():
+    """SIGINT and SIGTERM that arrive during the block take effect after it, as they would
+    have."""
+    return _interruptions(at_once=False)
+
+
+def interruptions_kept():
+    """SIGINT and SIGTERM act at once, and act again after the block if it ended anyway:
+    library code may swallow the exception (numpy's dtype comparison, which pandas makes,
+    clears whatever error arrives while it runs)."""
+    return _interruptions(at_once=True)
 
 
 @contextlib.contextmanager
@@ -52,7 +88,8 @@ def atomic_file(path: Path):
     block ends without error, else removed."""
     tmp = _beside(Path(path), "tmp")
     try:
-        yield tmp
+        with interruptions_kept():
+            yield tmp
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -80,7 +117,8 @@ def atomic_directory(outdir: Path, merge: bool = False):
     shutil.rmtree(old, ignore_errors=True)
     try:
         tmp.mkdir()
-        yield tmp
+        with interruptions_kept():
+            yield tmp
         with interruptions_deferred():
             if outdir.exists():
                 os.replace(outdir, old)
