@@ -30,6 +30,7 @@ noise.pxi          OS noise: interrupts, kthread bursts and host stalls per CPU
 records.pxi        request and grace-period records
 checker.pxi        the always-on safety checker
 trace.pxi          the optional trace buffer
+tracepoint.pxi     the kernel's enabled tracepoints (trace_event=): each event's cost
 =================  ==========================================================
 
 Python builds the engine from an ``EngineInput`` (rcusim.engine.engine_input), calls
@@ -122,6 +123,10 @@ PRIMITIVES = {"synchronize_rcu": PRIM_SYNCHRONIZE_RCU,
               "synchronize_rcu_expedited": PRIM_SYNCHRONIZE_RCU_EXPEDITED,
               "call_rcu_hurry": PRIM_CALL_RCU_HURRY}
 RECORDS_MODES = {"all": RECORDS_ALL, "sample": RECORDS_SAMPLE, "none": RECORDS_NONE}
+TRACEPOINTS = {"sched:sched_switch": TP_SCHED_SWITCH, "sched:sched_waking": TP_SCHED_WAKING,
+               "sched:sched_wakeup": TP_SCHED_WAKEUP, "rcu:rcu_grace_period": TP_RCU_GRACE_PERIOD,
+               "rcu:rcu_exp_grace_period": TP_RCU_EXP_GRACE_PERIOD,
+               "rcu:rcu_quiescent_state_report": TP_RCU_QS_REPORT, "rcu:rcu_fqs": TP_RCU_FQS}
 DIGEST_FINE_SUB_BITS = FINE_SUB_BITS
 
 
@@ -160,6 +165,7 @@ include "noise.pxi"
 include "records.pxi"
 include "checker.pxi"
 include "trace.pxi"
+include "tracepoint.pxi"
 
 
 def eventq_hold_rate(i64 pending, i64 ops):
@@ -336,6 +342,7 @@ cdef class Engine:
         self.rng = <bitgen_t *> PyCapsule_GetPointer(capsule, "BitGenerator")
 
         sched_init(self, inp.sched)
+        tracepoint_init(self, inp.tracepoint)
         fair_init(self, inp.sched)
         timer_init(self, inp.sched)
         rcu_core_init(self, inp.core)
@@ -679,6 +686,9 @@ cdef class Engine:
             out["rcu_barrier_early_exits"] = self.n_barrier_early
             out["rcu_barrier_ipis"] = self.n_barrier_ipis
             out["rcu_barrier_mutex_waits"] = self.n_barrier_mutex_wait
+        if self.tp_on:  # a traced kernel: what its tracepoints recorded (tracepoint.pxi)
+            out["tracepoint_events"] = self.n_tp_events
+            out["tracepoint_ns"] = self.n_tp_ns
         if self.halt_poll:  # a KVM guest: how its vCPUs' halts ended (kvm.pxi)
             out["halts_polled"] = self.n_halt_polled
             out["halts_blocked"] = self.n_halt_blocked

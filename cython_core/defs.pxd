@@ -519,6 +519,18 @@ cdef enum:
     TR_NOCB_WAKE = 18    # rcu_nocb_wake for offloaded cpu; arg = NOCB_TPS_* reason
 
 
+# Tracepoints whose events rcusim prices when the kernel's command line enables them
+# (trace_event=; tracepoint.pxi), as bits of Engine.tp_on (named in _core.pyx TRACEPOINTS)
+cdef enum:
+    TP_SCHED_SWITCH = 1          # sched:sched_switch, __schedule()
+    TP_SCHED_WAKING = 2          # sched:sched_waking, try_to_wake_up() once the state matches
+    TP_SCHED_WAKEUP = 4          # sched:sched_wakeup, ttwu_do_activate() on the enqueuing CPU
+    TP_RCU_GRACE_PERIOD = 8      # rcu:rcu_grace_period
+    TP_RCU_EXP_GRACE_PERIOD = 16 # rcu:rcu_exp_grace_period
+    TP_RCU_QS_REPORT = 32        # rcu:rcu_quiescent_state_report, rcu_report_qs_rnp()
+    TP_RCU_FQS = 64              # rcu:rcu_fqs, an FQS scan's find
+
+
 # rcu_nocb_wake reasons (the kernel's TPS() strings, named in _core.pyx NOCB_WAKE_REASONS)
 cdef enum:
     NOCB_TPS_WAKE_EMPTY = 0      # "WakeEmpty": first callback on an empty list, rcuog woken

@@ -77,6 +77,7 @@ cdef i64 synchronize_rcu_expedited(Engine self, int e, int c) except -2:
     cdef int leaf = self.cpus[c].leaf
     cdef int n = leaf
     cdef i64 s = rcu_seq_snap(self.exp_seq)
+    tp_acc(self, TP_RCU_EXP_GRACE_PERIOD, 1)  # rcu_exp_gp_seq_snap(): "snap"
     if self.fault == FAULT_EXP_SNAP_GP_IN_PROGRESS:
         s = (self.exp_seq + RCU_SEQ_STATE_MASK) & ~RCU_SEQ_STATE_MASK  # the end of the current one
     ep.req_s = s
@@ -168,6 +169,7 @@ cdef i64 exp_gp_start_or_done(Engine self, int e, int c) except -2:
         return task_return(self, e, self.now + self.acc)
     self.exp_seq += 1  # rcu_exp_gp_seq_start()
     self.exp_gp_start = self.now + self.acc
+    tp_acc(self, TP_RCU_EXP_GRACE_PERIOD, 1)  # exp_funnel_lock(): "start"
     if self.trace_on:  # exp_funnel_lock() traces the snapshot s it started the GP for
         trace(self, self.exp_gp_start, TR_EXP_START, c, e, ep.req_s, 0, 0)
     self.exp_gp_qs = self.exp_gp_start
@@ -196,7 +198,8 @@ cdef i64 rcu_exp_sel_wait_wake_next(Engine self, int e, i64 t0) except -2:
             return 0
         self.exp_work_queued = 0
         self.exp_phase = EXP_RESET
-        return self.num_nodes * self.rnp_lock_ns  # sync_exp_reset_tree()
+        # sync_rcu_exp_select_cpus(): "reset", sync_exp_reset_tree(), "select"
+        return self.num_nodes * self.rnp_lock_ns + tp_cost(self, TP_RCU_EXP_GRACE_PERIOD, 2)
     if self.exp_phase == EXP_FLUSH or self.exp_phase == EXP_WAIT:
         if self.exp_par_pending > 0:
             return 0
@@ -219,6 +222,7 @@ cdef i64 rcu_exp_sel_wait_wake(Engine self, int e) except -2:
         for n in range(self.exp_last_leaf if self.exp_par else self.leaf_first, self.num_nodes):
             rcu_report_exp_cpu_mult(self, n, self.nodes[n].exp_sel_qs, False)
         self.exp_phase = EXP_FLUSH
+        tp_acc(self, TP_RCU_EXP_GRACE_PERIOD, 1)  # synchronize_rcu_expedited_wait(): "startwait"
     elif phase == EXP_WAKE:
         self.exp_phase = EXP_IDLE
     self.cpus[self.ents[e].cpu].debt += self.acc
@@ -397,6 +401,7 @@ cdef i64 rcu_exp_wait_wake(Engine self, i64 t0) except -2:
         trace(self, t, TR_EXP_END, c, self.exp_driver, self.exp_seq, self.exp_gp_ipis, 0)
     s = self.exp_seq
     k = (s >> 2) & 3
+    t += tp_cost(self, TP_RCU_EXP_GRACE_PERIOD, 1)  # "end"
     for n in range(self.num_nodes):
         t += self.rnp_lock_ns  # rnp->exp_lock
         if self.nodes[n].exp_seq_rq < s:
@@ -408,4 +413,5 @@ cdef i64 rcu_exp_wait_wake(Engine self, i64 t0) except -2:
             self.ents[x].link = -1
             t += try_to_wake_up(self, x, c, t, self.ttwu_ns)
             x = nxt
+    t += tp_cost(self, TP_RCU_EXP_GRACE_PERIOD, 1)  # "endwake"
     return t - t0

@@ -83,15 +83,18 @@ cdef i64 rcu_gp_kthread(Engine self, int e) except -2:
     self.gp_ran_cpu = self.ents[e].cpu
     if phase == RCU_GP_INIT:
         rcu_gp_init(self)
+        tp_acc(self, TP_RCU_GRACE_PERIOD, 2)  # "start", then rcu_gp_fqs_loop()'s "fqswait"
         self.gp_state = RCU_GP_WAIT_FQS
         self.fqs_first = 1
         gp_arm_fqs_timer(self, self.jiffies_till_first_fqs)
     elif phase == RCU_GP_DOING_FQS:
         rcu_gp_fqs(self)
+        tp_acc(self, TP_RCU_GRACE_PERIOD, 3)  # "fqsstart", "fqsend", "fqswait"
         self.gp_flags &= ~RCU_GP_FLAG_FQS
         gp_arm_fqs_timer(self, self.jiffies_till_next_fqs)
     elif phase == RCU_GP_CLEANUP:
         rcu_gp_cleanup(self)
+        tp_acc(self, TP_RCU_GRACE_PERIOD, 2)  # "end", then rcu_gp_kthread()'s "reqwait"
         self.gp_state = RCU_GP_IDLE
     self.in_gp_kthread = 0
     self.cpus[self.ents[e].cpu].debt += self.acc
@@ -148,7 +151,7 @@ cdef void rcu_gp_init(Engine self) except *:
     if self.gp_init_report_qs:
         # rcu_qs() and rcu_report_qs_rdp() for this CPU, which no first FQS
         # scan can see idle: it is running the scan.
-        self.cpus[gp_kthread_cpu(self)].cpu_no_qs = 0
+        rcu_qs(self, gp_kthread_cpu(self))
         rcu_report_qs_rdp(self, gp_kthread_cpu(self))
     if self.srs_next_head >= 0:
         # All wait heads were busy: ask for another GP for these waiters.
@@ -197,6 +200,7 @@ cdef void rcu_gp_fqs(Engine self) except *:
                     if self.trace_on:
                         trace(self, self.now, TR_IPI_SEND, c, -1, self.gp_seq, 0, 0)
         if mask:
+            tp_acc(self, TP_RCU_FQS, popcount64(mask))  # "dti" for each CPU found in an EQS
             if self.trace_on:
                 nrep += trace_qs_mask(self, n, mask, self.nodes[n].gp_seq, 1)
             rcu_report_qs_rnp(self, mask, n, self.nodes[n].gp_seq, fqs_qs_src(self, n, mask), gp_kthread_cpu(self))
@@ -255,4 +259,5 @@ cdef void rcu_gp_cleanup(Engine self) except *:
         trace(self, self.now, TR_GP_END, gp_kthread_cpu(self), self.gp_ent, new, 0, 0)
     sr_normal_gp_cleanup(self)
     if needgp:
+        tp_acc(self, TP_RCU_GRACE_PERIOD, 1)  # "newreq"
         self.gp_flags |= RCU_GP_FLAG_INIT

@@ -41,6 +41,7 @@ cdef class Engine:
     cdef int stepping            # the CPU whose running entity's action is being computed, -1 if none
     cdef int ending              # ... when that action is the one at its burst's end (ent_done()), at now
     cdef int has_topology        # the profile gives a topology: remote wake-ups by ttwu_queue_cond()
+    cdef int ttwu_by_target      # ttwu_queue()'s last: the target enqueues (its wakelist), not the waker
     cdef int32_t *cpu_core
     cdef int32_t *cpu_llc
     cdef int32_t *cpu_socket
@@ -141,6 +142,13 @@ cdef class Engine:
     cdef bitgen_t *rng
     cdef int have_spare
     cdef double spare
+
+    # --- tracepoints enabled in the kernel (tracepoint.pxi) -------------------
+    cdef int tp_on               # TP_* bits
+    cdef i64 tp_ns               # one traced event in task context
+    cdef i64 tp_irq_ns           # ... in an interrupt
+    cdef i64 n_tp_events         # events recorded
+    cdef i64 n_tp_ns             # ... and their cost
 
     # --- CPU time of the action in progress: lock hold and wait, callbacks, wake-ups (ns) 
     cdef i64 acc

@@ -86,16 +86,19 @@ cdef i64 ttwu_queue(Engine self, int from_cpu, int target, i64 t, i64 *cost, i64
     cdef cpu_t *tp = &self.cpus[target]
     cdef bint idle = tp.state == CPU_IDLE
     cdef i64 line
+    self.ttwu_by_target = 0
     if from_cpu == target:
         self.n_wake_local += 1
         if cost != NULL:
             cost[0] += rq_lock(self, target, from_cpu, t, hold)
         return 0
+    self.ttwu_by_target = 1  # on the target's wakelist, unless the waker enqueues (below)
     if from_cpu < 0 or not self.has_topology:
         self.n_wake_ipi += 1
         return self.wakeup_busy_ns
     line = line_cost(self, from_cpu, target)
     if not idle and self.cpu_llc[from_cpu] == self.cpu_llc[target]:
+        self.ttwu_by_target = 0
         self.n_wake_remote += 1
         if cost != NULL:
             cost[0] += rq_lock(self, target, from_cpu, t, hold)
@@ -353,6 +356,8 @@ cdef i64 ttwu(Engine self, int e, int from_cpu, i64 t, i64 local_ns, bint paid) 
         delay = ttwu_queue(self, from_cpu, ep.cpu, t + cost - local_ns, &cost, max(self.ttwu_ns + reuse, 0))
     else:
         delay = ttwu_queue(self, from_cpu, ep.cpu, t + cost, NULL, 0)
+    if self.tp_on:
+        cost += ttwu_tracepoints(self, e, from_cpu, paid)
     t += cost
     ep.t_woken = t
     t += delay
@@ -367,6 +372,25 @@ cdef i64 ttwu(Engine self, int e, int from_cpu, i64 t, i64 local_ns, bint paid) 
         lb_mark(self, ep.cpu)
         push(self, t, PRIO_NORMAL, EV_WAKE, e, 1)
     return cost
+
+
+cdef i64 ttwu_tracepoints(Engine self, int e, int from_cpu, bint paid) noexcept:
+    """A wake-up's events: sched_waking on the waker's CPU, sched_wakeup on the CPU that
+    enqueues (the waker, or the target in its IPI or idle loop when ttwu_queue() put the
+    wakee on its wakelist). Returns the paying waker's part; the rest is debt (none where
+    rcusim does not place the waker)."""
+    cdef i64 waker = 0
+    if paid:
+        waker += tp_cost(self, TP_SCHED_WAKING, 1)
+    else:
+        tp_debt(self, from_cpu, TP_SCHED_WAKING, self.tp_ns)
+    if self.ttwu_by_target:
+        tp_debt(self, self.ents[e].cpu, TP_SCHED_WAKEUP, self.tp_irq_ns)  # sched_ttwu_pending()
+    elif paid:
+        waker += tp_cost(self, TP_SCHED_WAKEUP, 1)
+    else:
+        tp_debt(self, from_cpu, TP_SCHED_WAKEUP, self.tp_ns)
+    return waker
 
 
 cdef int ev_wake(Engine self, int e, i64 pending) except -1:
@@ -521,7 +545,7 @@ cdef int cpu_pick(Engine self, int c) except -1:
     ep.kick = 0
     # rcu_note_context_switch(): a context switch is a quiescent state,
     # for an expedited GP too if its IPI is waiting for one.
-    cp.cpu_no_qs = 0
+    rcu_qs(self, c)
     if cp.exp_need_qs:
         self.acc = 0
         rcu_report_exp_rdp(self, c)
@@ -529,6 +553,7 @@ cdef int cpu_pick(Engine self, int c) except -1:
     self.n_ctxsw += 1
     cp.user_from = 0
     cp.user_to = 0
+    tp_debt(self, c, TP_SCHED_SWITCH, self.tp_ns)  # __schedule()
     t0 = self.now + self.ctxsw_ns + cp.debt
     if ep.remaining >= 0:
         dur = ep.remaining
@@ -551,8 +576,9 @@ cdef void cpu_enter_idle(Engine self, int c) noexcept:
     lb_mark(self, c)
     nohz_idle_update(self, c)
     self.last_idle_cpu = c
+    rcu_qs(self, c)  # the switch to the idle task
     cp.watching += 1  # rcu_idle_enter(): extended quiescent state
-    cp.cpu_no_qs = 0
+    tp_debt(self, c, TP_SCHED_SWITCH, self.tp_ns)  # paid before the CPU next runs a task
     if self.trace_on:
         trace(self, self.now, TR_SWITCH, c, -1, 0, 0, 0)
     cp.user_from = 0

@@ -81,6 +81,7 @@ cdef bint rcu_accelerate_cbs(Engine self, int c) noexcept:
     cdef i64 req
     if pend_cbs(self, cp) == 0:
         return False
+    tp_acc(self, TP_RCU_GRACE_PERIOD, 1)  # "AccWaitCB" or "AccReadyCB"
     req = rcu_seq_snap(self.gp_seq)
     if rcu_segcblist_accelerate(self, cp, req):
         return rcu_start_this_gp(self, cp.leaf, req)

@@ -96,6 +96,7 @@ cdef void rcu_report_qs_rnp(Engine self, u64 mask, int n, i64 gps, int src, int 
         if (np.qsmask & mask) == 0 or np.gp_seq != gps:
             return
         np.qsmask &= ~mask
+        tp_acc(self, TP_RCU_QS_REPORT, 1)
         if self.trace_on:
             trace(self, self.now + self.acc, TR_QS_REPORT, c, n, np.gp_seq, <i64> mask, <i64> np.qsmask,
                   np.gp_blockers > 0)
@@ -134,6 +135,7 @@ cdef bint rcu_start_this_gp(Engine self, int leaf, i64 req) noexcept:
     if gp_in_progress(self):
         return False
     self.gp_flags |= RCU_GP_FLAG_INIT
+    tp_acc(self, TP_RCU_GRACE_PERIOD, 1)  # "newreq"
     return True
 
 
@@ -144,18 +146,27 @@ cdef void note_gp_changes_locked(Engine self, int c) except *:
     cdef bint needwake = False, need_qs
     if cp.gp_seq == rnp_gp:
         return
-    if not cp.offloaded:
-        if rcu_seq_completed_gp(cp.gp_seq, rnp_gp):
+    if rcu_seq_completed_gp(cp.gp_seq, rnp_gp):
+        if not cp.offloaded:
             needwake = rcu_advance_cbs(self, c)
-        else:
-            needwake = rcu_accelerate_cbs(self, c)
+        tp_acc(self, TP_RCU_GRACE_PERIOD, 1)  # "cpuend"
+    elif not cp.offloaded:
+        needwake = rcu_accelerate_cbs(self, c)
     if rcu_seq_new_gp(cp.gp_seq, rnp_gp):
+        tp_acc(self, TP_RCU_GRACE_PERIOD, 1)  # "cpustart"
         need_qs = (self.nodes[cp.leaf].qsmask & cp.grpmask) != 0
         cp.cpu_no_qs = need_qs
         cp.core_needs_qs = need_qs
     cp.gp_seq = rnp_gp
     if needwake:
         rcu_gp_kthread_wake(self, c)
+
+
+cdef inline void rcu_qs(Engine self, int c) noexcept:
+    """rcu_qs(): CPU c passes a quiescent state; one it owed is traced ("cpuqs")."""
+    if self.cpus[c].cpu_no_qs:
+        tp_debt(self, c, TP_RCU_GRACE_PERIOD, self.tp_ns)
+    self.cpus[c].cpu_no_qs = 0
 
 
 cdef void rcu_report_qs_rdp(Engine self, int c) except *:
@@ -217,11 +228,11 @@ cdef void rcu_sched_clock_irq(Engine self, int c) except *:
         # task runs with preemption disabled (init_idle_preempt_count()), so an idle
         # CPU's tick is none: its QS is its switch to idle, or the FQS scan's EQS.
         if not idle and not in_reader(self, c):
-            cp.cpu_no_qs = 0
+            rcu_qs(self, c)
     elif idle or cp.user_from <= self.now < cp.user_to:
         # !PREEMPT_RCU: the interrupt came from idle (rcu_is_cpu_rrupt_from_idle())
         # or from user mode.
-        cp.cpu_no_qs = 0
+        rcu_qs(self, c)
     if cp.urgent_qs and not idle:
         # rcu_urgent_qs: set need_resched; the context switch is a QS.
         cp.urgent_qs = 0
@@ -258,7 +269,7 @@ cdef void rcu_need_resched(Engine self, int c) except *:
             cp.urgent_qs = 1
             return
         rcu_preempt_ctxt_queue(self, c, cp.curr)
-    cp.cpu_no_qs = 0
+    rcu_qs(self, c)
     # rcu_note_context_switch() with rcu_urgent_qs: rcu_momentary_eqs(), which
     # the next FQS scan sees even if this CPU has not noticed the GP yet.
     cp.watching += 2

@@ -108,7 +108,7 @@ cdef bint cond_resched(Engine self, int c) except *:
     if cp.urgent_qs:
         # rcu_all_qs(): rcu_momentary_eqs() and rcu_qs().
         cp.urgent_qs = 0
-        cp.cpu_no_qs = 0
+        rcu_qs(self, c)
         cp.watching += 2
     return False
 
@@ -139,7 +139,7 @@ cdef void rcu_read_unlock(Engine self, int e) except *:
     if cp.urgent_qs:
         # need_resched was set inside the section: preempt_enable() schedules.
         cp.urgent_qs = 0
-        cp.cpu_no_qs = 0
+        rcu_qs(self, c)
         cp.watching += 2
 
 

@@ -155,6 +155,10 @@ cdef i64 task_return(Engine self, int e, i64 t0) except -2:
     cdef ent_t *ep = &self.ents[e]
     cdef int w = self.task_wl[e]
     cdef i64 dur = self.wl_after_ns[w]
+    cdef i64 done = 0
+    if self.wl_prim[w] == PRIM_SYNCHRONIZE_RCU_EXPEDITED:
+        done = tp_cost(self, TP_RCU_EXP_GRACE_PERIOD, 1)  # sync_exp_work_done(): "done"
+        t0 += done
     record_request(self, e, t0)
     if self.wl_vmalloc[w]:
         dur += vfree_page(self, ep.cpu, t0 + dur)
@@ -162,8 +166,8 @@ cdef i64 task_return(Engine self, int e, i64 t0) except -2:
         ep.phase = TASK_EXITED
         if t0 + dur > self.completion_ns:
             self.completion_ns = t0 + dur
-        return dur
-    return task_next(self, e, t0, dur)
+        return done + dur
+    return done + task_next(self, e, t0, dur)
 
 
 cdef bint task_leaves(Engine self, int e, bint measured, i64 t) except -1:

@@ -155,7 +155,7 @@ def test_cpulist_checked_against_nr_cpus():
 
 
 def test_every_parameter_has_a_known_kind():
-    kinds = {"int", "long", "ulong", "bool", "flag", "cpulist", "optional_cpulist", "choice"}
+    kinds = {"int", "long", "ulong", "bool", "flag", "cpulist", "optional_cpulist", "choice", "choices"}
     assert {p.kind for p in PARAMETERS.values()} <= kinds
     for name in ("rcutree.blimit", "rcutree.qhimark", "rcutree.qlowmark", "rcutree.qovld",
                  "rcutree.rcu_divisor", "rcutree.rcu_resched_ns",

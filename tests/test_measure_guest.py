@@ -49,8 +49,9 @@ def test_from_trace_prints_every_cost(tmp_path, capsys):
     out = capsys.readouterr().out
     assert all(name in out for name in COST_NAMES + ("ttwu_reuse",))
     text = profile.read_text()
-    # Every cost, the topology's four distances, the ttwu_reuse table and its in_cb_wakeme_ns.
-    assert "name: qemu-tcg" in text and text.count("--from-trace") == len(COST_NAMES) + 4 + 2
+    # Every cost, the topology's four distances, the ttwu_reuse table and its in_cb_wakeme_ns,
+    # a traced event's two prices.
+    assert "name: qemu-tcg" in text and text.count("--from-trace") == len(COST_NAMES) + 4 + 2 + 2
 
 
 # ---------------------------------------------------------------- a synthetic trace

@@ -25,6 +25,7 @@ from rcusim.input.scenario import SUMMARY_MAX_BYTES, load_scenario, read_text_fi
 from rcusim.results import trace
 from rcusim.results.run import run_scenario
 from rcusim.twin.qemu import CLOCKS
+from rcusim.twin.plan import SIM_TRACE_EVENT
 from rcusim.twin.run import MAX_BOOTS, align_scenario, run_kernel
 
 __all__ = ["add_parser", "cmd_kernel"]
@@ -93,7 +94,7 @@ def cmd_kernel(args) -> int:
                                 allowed="probes only with a run that boots (they trace the guest)")
         with claim(sim_out, args.force):
             real_variants, boots = _real_run(out)
-            scenario, _, _, names = align_scenario(args.scenario, args.overrides, args.seed,
+            scenario, _, _, names = align_scenario(args.scenario, [*args.overrides, _TRACED], args.seed,
                                                    args.variants or real_variants, args.kernel)
             _simulate_beside(scenario, names, boots, out, sim_out, "python -m rcusim " + shlex.join(args.argv), args)
         return 0
@@ -113,10 +114,18 @@ def cmd_kernel(args) -> int:
         finally:
             run.cleanup()
         if args.twin:
-            scenario = load_scenario(real.provenance["scenario"], seed=args.seed, variants=list(real.variants))
+            if args.events or args.kprobes:
+                print("rcusim: note: the simulation does not price the extra tracepoints and kprobes, which "
+                      "slow the guest", file=sys.stderr)
+            scenario = load_scenario(real.provenance["scenario"], overrides=[_TRACED], seed=args.seed,
+                                     variants=list(real.variants))
             _simulate_beside(scenario, list(real.variants), args.boots, out, sim_out, real.invocation["command"],
                              args)
     return 0
+
+
+#: The simulation beside a boot pays for the tracing the guest did (kernel.bootargs append).
+_TRACED = f"kernel.bootargs={SIM_TRACE_EVENT}"
 
 
 def _real_run(out: Path) -> tuple[list[str], int]:

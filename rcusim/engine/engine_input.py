@@ -324,6 +324,14 @@ class Vmalloc:
 
 
 @_section
+class Tracepoint:
+    """tracepoint.pxi: the kernel's tracepoints enabled on its command line (trace_event=)."""
+    events: int                # _core.TRACEPOINTS bits
+    event_ns: int              # one traced event in task context (the profile's tracing section)
+    event_irq_ns: int          # ... in an interrupt
+
+
+@_section
 class RunEnd:
     """_core.pyx run(): what ends the run."""
     timed: int                 # run.duration_s: its time limit; else the finite workloads finishing
@@ -347,6 +355,7 @@ class EngineInput:
     records: Records
     run_end: RunEnd
     vmalloc: Vmalloc
+    tracepoint: Tracepoint
 
 
 def _sched(spec, fault: int) -> Sched:
@@ -576,6 +585,12 @@ def _vmalloc(spec) -> Vmalloc:
     return Vmalloc(**vm, area_pages=2, lazy_max_pages=(32 * 2**20 // 4096) * nr.bit_length())
 
 
+def _tracepoint(spec) -> Tracepoint:
+    events = parse_bootargs(spec.kernel.bootargs).get("trace_event", ())
+    cost = spec.hardware.tracing or {"event_ns": 0, "event_irq_ns": 0}  # resolution refuses events without it
+    return Tracepoint(events=sum(_core.TRACEPOINTS[name] for name in events), **cost)
+
+
 def _readers(spec) -> ReaderTasks:
     nr_cpus = spec.hardware.nr_cpus
     cpu, workload, len_ns, gap_ns, len_exp, gap_busy, preemptible, rt, weight = [], [], [], [], [], [], [], [], []
@@ -741,5 +756,6 @@ def engine_input(spec, fault: int = 0, kfree_chunk: int = 0) -> tuple[EngineInpu
                       nocb=_nocb(spec), sr_normal=_sr_normal(spec), exp=_exp(spec), classic=_classic(spec),
                       tasks=_tasks(spec), readers=_readers(spec), kvfree=_kvfree(spec, kfree_chunk),
                       rt_latency=_rt_latency(spec), noise=_noise(spec), records=_records(spec),
-                      run_end=RunEnd(timed=int(spec.run.duration_s is not None)), vmalloc=_vmalloc(spec))
+                      run_end=RunEnd(timed=int(spec.run.duration_s is not None)), vmalloc=_vmalloc(spec),
+                      tracepoint=_tracepoint(spec))
     return inp, geom

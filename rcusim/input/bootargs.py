@@ -33,7 +33,11 @@ from dataclasses import dataclass
 from rcusim.errors import ScenarioError
 from rcusim.input.cpulist import CPULIST_ALLOWED, parse_cpulist
 
-__all__ = ["Param", "PARAMETERS", "parse_bootargs", "last_tokens"]
+__all__ = ["Param", "PARAMETERS", "TRACEPOINTS", "parse_bootargs", "last_tokens"]
+
+#: The tracepoints whose events rcusim prices where 6.12's code records them (trace_event=).
+TRACEPOINTS = ("sched:sched_switch", "sched:sched_waking", "sched:sched_wakeup", "rcu:rcu_grace_period",
+               "rcu:rcu_exp_grace_period", "rcu:rcu_quiescent_state_report", "rcu:rcu_fqs")
 
 _INT_RANGES = {
     "int": (-(2**31), 2**31 - 1),
@@ -55,7 +59,8 @@ class Param:
     kind : str
         ``"int"``, ``"long"``, ``"ulong"`` (the kernel's C types), ``"bool"``,
         ``"flag"`` (bare only), ``"cpulist"``, ``"optional_cpulist"``
-        (bare or with a list), or ``"choice"`` (a word of `choices`).
+        (bare or with a list), ``"choice"`` (a word of `choices`), or
+        ``"choices"`` (a comma-separated list of them, each once).
     doc : str
         What the parameter does, and how rcusim uses it.
     lo, hi : int or None
@@ -142,6 +147,12 @@ _PARAMS = [
     Param("cpuidle.governor", "choice",
           "The cpuidle governor; menu, the default of every release, is the one rcusim models.",
           choices=("menu",), not_modelled=("teo", "ladder", "haltpoll")),
+    # --- tracing (kernel/trace/trace_events.c) -----------------------------------------
+    Param("trace_event", "choices",
+          "Tracepoints enabled from boot, as group:name (setup_trace_event()): each event they "
+          "record costs its CPU the hardware profile's price of a traced event (its tracing "
+          "section, measured in the guest).",
+          choices=TRACEPOINTS),
     # --- torture (kernel/torture.c) ----------------------------------------------
     Param("torture.disable_onoff_at_boot", "bool", "Accepted for compatibility; no effect in rcusim."),
 ]
@@ -258,6 +269,18 @@ def _parse_value(param: Param, raw: str | None, token: str, nr_cpus: int | None)
         if raw not in param.choices:
             raise ScenarioError(f"unknown value in {token!r}", allowed=allowed, token=token)
         return raw
+    if kind == "choices":
+        if not raw:
+            raise ScenarioError(f"{param.name} needs a list, got {token!r}",
+                                allowed=f"{param.name}= a comma-separated list of " + ", ".join(param.choices),
+                                token=token)
+        words = raw.split(",")
+        bad = [w for w in words if w not in param.choices]
+        if bad or len(set(words)) < len(words):
+            problem = f"{bad[0]!r} in {token!r} is not modelled" if bad else f"an event twice in {token!r}"
+            raise ScenarioError(problem, allowed=f"{param.name}= a comma-separated list of "
+                                + ", ".join(param.choices), token=token)
+        return tuple(words)
     if kind in ("cpulist", "optional_cpulist"):
         if raw is None:
             if kind == "cpulist":

@@ -33,10 +33,10 @@ from rcusim.input.membarrier import MembarrierLoop
 from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, MAX_IDLE_STATES, PROFILES, TIMER_QUANTILES,
                                    TIMER_TAIL_QUANTILES, Z_P99,
                                    load_profile, noise_presets, profile_halt_poll, profile_idle_states, profile_sources,
-                                   profile_topology, profile_ttwu_reuse, profile_vmalloc)
+                                   profile_topology, profile_tracing, profile_ttwu_reuse, profile_vmalloc)
 from rcusim.input.rcuscale_params import MIN_MEAS, compute_real
-from rcusim.input.releases import (PATCHES, RELEASE_ALLOWED, SWITCHES, ReleaseSwitches, check_module_param,
-                                   module_param_since, parse_release, release_switches)
+from rcusim.input.releases import (PATCHES, RELEASE_ALLOWED, SWITCHES, TRACEPOINT_SITES, ReleaseSwitches,
+                                   check_module_param, module_param_since, parse_release, release_switches)
 
 __all__ = [
     "MAX_CPUS", "Costs", "CostOverrides", "Hardware", "HardwareSpec", "Kernel",
@@ -304,6 +304,8 @@ class HardwareSpec(_Model):
     ttwu_reuse: Optional[dict] = None
     """try_to_wake_up()'s cost by the time since the waker's CPU last woke a task
     (rcusim.input.profiles.profile_ttwu_reuse), or None: ttwu_ns always."""
+    tracing: Optional[dict] = None
+    """One traced event's cost (rcusim.input.profiles.profile_tracing), or None."""
     cost_sources: dict[str, str]
     """Where each cost comes from."""
 
@@ -1153,8 +1155,8 @@ class VariantSpec(_Model):
         gives as written): hardware with costs and their sources, kernel, every
         tunable and release switch, run limits. JSON-ready."""
         exclude = {"workloads": True, "rcuscale_writer": True}
-        # Said only where the profile has them: a KVM guest, vmalloc() costs, ttwu_reuse.
-        absent = {k for k in ("halt_poll", "vmalloc", "ttwu_reuse") if getattr(self.hardware, k) is None}
+        # Said only where the profile has them: a KVM guest, vmalloc() costs, ttwu_reuse, tracing.
+        absent = {k for k in ("halt_poll", "vmalloc", "ttwu_reuse", "tracing") if getattr(self.hardware, k) is None}
         if absent:
             exclude["hardware"] = absent
         return self.model_dump(mode="json", exclude=exclude)
@@ -1447,6 +1449,7 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
             names[work.name] = i
     _check_run_end(variant.workloads, variant.run)
     _check_vfree(variant.workloads, hw.profile)
+    _check_trace_event(kernel, hw.profile)
     _check_readers(variant.workloads, nr, kernel)
     _check_kfree(variant.workloads, kernel)
     _check_async(variant.workloads, kernel)
@@ -1459,7 +1462,8 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
     hardware = HardwareSpec(profile=hw.profile, nr_cpus=nr, costs=hw.resolved_costs(),
                             cost_sources=hw.cost_sources(), idle_states=hw.resolved_idle_states(),
                             topology=hw.resolved_topology(), halt_poll=hw.resolved_halt_poll(),
-                            vmalloc=profile_vmalloc(hw.profile), ttwu_reuse=profile_ttwu_reuse(hw.profile))
+                            vmalloc=profile_vmalloc(hw.profile), ttwu_reuse=profile_ttwu_reuse(hw.profile),
+                            tracing=profile_tracing(hw.profile))
     workloads, writer = [], None
     for i, work in enumerate(variant.workloads):
         if not isinstance(work, RcuscaleWriter):
@@ -1654,6 +1658,24 @@ def _check_vfree(workloads, profile: str) -> None:
                                 path=("workloads", i, "work_after"),
                                 allowed="none or kfree, or a profile with vmalloc costs: "
                                         + ", ".join(p for p in PROFILES if profile_vmalloc(p)))
+
+
+def _check_trace_event(kernel, profile: str) -> None:
+    """trace_event= needs the profile's price of a traced event, and the tracepoints where
+    rcusim prices them: 6.12's code."""
+    if "trace_event" not in parse_bootargs(kernel.bootargs):
+        return
+    token = _token_for(kernel.bootargs, "trace_event")
+    if profile_tracing(profile) is None:
+        raise ScenarioError(f"trace_event: profile {profile!r} does not say what a traced event costs",
+                            path=_BOOTARGS_PATH, token=token,
+                            allowed="no trace_event=, or a profile with a tracing section: "
+                                    + ", ".join(p for p in PROFILES if profile_tracing(p)))
+    if kernel.release_tuple < TRACEPOINT_SITES:
+        sites = ".".join(map(str, TRACEPOINT_SITES))
+        raise ScenarioError(f"trace_event: rcusim prices the tracepoints where {sites}'s code records them, "
+                            f"not release {kernel.release}'s", path=_BOOTARGS_PATH, token=token,
+                            allowed=f"kernel.release {sites} or later, or no trace_event=")
 
 
 def _check_run_end(workloads, run: Run) -> None:

@@ -34,7 +34,7 @@ import yaml
 __all__ = ["COST_NAMES", "IDLE_WAKE_COSTS", "MAX_IDLE_STATES", "PROFILES", "Z_P99", "load_profile",
            "profile_sources", "profile_description", "profile_idle_states", "profile_idle_states_source",
            "profile_topology", "profile_topology_sources", "profile_halt_poll", "profile_halt_poll_sources",
-           "profile_vmalloc", "profile_vmalloc_sources", "profile_ttwu_reuse",
+           "profile_vmalloc", "profile_vmalloc_sources", "profile_ttwu_reuse", "profile_tracing",
            "noise_presets", "noise_preset_sources"]
 
 #: z-score of the 99th percentile of a standard normal, to fit a lognormal to (median, p99).
@@ -109,6 +109,8 @@ def _read(name: str) -> dict:
         _check_vmalloc(name, data["vmalloc"])
     if "ttwu_reuse" in data:
         _check_ttwu_reuse(name, data["ttwu_reuse"])
+    if "tracing" in data:
+        _check_tracing(name, data["tracing"])
     if "halt_poll" in data:
         if "idle_states" in data:
             raise ValueError(f"hardware profile {name!r}: a KVM guest's idle is HLT, "
@@ -257,6 +259,24 @@ def profile_ttwu_reuse(name: str) -> dict | None:
     median = data["costs"]["ttwu_ns"]["value"]
     return {"since_ns": tuple(table["since_ns"]), "delta_ns": tuple(v - median for v in table["ttwu_ns"]),
             "in_cb_wakeme_ns": table["in_cb_wakeme_ns"]["value"]}
+
+
+TRACING_COSTS = ("event_ns", "event_irq_ns")
+"""One event recorded by an enabled tracepoint, in task context and in an interrupt (ns)."""
+
+
+def _check_tracing(name: str, table) -> None:
+    if not (isinstance(table, dict) and set(table) == {"source", *TRACING_COSTS} and str(table["source"]).strip()
+            and all(_sourced_ns(table[k]) for k in TRACING_COSTS)):
+        raise ValueError(f"hardware profile {name!r}: tracing must be {{source, "
+                         f"{', '.join(TRACING_COSTS)}: {{value: <int ns>, source}}}}")
+
+
+def profile_tracing(name: str) -> dict | None:
+    """What one traced event costs on the platform, ``{event_ns, event_irq_ns}``, or None
+    if the profile does not say."""
+    table = _read(name).get("tracing")
+    return None if table is None else {k: table[k]["value"] for k in TRACING_COSTS}
 
 
 def profile_topology(name: str) -> dict | None:

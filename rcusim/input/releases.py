@@ -371,6 +371,10 @@ MODULE_PARAMS = (
 _MODULE_PARAM = {param.name: param for param in MODULE_PARAMS}
 
 
+#: trace_event='s tracepoints are priced where this release's code records them (rcusim.input.bootargs.TRACEPOINTS).
+TRACEPOINT_SITES = (6, 12)
+
+
 def module_param_since(name: str, release: str, patches=()) -> str | None:
     """The release that added module parameter `name` ("5.8"), if `release` is older and none
     of `patches` brings it; else None."""

@@ -749,4 +749,11 @@ def profile_yaml(estimates: dict[str, Estimate], header: list[str], command: str
              + f"  since_ns: {list(reuse.since_ns)}\n  ttwu_ns: {list(reuse.values_ns)}\n"
              + f"  in_cb_wakeme_ns:\n    value: {reuse.in_cb_wakeme.value}\n"
              + folded("source", f"{reuse.in_cb_wakeme.how} {said}", 4))
+    text += ("\n# One event recorded by an enabled tracepoint (a scenario's trace_event=): what a traced\n"
+             "# kernel, such as the twin's, pays per event (engine: tracepoint.pxi).\ntracing:\n"
+             + folded("source", """The tracepoint's own cost, which every cost above has taken out, measured
+                      the same way: per boot, the smallest median gap between two tracepoints traced one right
+                      after the other; the median over the boots.""", 2))
+    for key, name in (("event_ns", "trace_overhead_ns"), ("event_irq_ns", "trace_overhead_irq_ns")):
+        text += f"  {key}:\n    value: {estimates[name].value}\n" + folded("source", f"{estimates[name].how} {said}", 4)
     return text

@@ -36,6 +36,7 @@ from rcusim.input.releases import stable_patches
 from rcusim.twin.image import KernelImage
 
 __all__ = ["GuestPlan", "SyncLoopRun", "plan_variant", "check_probes", "image_overrides", "KCONFIG_OPTIONS",
+           "SIM_TRACE_EVENT",
            "GUEST_PROFILES", "GUEST_NOISE", "TRACE_EVENTS"]
 
 #: The hardware profile that describes the guest itself, by clock (rcusim.twin.qemu.CLOCKS).
@@ -60,6 +61,12 @@ KCONFIG_OPTIONS = {
 TRACE_EVENTS = ("rcu/rcu_grace_period", "rcu/rcu_quiescent_state_report", "rcu/rcu_fqs",
                 "rcu/rcu_exp_grace_period", "sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup",
                 "printk/console")
+
+#: What the simulation beside a boot adds to its command line: the guest's tracepoints that
+#: rcusim prices (trace_event=), each event at the guest profile's measured cost, as the traced
+#: guest pays it. printk's console lines fall outside the measured span (rcuscale prints its
+#: results after it, the load harness prints nothing).
+SIM_TRACE_EVENT = "trace_event=" + ",".join(e.replace("/", ":") for e in TRACE_EVENTS if e != "printk/console")
 
 #: The guest's trace instance.
 TRACE_DIR = "/sys/kernel/tracing/instances/rcusim"

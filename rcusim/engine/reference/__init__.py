@@ -7,7 +7,7 @@ grace-period request funnel are in :mod:`.tree`; callbacks, the tick and
 RCU_SOFTIRQ in :mod:`.core` and :mod:`.segcblist`; the grace-period kthread
 and rcutree.rcu_normal_wake_from_gp in :mod:`.gp`; expedited grace periods
 (v4.17 and later) in :mod:`.exp`; the sync_loop workload in :mod:`.workload`.
-NOCB (offloaded CPUs), rcuc kthreads, readers and the expedited machinery of
+NOCB (offloaded CPUs), rcuc kthreads, readers, a traced kernel (trace_event=) and the expedited machinery of
 older releases are outside its scope.
 
 It takes the engine's own low-level inputs and returns the engine's records,

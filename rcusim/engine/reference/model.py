@@ -251,6 +251,9 @@ def _check_scope(inp: EngineInput) -> None:
     if any(inp.tasks.vmalloc):
         raise NotImplementedError("the reference model has no vmalloc()/vfree() (work_after: vfree); "
                                   "compare with work_after: kfree or none")
+    if inp.tracepoint.events:
+        raise NotImplementedError("the reference model prices no tracepoints: a traced kernel (trace_event=), "
+                                  "the real-kernel twin's, is out of its scope")
     if inp.sched.halt_poll:
         raise NotImplementedError("the reference model has no KVM guest: HLT idle with the host's halt "
                                   "polling is out of its scope; compare on a profile that is not a guest")
