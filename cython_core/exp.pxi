@@ -181,7 +181,10 @@ cdef i64 exp_gp_start_or_done(Engine self, int e, int c) except -2:
         ep.phase = TASK_EXP_DRIVE
         return rcu_exp_sel_wait_wake_next(self, e, self.now + self.acc)
     # Queue rcu_exp_sel_wait_wake() on the kworker, then sleep on the root's exp_wq.
-    wake_from_acc(self, self.exp_ent, c, self.ttwu_ns)
+    # kthread_insert_work() wakes the worker only when it is idle (no current_work): one
+    # switched out after its last work finds this one when it runs again.
+    if self.ents[self.exp_ent].state == ST_BLOCKED:
+        wake_from_acc(self, self.exp_ent, c, self.ttwu_ns)
     ep.phase = TASK_EXP_OWNER
     exp_wq_add(self, 0, ep.req_s, e)
     return -1
@@ -228,6 +231,8 @@ cdef i64 rcu_exp_sel_wait_wake(Engine self, int e) except -2:
     self.cpus[self.ents[e].cpu].debt += self.acc
     if nxt >= 0:
         return nxt
+    if phase == EXP_WAKE and self.ents[e].kind == ENT_EXP_GP and kthread_worker_cond_resched(self, e):
+        return -1
     # Sleep unless the condition of the next wait already holds.
     if self.exp_phase == EXP_IDLE and self.exp_work_queued:
         return rcu_exp_sel_wait_wake_next(self, e, self.now)
@@ -237,6 +242,17 @@ cdef i64 rcu_exp_sel_wait_wake(Engine self, int e) except -2:
     if self.exp_phase == EXP_FLUSH and self.exp_par_pending == 0:
         self.exp_phase = EXP_WAIT
     return -1
+
+
+cdef bint kthread_worker_cond_resched(Engine self, int e) noexcept:
+    """kthread_worker_fn()'s cond_resched() after a work: a preemption that the work's
+    wake-ups asked for (the woken caller outranks the worker) switches the worker out
+    still runnable; it looks for its next work when it runs again."""
+    cdef cpu_t *cp = &self.cpus[self.ents[e].cpu]
+    if not (cp.need_resched or cp.step_resched):
+        return False
+    requeue(self, self.ents[e].cpu, e, True)
+    return True
 
 
 cdef void sync_exp_reset_tree(Engine self) noexcept:

@@ -16,7 +16,8 @@ import yaml
 import rcusim
 from rcusim.engine.simulate import build_engine
 from rcusim.input.scenario import load_scenario
-from rcusim.results.run import run_variant
+from rcusim.results.run import run_scenario, run_variant
+from rcusim.results.trace import trace_frame
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 
@@ -143,3 +144,17 @@ def test_a_leaf_fanout_the_kernel_refuses_is_one_line_and_exit_2(tmp_path, capsy
     assert code == 2
     assert err.count("\n") == 1 and "CONFIG_RCU_FANOUT_LEAF" in err and "2 to 64" in err
     assert not out.exists()
+
+
+def test_a_worker_switched_out_after_its_work_is_not_woken_for_the_next():
+    """kthread_worker_fn()'s cond_resched() after a work lets the SCHED_FIFO caller it woke
+    run, the worker still runnable; the caller's next kthread_queue_work() then wakes no one
+    (kthread_insert_work(): the worker has a current_work), and the worker finds the work
+    when it runs again. Back-to-back calls wake the worker once, the caller each time."""
+    data = {"name": "solo", "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 2},
+            "kernel": {"release": "6.12", "HZ": 1000, "CONFIG_PREEMPT_DYNAMIC": True, "bootargs": "preempt=voluntary"},
+            "workloads": [{"kind": "sync_loop", "tasks": 1, "loops": 10, "rt": True, "kthread": True, "cpus": "0",
+                           "primitive": "synchronize_rcu_expedited", "work_after": "none"}]}
+    (v,) = run_scenario(load_scenario(data), progress=False, trace_limit=100_000).variants.values()
+    wakes = trace_frame(v).query("event == 'wake'").ent.value_counts()
+    assert wakes[0] == 10 and wakes.drop(0).tolist() == [1]

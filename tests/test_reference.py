@@ -218,6 +218,18 @@ workloads:
      primitive: synchronize_rcu_expedited, work_after: none}
   - {kind: sync_loop, tasks: 8, loops: 15, think_us: 300, work_after: kfree}
 """,
+    # The same without preemption in the kernel: a writer the kworker wakes waits for the
+    # kworker's cond_resched() after its work, which leaves it runnable for the next work.
+    "exp_rcuscale_writers_voluntary": """
+name: exp_rcuscale_writers_voluntary
+hardware: {profile: x86-64-server-2023, nr_cpus: 4}
+kernel: {release: "6.12", HZ: 1000, CONFIG_PREEMPT_DYNAMIC: true, bootargs: "preempt=voluntary"}
+run: {max_sim_time_s: 2}
+workloads:
+  - {kind: sync_loop, tasks: 3, loops: 30, rt: true, until_all_done: true, min_runtime_s: 0,
+     primitive: synchronize_rcu_expedited, work_after: none}
+  - {kind: sync_loop, tasks: 8, loops: 15, think_us: 300, work_after: kfree}
+""",
 }
 
 

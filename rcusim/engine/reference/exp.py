@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import deque
 
 from rcusim._seq import rcu_seq_endval, rcu_seq_snap, rcu_seq_state
-from rcusim.engine.reference.sched import CPU_BUSY, SLEEP, try_to_wake_up, urgent_at, wake_from_acc
+from rcusim.engine.reference.sched import BLOCKED, CPU_BUSY, SLEEP, YIELD, try_to_wake_up, urgent_at, wake_from_acc
 from rcusim.engine.reference.tree import raw_spin_lock_rcu_node, spin_lock
 
 EXP_IDLE, EXP_RESET, EXP_SELECT, EXP_FLUSH, EXP_WAIT, EXP_WAKE = range(6)
@@ -159,7 +159,9 @@ def exp_gp_start_or_done(sim, task) -> bool:
     sim.exp_gp_start = sim.exp_gp_qs = sim.env.now + sim.acc
     sim.exp_gp_ipis = 0
     sim.exp_work_queued = True
-    wake_from_acc(sim, sim.exp_kworker, cpu, sim.inp.sched.ttwu_ns)
+    # kthread_insert_work() wakes the worker only when it is idle (no current_work).
+    if sim.exp_kworker.state == BLOCKED:
+        wake_from_acc(sim, sim.exp_kworker, cpu, sim.inp.sched.ttwu_ns)
     exp_wq(sim.nodes[0], task.req_s).append(task)
     return True
 
@@ -194,6 +196,12 @@ def rcu_exp_gp_kworker(sim, worker):
         sim.exp_phase = EXP_WAKE
         yield rcu_exp_wait_wake(sim, worker, t)
         sim.exp_phase = EXP_IDLE
+        # kthread_worker_fn()'s cond_resched(): switched out still runnable by a preemption
+        # its wake-ups asked for, it looks for its next work when it runs again.
+        if worker.cpu.need_resched or worker.cpu.step_resched:
+            yield YIELD
+            if not sim.exp_work_queued:
+                yield 0
         if not sim.exp_work_queued:
             yield SLEEP
 
