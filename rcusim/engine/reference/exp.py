@@ -26,7 +26,8 @@ from __future__ import annotations
 from collections import deque
 
 from rcusim._seq import rcu_seq_endval, rcu_seq_snap, rcu_seq_state
-from rcusim.engine.reference.sched import BLOCKED, CPU_BUSY, SLEEP, YIELD, try_to_wake_up, urgent_at, wake_from_acc
+from rcusim.engine.reference.sched import (BLOCKED, CPU_BUSY, PREEMPTED, SLEEP, try_to_wake_up, urgent_at,
+                                            wake_from_acc)
 from rcusim.engine.reference.tree import raw_spin_lock_rcu_node, spin_lock
 
 EXP_IDLE, EXP_RESET, EXP_SELECT, EXP_FLUSH, EXP_WAIT, EXP_WAKE = range(6)
@@ -199,7 +200,7 @@ def rcu_exp_gp_kworker(sim, worker):
         # kthread_worker_fn()'s cond_resched(): switched out still runnable by a preemption
         # its wake-ups asked for, it looks for its next work when it runs again.
         if worker.cpu.need_resched or worker.cpu.step_resched:
-            yield YIELD
+            yield PREEMPTED
             if not sim.exp_work_queued:
                 yield 0
         if not sim.exp_work_queued:

@@ -42,6 +42,8 @@ from rcusim.kernel.fair import NICE_0_LOAD, POLICY_RR
 SLEEP = None
 #: Yielded by an entity body: cond_resched() switches it out, still runnable.
 YIELD = "yield"
+#: Yielded by an entity body: switched out by a preemption pending, back at the head of its class.
+PREEMPTED = "preempted"
 
 RQ_RT, RQ_NORMAL = 0, 1
 BLOCKED, RUNNABLE, RUNNING = 0, 1, 2
@@ -183,9 +185,9 @@ class Cpu:
                     break  # preempted: try_preempt() has requeued ent
                 self.user_from = self.user_to = 0
                 dur = self.step(ent, env.now, ending=True)
-                if dur is YIELD:
+                if dur is YIELD or dur is PREEMPTED:
                     self.step_resched = False
-                    self.requeue(ent, to_tail=True)
+                    self.requeue(ent, to_tail=dur is YIELD)
                     self.curr = None
                     break
                 if dur is SLEEP:
