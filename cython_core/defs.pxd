@@ -524,7 +524,7 @@ cdef enum:
 cdef enum:
     TP_SCHED_SWITCH = 1          # sched:sched_switch, __schedule()
     TP_SCHED_WAKING = 2          # sched:sched_waking, try_to_wake_up() once the state matches
-    TP_SCHED_WAKEUP = 4          # sched:sched_wakeup, ttwu_do_activate() on the enqueuing CPU
+    TP_SCHED_WAKEUP = 4          # sched:sched_wakeup, ttwu_do_wakeup() on the enqueuing CPU
     TP_RCU_GRACE_PERIOD = 8      # rcu:rcu_grace_period
     TP_RCU_EXP_GRACE_PERIOD = 16 # rcu:rcu_exp_grace_period
     TP_RCU_QS_REPORT = 32        # rcu:rcu_quiescent_state_report, rcu_report_qs_rnp()

@@ -245,11 +245,12 @@ cdef i64 rcu_exp_sel_wait_wake(Engine self, int e) except -2:
 
 
 cdef bint kthread_worker_cond_resched(Engine self, int e) noexcept:
-    """kthread_worker_fn()'s cond_resched() after a work: a preemption pending (the
-    work's wake-ups asked for it) switches the worker out still runnable, at the head of
-    its class as any preempted task; it looks for its next work when it runs again."""
+    """kthread_worker_fn()'s cond_resched() after a work: need_resched (a woken caller that
+    outranks the worker, without preemption in the kernel) switches the worker out still
+    runnable, at the head of its class as any preempted task; it looks for its next work
+    when it runs again. With preemption the wake-up switched it out already."""
     cdef cpu_t *cp = &self.cpus[self.ents[e].cpu]
-    if not (cp.need_resched or cp.step_resched):
+    if not cp.need_resched:
         return False
     requeue(self, self.ents[e].cpu, e, False)
     return True

@@ -151,7 +151,7 @@ cdef void rcu_gp_init(Engine self) except *:
     if self.gp_init_report_qs:
         # rcu_qs() and rcu_report_qs_rdp() for this CPU, which no first FQS
         # scan can see idle: it is running the scan.
-        rcu_qs(self, gp_kthread_cpu(self))
+        rcu_qs(self, gp_kthread_cpu(self), self.tp_ns)
         rcu_report_qs_rdp(self, gp_kthread_cpu(self))
     if self.srs_next_head >= 0:
         # All wait heads were busy: ask for another GP for these waiters.

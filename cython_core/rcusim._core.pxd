@@ -41,7 +41,6 @@ cdef class Engine:
     cdef int stepping            # the CPU whose running entity's action is being computed, -1 if none
     cdef int ending              # ... when that action is the one at its burst's end (ent_done()), at now
     cdef int has_topology        # the profile gives a topology: remote wake-ups by ttwu_queue_cond()
-    cdef int ttwu_by_target      # ttwu_queue()'s last: the target enqueues (its wakelist), not the waker
     cdef int32_t *cpu_core
     cdef int32_t *cpu_llc
     cdef int32_t *cpu_socket

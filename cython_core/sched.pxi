@@ -70,10 +70,11 @@ cdef inline i64 line_cost(Engine self, int a, int b) noexcept:
     return self.line_ns[3]
 
 
-cdef i64 ttwu_queue(Engine self, int from_cpu, int target, i64 t, i64 *cost, i64 hold) noexcept:
+cdef i64 ttwu_queue(Engine self, int from_cpu, int target, i64 t, i64 *cost, i64 hold, bint *by_target) noexcept:
     """ttwu_queue(): how long after the waker's try_to_wake_up() the wakee is on
-    `target`'s run queue.  With `cost` (given with a topology only), the waker pays
-    for it (adds to *cost).
+    `target`'s run queue, and whether the target enqueues it (*by_target: from its
+    wakelist) rather than the waker.  With `cost` (given with a topology only), the
+    waker pays for it (adds to *cost).
 
     With a topology, as ttwu_queue_cond() decides: a wake-up on the waker's own CPU,
     or of a busy target sharing its LLC, is enqueued under the target's rq lock by
@@ -86,19 +87,19 @@ cdef i64 ttwu_queue(Engine self, int from_cpu, int target, i64 t, i64 *cost, i64
     cdef cpu_t *tp = &self.cpus[target]
     cdef bint idle = tp.state == CPU_IDLE
     cdef i64 line
-    self.ttwu_by_target = 0
+    by_target[0] = False
     if from_cpu == target:
         self.n_wake_local += 1
         if cost != NULL:
             cost[0] += rq_lock(self, target, from_cpu, t, hold)
         return 0
-    self.ttwu_by_target = 1  # on the target's wakelist, unless the waker enqueues (below)
+    by_target[0] = True  # on the target's wakelist, unless the waker enqueues (below)
     if from_cpu < 0 or not self.has_topology:
         self.n_wake_ipi += 1
         return self.wakeup_busy_ns
     line = line_cost(self, from_cpu, target)
     if not idle and self.cpu_llc[from_cpu] == self.cpu_llc[target]:
-        self.ttwu_by_target = 0
+        by_target[0] = False
         self.n_wake_remote += 1
         if cost != NULL:
             cost[0] += rq_lock(self, target, from_cpu, t, hold)
@@ -336,6 +337,7 @@ cdef i64 ttwu(Engine self, int e, int from_cpu, i64 t, i64 local_ns, bint paid) 
     cdef ent_t *ep = &self.ents[e]
     cdef i64 cost = local_ns, delay, reuse = 0
     cdef int prev = ep.cpu, c
+    cdef bint by_target
     if ep.state != ST_BLOCKED:
         ep.kick = 1
         return cost
@@ -353,11 +355,12 @@ cdef i64 ttwu(Engine self, int e, int from_cpu, i64 t, i64 local_ns, bint paid) 
         if prev != from_cpu:
             cost += line_cost(self, from_cpu, prev)  # p->pi_lock, p->on_rq, p->on_cpu
         # The rq lock is asked before the local path, which holds it for the enqueue.
-        delay = ttwu_queue(self, from_cpu, ep.cpu, t + cost - local_ns, &cost, max(self.ttwu_ns + reuse, 0))
+        delay = ttwu_queue(self, from_cpu, ep.cpu, t + cost - local_ns, &cost, max(self.ttwu_ns + reuse, 0),
+                           &by_target)
     else:
-        delay = ttwu_queue(self, from_cpu, ep.cpu, t + cost, NULL, 0)
+        delay = ttwu_queue(self, from_cpu, ep.cpu, t + cost, NULL, 0, &by_target)
     if self.tp_on:
-        cost += ttwu_tracepoints(self, e, from_cpu, paid)
+        cost += ttwu_tracepoints(self, e, from_cpu, paid, by_target)
     t += cost
     ep.t_woken = t
     t += delay
@@ -374,7 +377,7 @@ cdef i64 ttwu(Engine self, int e, int from_cpu, i64 t, i64 local_ns, bint paid) 
     return cost
 
 
-cdef i64 ttwu_tracepoints(Engine self, int e, int from_cpu, bint paid) noexcept:
+cdef i64 ttwu_tracepoints(Engine self, int e, int from_cpu, bint paid, bint by_target) noexcept:
     """A wake-up's events: sched_waking on the waker's CPU, sched_wakeup on the CPU that
     enqueues (the waker, or the target in its IPI or idle loop when ttwu_queue() put the
     wakee on its wakelist). Returns the paying waker's part; the rest is debt (none where
@@ -384,7 +387,7 @@ cdef i64 ttwu_tracepoints(Engine self, int e, int from_cpu, bint paid) noexcept:
         waker += tp_cost(self, TP_SCHED_WAKING, 1)
     else:
         tp_debt(self, from_cpu, TP_SCHED_WAKING, self.tp_ns)
-    if self.ttwu_by_target:
+    if by_target:
         tp_debt(self, self.ents[e].cpu, TP_SCHED_WAKEUP, self.tp_irq_ns)  # sched_ttwu_pending()
     elif paid:
         waker += tp_cost(self, TP_SCHED_WAKEUP, 1)
@@ -545,7 +548,7 @@ cdef int cpu_pick(Engine self, int c) except -1:
     ep.kick = 0
     # rcu_note_context_switch(): a context switch is a quiescent state,
     # for an expedited GP too if its IPI is waiting for one.
-    rcu_qs(self, c)
+    rcu_qs(self, c, self.tp_ns)
     if cp.exp_need_qs:
         self.acc = 0
         rcu_report_exp_rdp(self, c)
@@ -576,9 +579,10 @@ cdef void cpu_enter_idle(Engine self, int c) noexcept:
     lb_mark(self, c)
     nohz_idle_update(self, c)
     self.last_idle_cpu = c
-    rcu_qs(self, c)  # the switch to the idle task
+    # The switch to the idle task is a QS (rcu_qs()). What a traced kernel records on the
+    # way (sched_switch, cpuqs) takes time the CPU would have idled: it delays nothing.
+    cp.cpu_no_qs = 0
     cp.watching += 1  # rcu_idle_enter(): extended quiescent state
-    tp_debt(self, c, TP_SCHED_SWITCH, self.tp_ns)  # paid before the CPU next runs a task
     if self.trace_on:
         trace(self, self.now, TR_SWITCH, c, -1, 0, 0, 0)
     cp.user_from = 0

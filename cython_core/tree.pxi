@@ -162,11 +162,13 @@ cdef void note_gp_changes_locked(Engine self, int c) except *:
         rcu_gp_kthread_wake(self, c)
 
 
-cdef inline void rcu_qs(Engine self, int c) noexcept:
-    """rcu_qs(): CPU c passes a quiescent state; one it owed is traced ("cpuqs")."""
-    if self.cpus[c].cpu_no_qs:
-        tp_debt(self, c, TP_RCU_GRACE_PERIOD, self.tp_ns)
-    self.cpus[c].cpu_no_qs = 0
+cdef inline void rcu_qs(Engine self, int c, i64 ns) noexcept:
+    """rcu_qs(): CPU c passes a quiescent state; one it owed is traced ("cpuqs", at `ns`, the
+    price where it runs): the normal one, or without PREEMPT_RCU an expedited one too."""
+    cdef cpu_t *cp = &self.cpus[c]
+    if cp.cpu_no_qs or (cp.exp_need_qs and not self.preempt_rcu):
+        tp_debt(self, c, TP_RCU_GRACE_PERIOD, ns)
+    cp.cpu_no_qs = 0
 
 
 cdef void rcu_report_qs_rdp(Engine self, int c) except *:
@@ -228,11 +230,11 @@ cdef void rcu_sched_clock_irq(Engine self, int c) except *:
         # task runs with preemption disabled (init_idle_preempt_count()), so an idle
         # CPU's tick is none: its QS is its switch to idle, or the FQS scan's EQS.
         if not idle and not in_reader(self, c):
-            rcu_qs(self, c)
+            rcu_qs(self, c, self.tp_irq_ns)
     elif idle or cp.user_from <= self.now < cp.user_to:
         # !PREEMPT_RCU: the interrupt came from idle (rcu_is_cpu_rrupt_from_idle())
         # or from user mode.
-        rcu_qs(self, c)
+        rcu_qs(self, c, self.tp_irq_ns)
     if cp.urgent_qs and not idle:
         # rcu_urgent_qs: set need_resched; the context switch is a QS.
         cp.urgent_qs = 0
@@ -269,7 +271,7 @@ cdef void rcu_need_resched(Engine self, int c) except *:
             cp.urgent_qs = 1
             return
         rcu_preempt_ctxt_queue(self, c, cp.curr)
-    rcu_qs(self, c)
+    rcu_qs(self, c, self.tp_irq_ns)  # from the tick
     # rcu_note_context_switch() with rcu_urgent_qs: rcu_momentary_eqs(), which
     # the next FQS scan sees even if this CPU has not noticed the GP yet.
     cp.watching += 2

@@ -108,7 +108,7 @@ cdef bint cond_resched(Engine self, int c) except *:
     if cp.urgent_qs:
         # rcu_all_qs(): rcu_momentary_eqs() and rcu_qs().
         cp.urgent_qs = 0
-        rcu_qs(self, c)
+        rcu_qs(self, c, self.tp_ns)
         cp.watching += 2
     return False
 
@@ -128,6 +128,8 @@ cdef void rcu_read_unlock(Engine self, int e) except *:
         if ep.rd_blocks_gp:
             ep.rd_blocks_gp = 0
             self.nodes[n].gp_blockers -= 1
+            if self.nodes[n].gp_blockers == 0:
+                tp_acc(self, TP_RCU_QS_REPORT, 1)  # "preempt_rcu": the last reader the GP waited for here
             if self.nodes[n].gp_blockers == 0 and self.nodes[n].qsmask == 0 and gp_in_progress(self):
                 rcu_report_unblock_qs_rnp(self, n, c)
         if ep.rd_blocks_exp:
@@ -139,7 +141,7 @@ cdef void rcu_read_unlock(Engine self, int e) except *:
     if cp.urgent_qs:
         # need_resched was set inside the section: preempt_enable() schedules.
         cp.urgent_qs = 0
-        rcu_qs(self, c)
+        rcu_qs(self, c, self.tp_ns)
         cp.watching += 2
 
 

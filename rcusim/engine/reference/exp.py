@@ -197,9 +197,9 @@ def rcu_exp_gp_kworker(sim, worker):
         sim.exp_phase = EXP_WAKE
         yield rcu_exp_wait_wake(sim, worker, t)
         sim.exp_phase = EXP_IDLE
-        # kthread_worker_fn()'s cond_resched(): switched out still runnable by a preemption
-        # its wake-ups asked for, it looks for its next work when it runs again.
-        if worker.cpu.need_resched or worker.cpu.step_resched:
+        # kthread_worker_fn()'s cond_resched(): switched out still runnable by need_resched,
+        # it looks for its next work when it runs again (the engine's kthread_worker_cond_resched()).
+        if worker.cpu.need_resched:
             yield PREEMPTED
             if not sim.exp_work_queued:
                 yield 0
