@@ -91,6 +91,7 @@ cdef i64 synchronize_rcu_expedited(Engine self, int e, int c) except -2:
         return exp_gp_start_or_done(self, e, c)
     while n >= 0:
         if rcu_seq_done(self.exp_seq, s):
+            sync_exp_work_done(self)
             return task_return(self, e, self.now + self.acc)
         exp_lock(self, n)
         if self.nodes[n].exp_seq_rq >= s:
@@ -106,6 +107,12 @@ cdef i64 synchronize_rcu_expedited(Engine self, int e, int c) except -2:
     return -1
 
 
+cdef inline void sync_exp_work_done(Engine self) noexcept:
+    """sync_exp_work_done() finds the caller's GP done: it records "done" (before the
+    caller lets go of a mutex it holds)."""
+    tp_acc(self, TP_RCU_EXP_GRACE_PERIOD, 1)
+
+
 cdef i64 exp_funnel_lock_mutexes(Engine self, int e, int c) except -2:
     """exp_funnel_lock() before v4.6: rdp, then rcu_node mutexes hand over hand.
 
@@ -117,6 +124,7 @@ cdef i64 exp_funnel_lock_mutexes(Engine self, int e, int c) except -2:
         ep.fl_held = 0
         return exp_gp_start_or_done(self, e, c)
     if rcu_seq_done(self.exp_seq, ep.req_s):
+        sync_exp_work_done(self)
         return task_return(self, e, self.now + self.acc)
     ep.fl_next = self.num_nodes + c
     if not mutex_lock(self, ep.fl_next, e):
@@ -130,6 +138,7 @@ cdef i64 exp_funnel_lock(Engine self, int e, int c, int n) except -2:
     cdef ent_t *ep = &self.ents[e]
     while n >= 0:
         if rcu_seq_done(self.exp_seq, ep.req_s):
+            sync_exp_work_done(self)
             mutex_unlock(self, ep.fl_held, c)  # sync_exp_work_done() drops it
             ep.fl_held = -1
             return task_return(self, e, self.now + self.acc)
@@ -165,6 +174,7 @@ cdef i64 exp_gp_start_or_done(Engine self, int e, int c) except -2:
     """The task holds the GP mutex: start its GP, or return if one already covered it."""
     cdef ent_t *ep = &self.ents[e]
     if rcu_seq_done(self.exp_seq, ep.req_s):
+        sync_exp_work_done(self)
         mutex_unlock(self, self.gp_mutex, c)
         return task_return(self, e, self.now + self.acc)
     self.exp_seq += 1  # rcu_exp_gp_seq_start()

@@ -136,8 +136,12 @@ cdef void rt_latency_init(Engine self, cl, s, rl) except *:
 # --- workload task: loop { synchronize_rcu*(); work after; think } ------
 cdef i64 task_run(Engine self, int e, i64 t0) except -2:
     cdef int phase = self.ents[e].phase
+    cdef i64 done = 0
     if phase == TASK_WAITING:
-        return task_return(self, e, t0)
+        if self.wl_prim[self.task_wl[e]] == PRIM_SYNCHRONIZE_RCU_EXPEDITED:
+            # Woken from exp_wq[], it finds its GP done (sync_exp_work_done()).
+            done = tp_cost(self, TP_RCU_EXP_GRACE_PERIOD, 1)
+        return done + task_return(self, e, t0 + done)
     if phase == TASK_MUTEX_WAIT or phase == TASK_EXP_OWNER or phase == TASK_BARRIER_WAIT:
         return self.rnp_lock_ns  # mutex_lock() retry / mutex_unlock(): one cache line
     if phase == TASK_EXP_DRIVE:
@@ -155,10 +159,6 @@ cdef i64 task_return(Engine self, int e, i64 t0) except -2:
     cdef ent_t *ep = &self.ents[e]
     cdef int w = self.task_wl[e]
     cdef i64 dur = self.wl_after_ns[w]
-    cdef i64 done = 0
-    if self.wl_prim[w] == PRIM_SYNCHRONIZE_RCU_EXPEDITED:
-        done = tp_cost(self, TP_RCU_EXP_GRACE_PERIOD, 1)  # sync_exp_work_done(): "done"
-        t0 += done
     record_request(self, e, t0)
     if self.wl_vmalloc[w]:
         dur += vfree_page(self, ep.cpu, t0 + dur)
@@ -166,8 +166,8 @@ cdef i64 task_return(Engine self, int e, i64 t0) except -2:
         ep.phase = TASK_EXITED
         if t0 + dur > self.completion_ns:
             self.completion_ns = t0 + dur
-        return done + dur
-    return done + task_next(self, e, t0, dur)
+        return dur
+    return task_next(self, e, t0, dur)
 
 
 cdef bint task_leaves(Engine self, int e, bint measured, i64 t) except -1:
@@ -294,6 +294,7 @@ cdef i64 task_done(Engine self, int e) except -2:
         nxt = rcu_scale_async(self, e, c)
     elif ep.phase == TASK_EXP_OWNER:
         # Woken by rcu_exp_wait_wake(): let the next expedited GP start, return.
+        sync_exp_work_done(self)
         mutex_unlock(self, self.gp_mutex, c)
         nxt = task_return(self, e, self.now + self.acc)
     elif ep.phase == TASK_SLEEPING:
@@ -305,6 +306,7 @@ cdef i64 task_done(Engine self, int e) except -2:
         self.acc = 0
         if nxt < 0 and self.exp_phase == EXP_IDLE:
             # rcu_exp_wait_wake() done: let the next expedited GP start, return.
+            sync_exp_work_done(self)
             mutex_unlock(self, self.gp_mutex, c)
             nxt = task_return(self, e, self.now + self.acc)
     elif self.wl_prim[self.task_wl[e]] == PRIM_CALL_RCU_HURRY:
