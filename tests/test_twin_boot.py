@@ -20,6 +20,7 @@ import pytest
 from rcusim.errors import ScenarioError
 from rcusim.twin.image import find_image
 from rcusim.twin.initramfs import find_busybox
+from rcusim.twin.plan import SIM_TRACE_EVENT
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -125,7 +126,12 @@ def test_sim_only_simulates_again_beside_the_real_run(booted, tmp_path):
     sim = json.loads((out.with_name("real-sim") / "summary.json").read_text())
     kernel = sim["provenance"]["variants"]["default"]["kernel"]
     assert kernel["patches"] == ["sched-base-slice-700us", "sched-idle-consolidate-special-cases"]
+    assert SIM_TRACE_EVENT in kernel["bootargs"]  # traced as the guest was
     assert "| default | latency p50 (µs) |" in again.stdout
+    other = subprocess.run([sys.executable, "-m", "rcusim", "kernel", str(scenario), "--sim-only", "--out", str(out),
+                            "--force", "--set", "hardware.profile=x86-64-server-2023"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert other.returncode == 0 and "runs untraced" in other.stderr, other.stderr
     missing = subprocess.run([sys.executable, "-m", "rcusim", "kernel", str(scenario), "--sim-only", "--out",
                               str(tmp_path / "none")], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "--out" in missing.stderr

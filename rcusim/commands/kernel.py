@@ -21,6 +21,7 @@ from pathlib import Path
 from rcusim.commands.compare import figures_table, save_overlaid_histogram
 from rcusim.commands.outdir import check_seed, claim, write_result
 from rcusim.errors import ScenarioError
+from rcusim.input.profiles import profile_tracing
 from rcusim.input.scenario import SUMMARY_MAX_BYTES, load_scenario, read_text_file
 from rcusim.results import trace
 from rcusim.results.run import run_scenario
@@ -94,8 +95,8 @@ def cmd_kernel(args) -> int:
                                 allowed="probes only with a run that boots (they trace the guest)")
         with claim(sim_out, args.force):
             real_variants, boots = _real_run(out)
-            scenario, _, _, names = align_scenario(args.scenario, [*args.overrides, _TRACED], args.seed,
-                                                   args.variants or real_variants, args.kernel)
+            scenario, _, _, names = _traced(lambda extra: align_scenario(
+                args.scenario, [*args.overrides, *extra], args.seed, args.variants or real_variants, args.kernel))
             _simulate_beside(scenario, names, boots, out, sim_out, "python -m rcusim " + shlex.join(args.argv), args)
         return 0
     # Both directories are held from before the boots until written, as run holds its --out.
@@ -117,15 +118,24 @@ def cmd_kernel(args) -> int:
             if args.events or args.kprobes:
                 print("rcusim: note: the simulation does not price the extra tracepoints and kprobes, which "
                       "slow the guest", file=sys.stderr)
-            scenario = load_scenario(real.provenance["scenario"], overrides=[_TRACED], seed=args.seed,
-                                     variants=list(real.variants))
+            scenario = _traced(lambda extra: load_scenario(real.provenance["scenario"], overrides=extra,
+                                                           seed=args.seed, variants=list(real.variants)))
             _simulate_beside(scenario, list(real.variants), args.boots, out, sim_out, real.invocation["command"],
                              args)
     return 0
 
 
-#: The simulation beside a boot pays for the tracing the guest did (kernel.bootargs append).
-_TRACED = f"kernel.bootargs={SIM_TRACE_EVENT}"
+def _traced(load):
+    """What `load(overrides)` gives with the guest's tracepoints on (kernel.bootargs append), so
+    that the simulation beside a boot pays for the tracing the guest did; untraced, with a note,
+    on a profile that does not price a traced event (another machine, --any-profile)."""
+    plain = load([])
+    scenario = plain[0] if isinstance(plain, tuple) else plain
+    if all(profile_tracing(v.hardware.profile) for v in scenario.variants.values()):
+        return load([f"kernel.bootargs={SIM_TRACE_EVENT}"])
+    print("rcusim: note: the simulation's hardware profile does not price a traced event: it runs "
+          "untraced, where the guest was traced", file=sys.stderr)
+    return plain
 
 
 def _real_run(out: Path) -> tuple[list[str], int]:
