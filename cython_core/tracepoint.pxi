@@ -15,13 +15,18 @@ cdef int tracepoint_init(Engine self, x) except -1:
     return 0
 
 
-cdef inline i64 tp_cost(Engine self, int tp, int n) noexcept:
-    """n events of tracepoint tp in task context: their cost, 0 if tp is off."""
+cdef inline i64 tp_record(Engine self, int tp, int n, i64 ns) noexcept:
+    """n events of tracepoint tp at `ns` each, counted: their cost, 0 if tp is off."""
     if not self.tp_on & tp:
         return 0
     self.n_tp_events += n
-    self.n_tp_ns += n * self.tp_ns
-    return n * self.tp_ns
+    self.n_tp_ns += n * ns
+    return n * ns
+
+
+cdef inline i64 tp_cost(Engine self, int tp, int n) noexcept:
+    """n events of tracepoint tp in task context: their cost, 0 if tp is off."""
+    return tp_record(self, tp, n, self.tp_ns)
 
 
 cdef inline void tp_acc(Engine self, int tp, int n) noexcept:
@@ -32,7 +37,5 @@ cdef inline void tp_acc(Engine self, int tp, int n) noexcept:
 cdef inline void tp_debt(Engine self, int c, int tp, i64 ns) noexcept:
     """One event of tp recorded on CPU c outside a priced action (ns: the task or
     interrupt price): c pays it before its next step."""
-    if self.tp_on & tp and c >= 0:
-        self.n_tp_events += 1
-        self.n_tp_ns += ns
-        self.cpus[c].debt += ns
+    if c >= 0:
+        self.cpus[c].debt += tp_record(self, tp, 1, ns)

@@ -86,8 +86,8 @@ def cmd_kernel(args) -> int:
     check_seed(args.seed)
     if not args.timeout > 0:
         raise ScenarioError(f"{args.timeout} s", key="--timeout", allowed="a positive number of seconds")
-    name = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed, variants=args.variants).name
-    out = Path(args.out) if args.out else Path("results") / f"{name}-kernel"
+    loaded = load_scenario(args.scenario, overrides=args.overrides, seed=args.seed, variants=args.variants)
+    out = Path(args.out) if args.out else Path("results") / f"{loaded.name}-kernel"
     sim_out = out.with_name(out.name + "-sim")
     if args.sim_only:
         if args.events or args.kprobes:
@@ -95,8 +95,9 @@ def cmd_kernel(args) -> int:
                                 allowed="probes only with a run that boots (they trace the guest)")
         with claim(sim_out, args.force):
             real_variants, boots = _real_run(out)
-            scenario, _, _, names = _traced(lambda extra: align_scenario(
-                args.scenario, [*args.overrides, *extra], args.seed, args.variants or real_variants, args.kernel))
+            names = args.variants or real_variants
+            scenario, _, _, names = align_scenario(args.scenario, [*args.overrides, *_traced(loaded, names)],
+                                                   args.seed, names, args.kernel)
             _simulate_beside(scenario, names, boots, out, sim_out, "python -m rcusim " + shlex.join(args.argv), args)
         return 0
     # Both directories are held from before the boots until written, as run holds its --out.
@@ -118,24 +119,22 @@ def cmd_kernel(args) -> int:
             if args.events or args.kprobes:
                 print("rcusim: note: the simulation does not price the extra tracepoints and kprobes, which "
                       "slow the guest", file=sys.stderr)
-            scenario = _traced(lambda extra: load_scenario(real.provenance["scenario"], overrides=extra,
-                                                           seed=args.seed, variants=list(real.variants)))
+            scenario = load_scenario(real.provenance["scenario"], overrides=_traced(loaded, real.variants),
+                                     seed=args.seed, variants=list(real.variants))
             _simulate_beside(scenario, list(real.variants), args.boots, out, sim_out, real.invocation["command"],
                              args)
     return 0
 
 
-def _traced(load):
-    """What `load(overrides)` gives with the guest's tracepoints on (kernel.bootargs append), so
-    that the simulation beside a boot pays for the tracing the guest did; untraced, with a note,
-    on a profile that does not price a traced event (another machine, --any-profile)."""
-    plain = load([])
-    scenario = plain[0] if isinstance(plain, tuple) else plain
-    if all(profile_tracing(v.hardware.profile) for v in scenario.variants.values()):
-        return load([f"kernel.bootargs={SIM_TRACE_EVENT}"])
+def _traced(scenario, variants) -> list[str]:
+    """The overrides that turn the guest's tracepoints on in the simulation of `variants` beside
+    a boot (kernel.bootargs append), so that it pays for the tracing the guest did; none, with a
+    note, on a profile that does not price a traced event (another machine, --any-profile)."""
+    if all(profile_tracing(scenario.variants[v].hardware.profile) for v in variants):
+        return [f"kernel.bootargs={SIM_TRACE_EVENT}"]
     print("rcusim: note: the simulation's hardware profile does not price a traced event: it runs "
           "untraced, where the guest was traced", file=sys.stderr)
-    return plain
+    return []
 
 
 def _real_run(out: Path) -> tuple[list[str], int]:

@@ -270,16 +270,14 @@ def _parse_value(param: Param, raw: str | None, token: str, nr_cpus: int | None)
             raise ScenarioError(f"unknown value in {token!r}", allowed=allowed, token=token)
         return raw
     if kind == "choices":
+        allowed = f"{param.name}= a comma-separated list of " + ", ".join(param.choices)
         if not raw:
-            raise ScenarioError(f"{param.name} needs a list, got {token!r}",
-                                allowed=f"{param.name}= a comma-separated list of " + ", ".join(param.choices),
-                                token=token)
+            raise ScenarioError(f"{param.name} needs a list, got {token!r}", allowed=allowed, token=token)
         words = raw.split(",")
         bad = [w for w in words if w not in param.choices]
         if bad or len(set(words)) < len(words):
             problem = f"{bad[0]!r} in {token!r} is not modelled" if bad else f"an event twice in {token!r}"
-            raise ScenarioError(problem, allowed=f"{param.name}= a comma-separated list of "
-                                + ", ".join(param.choices), token=token)
+            raise ScenarioError(problem, allowed=allowed, token=token)
         return tuple(words)
     if kind in ("cpulist", "optional_cpulist"):
         if raw is None:
