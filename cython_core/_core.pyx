@@ -6,32 +6,42 @@ One ``Engine`` owns all state, declared by mechanism in ``rcusim._core.pxd``
 mechanism lives in its own file, included below as module-level functions
 that take the Engine, under the kernel's names:
 
-=================  ==========================================================
-eventq.pxd         the event queue (shared with rcusim._membarrier)
-rcu_seq.pxd        rcu_seq_*() and ULONG_CMP_*() (shared with rcusim._seq)
-sched.pxi          run queues, wake-ups, bursts, preemption, idle, the tick
-timer.pxi          timer-wheel expiry and the CPU that expires a timer
-fair.pxi           the fair class: nice weights, EEVDF (v6.6) and CFS
-cpuidle.pxi        idle states and the menu governor: the state entered, the tick kept, the exit latency
-locking.pxi        rcu_node spinlocks and sleeping mutexes
-tree.pxi           rcu_node tree: rcu_report_qs_rnp, rcu_start_this_gp
-gp.pxi             rcu_gp_kthread: rcu_gp_init, rcu_gp_fqs, rcu_gp_cleanup
-sr_normal.pxi      synchronize_rcu() with rcu_normal_wake_from_gp
-segcblist.pxi      rcu_segcblist and the callback pool
-core.pxi           call_rcu, rcu_core, rcu_do_batch, softirq, rcuc
-nocb.pxi           tree_nocb.h: bypass, nocb_gp_wait, nocb_cb_wait
-exp.pxi            tree_exp.h: expedited grace periods
-barrier.pxi        rcu_barrier(): barrier_mutex, the entrain by IPI, rcu_barrier_callback()
-tree_plugin.pxi    readers, blocked readers, cond_resched()
-kvfree.pxi         kvfree_rcu() batching and rcuscale's kfree threads
-classic.pxi        classic RCU (before v2.6.29) and its 2004 patches
-workloads.pxi      sync_loop (rcuscale's gp_async writer too), rt_latency_probe and call_rcu_load tasks
-noise.pxi          OS noise: interrupts, kthread bursts and host stalls per CPU
-records.pxi        request and grace-period records
-checker.pxi        the always-on safety checker
-trace.pxi          the optional trace buffer
-tracepoint.pxi     the kernel's enabled tracepoints (trace_event=): each event's cost
-=================  ==========================================================
+===================  ==========================================================
+eventq.pxd           the event queue (shared with rcusim._membarrier)
+rcu_seq.pxd          rcu_seq_*() and ULONG_CMP_*() (shared with rcusim._seq)
+random.pxi           the random draws: one stream, in event order
+topology.pxi         cores, LLCs and sockets, and a cache-line transfer's cost by distance
+sched.pxi            run queues, wake-ups, bursts, preemption, idle
+fair.pxi             the fair class: nice weights, EEVDF (v6.6) and CFS
+placement.pxi        wake-up CPU selection (select_task_rq_fair()) and set_task_cpu()
+balance.pxi          fork placement and load balancing over the scheduling domains
+tick.pxi             the scheduling-clock tick: time slices, rcu_sched_clock_irq(), NO_HZ idle
+timer.pxi            timer-wheel expiry (calc_wheel_index()) and the CPU that expires a timer
+cpuidle.pxi          idle states and the menu governor: the state entered, the tick kept, the exit latency
+kvm.pxi              a KVM guest's HLT idle and the host's halt polling (kvm_vcpu_halt())
+locking.pxi          rcu_node spinlocks and sleeping mutexes
+tree.pxi             rcu_node tree: rcu_report_qs_rnp(), rcu_start_this_gp()
+tree_gp.pxi          rcu_gp_kthread: rcu_gp_init(), rcu_gp_fqs(), rcu_gp_cleanup()
+tree_sr_normal.pxi   synchronize_rcu() with rcu_normal_wake_from_gp
+rcu_segcblist.pxi    rcu_segcblist and the callback pool
+tree_callbacks.pxi   call_rcu(), rcu_core(), rcu_do_batch(), softirq, rcuc
+tree_nocb.pxi        tree_nocb.h: bypass, nocb_gp_wait(), nocb_cb_wait()
+tree_exp.pxi         tree_exp.h: expedited grace periods
+tree_barrier.pxi     rcu_barrier(): barrier_mutex, the entrain by IPI, rcu_barrier_callback()
+tree_plugin.pxi      readers, blocked readers, cond_resched()
+kvfree_rcu.pxi       kvfree_rcu() batching: krcp, bulk pages, the monitor, kfree_rcu_work
+kfree_scale.pxi      rcuscale's kfree threads (kfree_scale_thread())
+vmalloc.pxi          one-page vmalloc()/vfree(): the global vmap locks and the lazy purge
+classic.pxi          classic RCU (before v2.6.29) and its 2004 patches
+sync_loop.pxi        the sync_loop task: synchronize_rcu*() in a loop (rcuscale's writers too)
+rt_latency.pxi       the rt_latency_probe task (amlat) and its timer interrupt
+call_rcu_load.pxi    the call_rcu_load tasks: kernel work, non-preemptible sections, call_rcu()
+noise.pxi            OS noise: interrupts, kthread bursts and host stalls per CPU
+records.pxi          request and grace-period records
+checker.pxi          the always-on safety checker (rcu_barrier()'s guarantee too)
+trace.pxi            the optional trace buffer
+tracepoint.pxi       the kernel's enabled tracepoints (trace_event=): each recorded event's cost on its CPU
+===================  ==========================================================
 
 Python builds the engine from an ``EngineInput`` (rcusim.engine.engine_input), calls
 ``run()`` in chunks and reads the records back as NumPy arrays.
@@ -42,15 +52,16 @@ Conventions
   jiffy boundaries, as the kernel's timer wheel does.
 * Entities (tasks and kthreads) run in *bursts* on their CPU.  A burst is
   the CPU time of one step of the entity's loop; the step's effects on RCU
-  state happen at the end of the burst (``ent_done``), except callback
+  state happen at the end of the burst (``ent_done``: ``<thread>()`` after
+  ``<thread>_next()`` planned it), except callback
   invocation, whose per-callback effects are spread over the burst.
 * Interrupt and softirq work on a busy CPU is *stolen* from the running
   burst, which ends that much later; during softirq work the CPU cannot be
   preempted.
 * rcu_node locks are modelled as resources that are free again at
   ``lock_free``; waiting for one costs the waiter time (``rnp_lock``).
-* Random draws: one stream (a NumPy BitGenerator), drawn in event order.
-  The only draw today is the idle-exit latency of a CPU woken from idle.
+* Random draws: one stream (a NumPy BitGenerator), drawn in event order,
+  every one through ``random.pxi``.
 """
 
 cimport cython
@@ -140,32 +151,157 @@ cdef inline event_t pop(Engine self) noexcept:
     return eventq_pop(&self.evq)
 
 
+include "random.pxi"
+include "topology.pxi"
 include "sched.pxi"
 include "fair.pxi"
 include "placement.pxi"
 include "balance.pxi"
+include "tick.pxi"
 include "timer.pxi"
 include "cpuidle.pxi"
 include "kvm.pxi"
 include "locking.pxi"
 include "tree.pxi"
-include "gp.pxi"
-include "sr_normal.pxi"
-include "segcblist.pxi"
-include "core.pxi"
-include "nocb.pxi"
-include "exp.pxi"
-include "barrier.pxi"
+include "tree_gp.pxi"
+include "tree_sr_normal.pxi"
+include "rcu_segcblist.pxi"
+include "tree_callbacks.pxi"
+include "tree_nocb.pxi"
+include "tree_exp.pxi"
+include "tree_barrier.pxi"
 include "tree_plugin.pxi"
-include "kvfree.pxi"
+include "kvfree_rcu.pxi"
+include "kfree_scale.pxi"
 include "vmalloc.pxi"
 include "classic.pxi"
-include "workloads.pxi"
+include "sync_loop.pxi"
+include "rt_latency.pxi"
+include "call_rcu_load.pxi"
 include "noise.pxi"
 include "records.pxi"
 include "checker.pxi"
 include "trace.pxi"
 include "tracepoint.pxi"
+
+
+# --- entities: their room, and their steps by kind; callbacks' functions -------------
+# Each mechanism's thread has a step in two halves under its kernel name: <thread>_next()
+# plans the next burst (its length in ns, or -1 to sleep), <thread>() applies the burst's
+# effects at its end and returns the next burst's length or -1. The scheduler runs
+# bursts; these two functions say whose.
+
+cdef void ents_alloc(Engine self, inp) except *:
+    """Room for every entity of every mechanism, each blocked and unlinked."""
+    cdef int e
+    self.n_ents = (len(inp.tasks.cpu) + 2 + max(len(inp.nocb.group_first) - 1, 0) + self.nr_cpus + 1
+                   + (self.num_nodes - self.leaf_first) + len(inp.readers.cpu)
+                   + len(inp.kvfree.cpu)
+                   + (KFREE_N_BATCHES + 1 + inp.kvfree.unbound_wq) * int(np.count_nonzero(inp.kvfree.has_thread))
+                   + len(inp.rt_latency.probe_cpu) + len(inp.rt_latency.bg_cpu)
+                   + (self.nr_cpus if inp.classic.krcud_bhlimit else 0)
+                   + int(np.count_nonzero(inp.noise.kthread_gap_ns)))
+    # On cache-line boundaries, so that each of ent_t's groups is one line.
+    if posix_memalign(<void **> &self.ents, 64, self.n_ents * sizeof(ent_t)) != 0:
+        self.ents = NULL
+        raise MemoryError()
+    memset(self.ents, 0, self.n_ents * sizeof(ent_t))
+    for e in range(self.n_ents):
+        self.ents[e].state = ST_BLOCKED
+        self.ents[e].weight = NICE_0_LOAD
+        self.ents[e].next = -1
+        self.ents[e].remaining = -1
+        self.ents[e].link = -1
+        self.ents[e].wait_next = -1
+        self.ents[e].aff = -1
+        self.ents[e].last_wakee = -1
+        self.ents[e].recent_used_cpu = -1
+
+
+cdef i64 ent_run(Engine self, int e, i64 t0) except -2:
+    cdef int kind = self.ents[e].kind
+    if kind == ENT_TASK:
+        return sync_loop_next(self, e, t0)
+    if kind == ENT_GP:
+        return rcu_gp_kthread_next(self, e, t0)
+    if kind == ENT_RCUOG:
+        return nocb_gp_wait_next(self, e)
+    if kind == ENT_RCUOP:
+        return nocb_cb_wait_next(self, e, t0)
+    if kind == ENT_SR_WORKER:
+        return rcu_sr_normal_gp_cleanup_work_next(self, e, t0)
+    if kind == ENT_READER:
+        return rcu_reader_next(self, e, t0)
+    if kind == ENT_EXP_GP:
+        return rcu_exp_sel_wait_wake_next(self, e, t0)
+    if kind == ENT_EXP_PAR:
+        return sync_rcu_exp_select_node_cpus_next(self, e, t0)
+    if kind == ENT_KFREE:
+        return kfree_scale_thread_next(self, e, t0)
+    if kind == ENT_KWORKER:
+        return kvfree_kworker_next(self, e, t0)
+    if kind == ENT_RT_PROBE:
+        return rt_latency_probe_next(self, e, t0)
+    if kind == ENT_BG:
+        return call_rcu_load_next(self, e, t0)
+    if kind == ENT_KRCUD:
+        return krcud_next(self, e, t0)
+    if kind == ENT_RCUC:
+        return rcu_cpu_kthread_next(self, e, t0)
+    if kind == ENT_NOISE:
+        return noise_kthread_next(self, e, t0)
+    raise RuntimeError(f"entity {e} of unknown kind {kind}")
+
+
+cdef i64 ent_done(Engine self, int e) except -2:
+    cdef int kind = self.ents[e].kind
+    if kind == ENT_TASK:
+        return sync_loop(self, e)
+    if kind == ENT_GP:
+        return rcu_gp_kthread(self, e)
+    if kind == ENT_RCUOG:
+        return nocb_gp_wait(self, e)
+    if kind == ENT_RCUOP:
+        return nocb_cb_wait(self, e)
+    if kind == ENT_SR_WORKER:
+        return rcu_sr_normal_gp_cleanup_work(self, e)
+    if kind == ENT_READER:
+        return rcu_reader(self, e)
+    if kind == ENT_EXP_GP:
+        return rcu_exp_sel_wait_wake(self, e)
+    if kind == ENT_EXP_PAR:
+        return sync_rcu_exp_select_node_cpus(self, e)
+    if kind == ENT_KFREE:
+        return kfree_scale_thread(self, e)
+    if kind == ENT_KWORKER:
+        return kvfree_kworker(self, e)
+    if kind == ENT_RT_PROBE:
+        return rt_latency_probe(self, e)
+    if kind == ENT_BG:
+        return call_rcu_load(self, e)
+    if kind == ENT_KRCUD:
+        return krcud(self, e)
+    if kind == ENT_RCUC:
+        return rcu_cpu_kthread(self, e)
+    if kind == ENT_NOISE:
+        return noise_kthread(self, e)
+    raise RuntimeError(f"entity {e} of unknown kind {kind}")
+
+
+cdef void rcu_callback_func(Engine self, int kind, int arg, int runner_cpu, i64 t) except *:
+    """rcu_head->func of a callback of `kind` (other than wakeme_after_rcu() and the
+    workloads' own, which cost their time and nothing else), invoked by CPU runner_cpu
+    and done at t."""
+    if kind == CB_RCU_WORK:
+        rcu_work_rcufn(self, arg, runner_cpu, t)
+    elif kind == CB_RCUSCALE_ASYNC:
+        rcu_scale_async_cb(self, arg, runner_cpu)
+    elif kind == CB_BARRIER:
+        rcu_barrier_callback(self, runner_cpu, t)
+    elif kind == CB_KFREE_OBJ:
+        kfree_obj_reclaim(self)
+    else:
+        raise RuntimeError(f"callback of unknown kind {kind}")
 
 
 def eventq_hold_rate(i64 pending, i64 ops):
@@ -325,7 +461,8 @@ cdef class Engine:
         free(self.rwl_len_exp)
         free(self.rwl_gap_busy)
         free(self.rwl_preemptible)
-        kvfree_dealloc(self)
+        kvfree_rcu_dealloc(self)
+        kfree_scale_dealloc(self)
         records_free(self)
         free(self.lat_rec)
         free(self.trace_buf)
@@ -365,7 +502,8 @@ cdef class Engine:
         e = rcu_exp_init(self, inp.exp, e)
         barrier_init(self, inp.nocb)
         e = rcu_readers_init(self, inp.readers, e)
-        e = kvfree_init(self, inp.kvfree, e)
+        e = kfree_scale_init(self, inp.kvfree, e)
+        e = kvfree_rcu_init(self, inp.kvfree, e)
         self.n_ents = e
         records_init(self, inp.tasks.expected_requests, inp.records.mode, inp.records.sample_below)
         self.timed = inp.run_end.timed
@@ -373,8 +511,11 @@ cdef class Engine:
         # The first events, in this order: the random stream is drawn in event order.
         tasks_start(self)
         rcu_readers_start(self)
-        kvfree_start(self)
-        rt_latency_init(self, inp.classic, inp.sched, inp.rt_latency)
+        kfree_scale_start(self)
+        rcu_classic_init(self, inp.classic, inp.sched)
+        e = rt_latency_init(self, inp.rt_latency, self.n_ents)
+        e = call_rcu_load_init(self, inp.rt_latency, e)
+        self.n_ents = krcud_init(self, e)
         noise_init(self, inp.noise, self.n_ents)
         fair_alloc(self)  # every entity exists now
         balance_init(self)
@@ -681,7 +822,7 @@ cdef class Engine:
         if self.tasks_vmalloc:  # lib/test_vmalloc.c's vmalloc()/vfree() (vmalloc.pxi)
             out["vmap_lock_wait_ns"] = self.n_vmap_wait_ns
             out["vmap_purges"] = self.n_vmap_purges
-        if self.barrier_check:  # rcu_barrier() callers (barrier.pxi)
+        if self.barrier_check:  # rcu_barrier() callers (tree_barrier.pxi)
             out["rcu_barriers"] = self.n_barriers
             out["rcu_barrier_early_exits"] = self.n_barrier_early
             out["rcu_barrier_ipis"] = self.n_barrier_ipis

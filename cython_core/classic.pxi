@@ -6,17 +6,43 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef void rcu_classic_init(Engine self, cl, s) except *:
+    """Classic RCU's parameters and the 2004 patches' (throttle-rcu, rcu-low-lat)."""
+    cdef int c
+    self.classic = cl.classic_rcu
+    self.softirq_restart_only = s.softirq_restart_only
+    self.rcumaxbatch = cl.rcumaxbatch
+    self.rcuplugticks = cl.rcuplugticks
+    self.krcud_bhlimit = cl.krcud_bhlimit
+    self.irq_exit_softirq = s.irq_exit_softirq
+    self.cl_curbatch = self.cl_maxbatch = self.gp_seq >> 2
+    for c in range(self.nr_cpus):
+        self.cpus[c].krcud = -1
+        self.cpus[c].rcud_head = self.cpus[c].rcud_tail = -1
+
+
+cdef int krcud_init(Engine self, int e) except -1:
+    """rcu-low-lat's krcud/N kthreads, one per CPU."""
+    cdef int c
+    if not self.krcud_bhlimit:
+        return e
+    for c in range(self.nr_cpus):
+        # krcud() runs at nice -19: woken, it goes ahead of nice-0 tasks.
+        self.cpus[c].krcud = e
+        self.ents[e].kind = ENT_KRCUD
+        self.ents[e].cpu = c
+        self.ents[e].idx = c
+        self.ents[e].rq = RQ_NORMAL
+        self.ents[e].head_enqueue = 1
+        self.ents[e].weight = 71755  # nice -19
+        e += 1
+    return e
+
+
 cdef inline bint cbs_ready(Engine self, cpu_t *cp) noexcept:
     """Done callbacks that rcu_core() may invoke now: not plugged by throttle-rcu,
     not handed to krcud/N by rcu-low-lat."""
     return cp.seg_len[RCU_DONE_TAIL] > 0 and cp.plugticks == 0
-
-
-cdef inline bint burst_nopreempt(Engine self, int c) noexcept:
-    """The running burst cannot be preempted: ksoftirqd inside do_softirq(), or a
-    call_rcu_load task inside a non-preemptible section."""
-    cdef ent_t *ep = &self.ents[self.cpus[c].curr]
-    return (ep.kind == ENT_RCUC and ep.phase == 0) or (ep.kind == ENT_BG and ep.phase == BG_LOCKED)
 
 
 cdef i64 rcu_do_batch_classic(Engine self, int r, i64 t0, int ctx) except -2:
@@ -68,7 +94,7 @@ cdef void splice_to_rcudlist(Engine self, cpu_t *cp) noexcept:
     cp.rcud_len += n
 
 
-cdef i64 krcud_run(Engine self, int e, i64 t0) except -2:
+cdef i64 krcud_next(Engine self, int e, i64 t0) except -2:
     """krcud(): rcu_do_batch() on rcudlist in process context, preemptible throughout."""
     cdef int r = self.ents[e].idx, cb
     cdef cpu_t *cp = &self.cpus[r]
@@ -82,10 +108,10 @@ cdef i64 krcud_run(Engine self, int e, i64 t0) except -2:
     return t - t0
 
 
-cdef i64 krcud_done(Engine self, int e) except -2:
+cdef i64 krcud(Engine self, int e) except -2:
     """krcud(): cond_resched() between rounds until rcudlist is empty."""
     if self.cpus[self.ents[e].idx].rcud_len > 0:
-        return krcud_run(self, e, self.now)
+        return krcud_next(self, e, self.now)
     return -1
 
 

@@ -257,6 +257,12 @@ cdef void cpuidle_idle_call(Engine self, int c, bint got_tick) noexcept:
         m.enter_ns = self.now
 
 
+cdef i64 idle_exit_ns(Engine self) noexcept:
+    """Wake-up latency of an idle CPU without a cpuidle driver: lognormal from the
+    profile's median and p99."""
+    return lognormal_ns(self, self.idle_mu, self.idle_sigma)
+
+
 cdef i64 cpuidle_exit_ns(Engine self, int c) noexcept:
     """A wake-up takes CPU c out of its state: the exit latency it costs."""
     cdef menu_t *m = &self.menu[c]

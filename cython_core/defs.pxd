@@ -183,7 +183,7 @@ cdef struct ent_t:
     int32_t state        # ST_*
     int32_t rq           # RQ_RT or RQ_NORMAL
     int32_t fork_place   # a new task placed at its start by find_idlest_cpu() (wake_up_new_task())
-    int32_t kick         # a wake-up arrived while it was running: do not sleep
+    int32_t might_resched # its kernel code reaches might_resched() every few us (preempt=voluntary)
     int32_t head_enqueue # 1 = woken to the head of its class (highpri kworker)
     int32_t link         # ENT_TASK: srs_* list link (wake_from_gp path), walked by its waker
     int32_t wakee_flips  # p->wakee_flips: how often it switched the task it wakes

@@ -33,9 +33,9 @@ cdef void noise_init(Engine self, nz, int e) except *:
     for c in range(self.nr_cpus):
         self.cpus[c].noise_ent = -1
         if self.nz_irq_gap_ns[c] > 0:
-            push(self, exp_ns(self, self.nz_irq_gap_ns[c]), PRIO_NORMAL, EV_NOISE_IRQ, c, 0)
+            push(self, exponential_ns(self, self.nz_irq_gap_ns[c]), PRIO_NORMAL, EV_NOISE_IRQ, c, 0)
         if self.nz_host_gap_ns[c] > 0:
-            push(self, exp_ns(self, self.nz_host_gap_ns[c]), PRIO_NORMAL, EV_NOISE_HOST, c, 0)
+            push(self, exponential_ns(self, self.nz_host_gap_ns[c]), PRIO_NORMAL, EV_NOISE_HOST, c, 0)
         if self.nz_kt_gap_ns[c] > 0:
             self.cpus[c].noise_ent = e
             self.ents[e].kind = ENT_NOISE
@@ -43,19 +43,15 @@ cdef void noise_init(Engine self, nz, int e) except *:
             self.ents[e].idx = c
             self.ents[e].rq = RQ_NORMAL
             e += 1
-            push(self, exp_ns(self, self.nz_kt_gap_ns[c]), PRIO_NORMAL, EV_NOISE_KTHREAD, c, 0)
+            push(self, exponential_ns(self, self.nz_kt_gap_ns[c]), PRIO_NORMAL, EV_NOISE_KTHREAD, c, 0)
     self.n_ents = e
-
-
-cdef inline i64 lognormal_ns(Engine self, double mu, double sigma) noexcept:
-    return <i64> exp(mu + sigma * std_normal(self))
 
 
 cdef i64 quantile_draw_ns(Engine self, i64[::1] q, i64[::1] tail) noexcept:
     """A draw from a measured distribution given by its quantiles at evenly spaced levels
     from 0 to 1, and those of its last interval (`tail`, evenly spaced over that interval's
     levels): uniform between the two neighbours a uniform level falls between."""
-    cdef double x = self.rng.next_double(self.rng.state) * (q.shape[0] - 1)
+    cdef double x = random_unit(self) * (q.shape[0] - 1)
     cdef int i = <int> x
     if i == q.shape[0] - 2:
         x = (x - i) * (tail.shape[0] - 1)  # the level within the last interval
@@ -86,20 +82,6 @@ cdef i64 timer_irq_arrival(Engine self, int c) except -1:
     return cp.timer_irq_at
 
 
-cdef bint timer_irq_late(Engine self, int c, int kind, int target, i64 arg) except -1:
-    """A timer expiring now on CPU c runs when its interrupt arrives: if that is later
-    (the noise workload's timer delay), the event (kind, target, arg) is queued for
-    then and True returned; the caller's arg tells the arrival from the expiry."""
-    cdef i64 t
-    if not self.nz_timer_on:
-        return False
-    t = timer_irq_arrival(self, c)
-    if t <= self.now:
-        return False
-    push(self, t, PRIO_NORMAL, kind, target, arg)
-    return True
-
-
 cdef void ev_noise_irq(Engine self, int c) except *:
     cdef cpu_t *cp = &self.cpus[c]
     cdef i64 dur = lognormal_ns(self, self.nz_irq_mu[c], self.nz_irq_sigma[c])
@@ -112,7 +94,7 @@ cdef void ev_noise_irq(Engine self, int c) except *:
         push(self, self.now + dur, PRIO_NORMAL, EV_NOISE_IRQ_END, c, 0)
     else:
         steal(self, c, dur)
-    push(self, self.now + exp_ns(self, self.nz_irq_gap_ns[c]), PRIO_NORMAL, EV_NOISE_IRQ, c, 0)
+    push(self, self.now + exponential_ns(self, self.nz_irq_gap_ns[c]), PRIO_NORMAL, EV_NOISE_IRQ, c, 0)
 
 
 cdef void ev_noise_host(Engine self, int c) except *:
@@ -123,7 +105,7 @@ cdef void ev_noise_host(Engine self, int c) except *:
         self.n_noise_host += 1
         self.n_noise_host_ns += dur
         steal(self, c, dur)
-    push(self, self.now + exp_ns(self, self.nz_host_gap_ns[c]), PRIO_NORMAL, EV_NOISE_HOST, c, 0)
+    push(self, self.now + exponential_ns(self, self.nz_host_gap_ns[c]), PRIO_NORMAL, EV_NOISE_HOST, c, 0)
 
 
 cdef void ev_noise_irq_end(Engine self, int c) noexcept:
@@ -138,18 +120,18 @@ cdef void ev_noise_kthread(Engine self, int c) except *:
     self.cpus[c].noise_work += 1
     if self.ents[e].state == ST_BLOCKED:
         wake(self, e, c, self.now)
-    push(self, self.now + exp_ns(self, self.nz_kt_gap_ns[c]), PRIO_NORMAL, EV_NOISE_KTHREAD, c, 0)
+    push(self, self.now + exponential_ns(self, self.nz_kt_gap_ns[c]), PRIO_NORMAL, EV_NOISE_KTHREAD, c, 0)
 
 
-cdef i64 noise_run(Engine self, int e, i64 t0) except -2:
+cdef i64 noise_kthread_next(Engine self, int e, i64 t0) except -2:
     cdef int c = self.ents[e].idx
     self.cpus[c].noise_work -= 1
     self.n_noise_bursts += 1
     return lognormal_ns(self, self.nz_kt_mu[c], self.nz_kt_sigma[c])
 
 
-cdef i64 noise_done(Engine self, int e) except -2:
+cdef i64 noise_kthread(Engine self, int e) except -2:
     """The burst ends: run the next queued item, or sleep."""
     if self.cpus[self.ents[e].idx].noise_work > 0:
-        return noise_run(self, e, self.now)
+        return noise_kthread_next(self, e, self.now)
     return -1

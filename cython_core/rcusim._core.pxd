@@ -76,7 +76,7 @@ cdef class Engine:
     cdef i64 vm_lock_free[3]     # when each global vmap lock is free again
     cdef int vm_lock_cpu[3]      # the CPU that held it last (-1: none yet)
 
-    # --- a KVM guest: HLT and the host's halt polling (kvm.pxi) ----------------
+    # --- a KVM guest: HLT and the host's halt polling (kvm.pxi) ---------------
     cdef int halt_poll           # the CPUs are vCPUs whose HLT exits to kvm_vcpu_halt()
     cdef i64 halt_poll_max_ns    # kvm.halt_poll_ns
     cdef i64 halt_poll_grow      # kvm.halt_poll_ns_grow
@@ -158,7 +158,7 @@ cdef class Engine:
     cdef int leaf_first
     cdef i64 rnp_lock_ns
 
-    # --- rcu_state and the GP kthread (gp.pxi) --------------------------------
+    # --- rcu_state and the GP kthread (tree_gp.pxi) ---------------------------
     cdef i64 jiffies_till_first_fqs
     cdef i64 jiffies_till_next_fqs
     cdef i64 jiffies_to_sched_qs
@@ -178,7 +178,7 @@ cdef class Engine:
     cdef u64 gp_timer_gen
     cdef int gp_pending_phase
 
-    # --- rcu_normal_wake_from_gp: synchronize_rcu() callers tracked apart (sr_normal.pxi) 
+    # --- rcu_normal_wake_from_gp: synchronize_rcu() callers tracked apart (tree_sr_normal.pxi) 
     cdef int wake_from_gp
     cdef int srs_next_head, srs_next_tail
     cdef int srs_wait_head, srs_wait_tail
@@ -187,7 +187,7 @@ cdef class Engine:
     cdef int srs_done_heads
     cdef int sr_ent
 
-    # --- callbacks: the pool, blimit and costs (segcblist.pxi, core.pxi) ------
+    # --- callbacks: the pool, blimit and costs (rcu_segcblist.pxi, tree_callbacks.pxi) --
     cdef cb_t *cbs
     cdef int cb_cap
     cdef int cb_free
@@ -201,7 +201,7 @@ cdef class Engine:
     cdef i64 cb_cost[CB_KINDS]
     cdef i64 call_rcu_ns
 
-    # --- NOCB groups (nocb.pxi) -----------------------------------------------
+    # --- NOCB groups (tree_nocb.pxi) ------------------------------------------
     cdef group_t *groups
     cdef int n_groups
     cdef int *group_cpus
@@ -209,7 +209,7 @@ cdef class Engine:
     cdef i64 jiffies_lazy_flush  # LAZY_FLUSH_JIFFIES: the longest a lazy callback waits in the bypass
     cdef int lazy_defer_leader   # wake_nocb_gp_defer() reads the group leader's deferral (v6.17)
 
-    # --- expedited GPs: rcu_state.expedited_sequence and friends (exp.pxi, locking.pxi) 
+    # --- expedited GPs: rcu_state.expedited_sequence and friends (tree_exp.pxi, locking.pxi) 
     cdef i64 ipi_send_ns
     cdef i64 ipi_handler_ns
     cdef readonly i64 exp_seq
@@ -240,7 +240,7 @@ cdef class Engine:
     cdef i64 exp_gp_qs           # when the root's expmask emptied
     cdef i64 exp_gp_ipis
 
-    # --- sync_loop tasks and their workloads (workloads.pxi) ------------------
+    # --- sync_loop tasks and their workloads (sync_loop.pxi) ------------------
     cdef int n_tasks
     cdef int tasks_left
     cdef int *task_wl
@@ -263,7 +263,7 @@ cdef class Engine:
     cdef int async_per_task       # rcuscale counts them per task (v6.12), else per CPU
     cdef i64 async_kmalloc_ns     # rcuscale's kmalloc() of each rcu_head (before v6.12)
 
-    # --- rcu_barrier(): rcu_state.barrier_* (barrier.pxi) ----------------------
+    # --- rcu_barrier(): rcu_state.barrier_* (tree_barrier.pxi) ----------------
     cdef i64 barrier_sequence     # rcu_state.barrier_sequence
     cdef int barrier_cpu_count    # rcu_state.barrier_cpu_count
     cdef int barrier_task         # the task in wait_for_completion(&barrier_completion), -1 if none
@@ -281,7 +281,7 @@ cdef class Engine:
     cdef int *rwl_preemptible
     cdef int preemptible_readers
 
-    # --- real-time latency: probes, call_rcu_load, classic RCU, 2004 patches (workloads.pxi, classic.pxi) 
+    # --- real-time latency: probes, call_rcu_load, classic RCU, 2004 patches (rt_latency.pxi, call_rcu_load.pxi, classic.pxi) 
     cdef int classic             # kernel.release < 2.6.29: classic RCU's rcu_do_batch()
     cdef int softirq_restart_only # __do_softirq() before v3.9: a restart count, no time or need_resched check
     cdef i64 softirq_wake0        # n_wake_local when the RCU_SOFTIRQ computed now began
@@ -311,7 +311,7 @@ cdef class Engine:
     cdef i64 lat_cap
     cdef i64 n_krcud_handoff, n_softirqd_wake, n_tasklet_reraise
 
-    # --- OS noise: interrupts and kthread bursts per CPU (noise.pxi) -------------
+    # --- OS noise: interrupts and kthread bursts per CPU (noise.pxi) ----------
     cdef i64[::1] nz_irq_gap_ns        # per CPU: mean gap between noise interrupts, 0 = none
     cdef double[::1] nz_irq_mu         # ... their lognormal duration: mean and sd of log(ns)
     cdef double[::1] nz_irq_sigma
@@ -331,7 +331,7 @@ cdef class Engine:
     cdef i64 cl_maxbatch         # rcu_ctrlblk.maxbatch
     cdef int cl_mask_n           # CPUs left in rcu_ctrlblk.rcu_cpu_mask
 
-    # --- kvfree_rcu() batching and rcuscale's kfree threads (kvfree.pxi) ------
+    # --- kvfree_rcu() batching and rcuscale's kfree threads (kvfree_rcu.pxi, kfree_scale.pxi)
     cdef krc_t *krcs
     cdef bnode_t *bnodes
     cdef int bn_cap
@@ -355,7 +355,6 @@ cdef class Engine:
     cdef int kv_polled            # per-page polled reclaim (seed 001's patch as posted)
     cdef int kv_drain_ready       # the monitor frees the ready pages, queue_rcu_work() the rest (v6.3)
     cdef int kv_chunk             # 1 = one event per kfree_rcu() call
-    cdef int kv_might_resched     # preempt=voluntary: might_resched() is __cond_resched(), in every kmalloc(GFP_KERNEL)
     cdef int kv_form              # 0 = both kfree_rcu() forms at random, 1 = single-argument, 2 = two-argument
     cdef i64 kv_max_entr          # KVFREE_BULK_MAX_ENTR: pointers per page
     cdef i64 kv_drain_jiffies     # KFREE_DRAIN_JIFFIES

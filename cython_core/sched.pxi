@@ -1,11 +1,9 @@
 # The scheduler: per-CPU run queues (an RT queue served before the SCHED_OTHER
 # queue, FIFO within each, one-jiffy round robin), wake-ups and their latency,
-# bursts of CPU time, preemption, idle entry and exit, the scheduling-clock tick,
+# bursts of CPU time, preemption, idle entry and exit,
 # resched IPIs (kernel/sched/core.c, kernel/sched/idle.c, kernel/time/tick-sched.c).
-# Entities (tasks and kthreads) run in bursts: ent_run() gives the length of the
-# next burst of an entity by its kind, ent_done() applies the burst's effects.
-# Random draws (one stream, in event order) live here too: only the idle-exit
-# latency and the workloads' exponential gaps draw.
+# Entities (tasks and kthreads) run in bursts: ent_run() (in _core.pyx) gives the
+# length of an entity's next burst, ent_done() applies the burst's effects.
 #
 # Included by _core.pyx: module-level functions on the Engine.
 
@@ -32,42 +30,11 @@ cdef void sched_init(Engine self, s) except *:
     self.fault = s.fault
     self.stepping = -1
     self.ending = -1
-    self.has_topology = len(s.cpu_core) > 0
-    for i in range(4):
-        self.line_ns[i] = s.line_ns[i]
     if eventq_init(&self.evq, 1024) < 0:
         raise MemoryError()
     self.rqlen_ns = <i64 *> calloc(RQLEN_BUCKETS, sizeof(i64))
     if self.rqlen_ns == NULL:
         raise MemoryError()
-
-
-cdef void topology_init(Engine self, s) except *:
-    """Core, LLC and socket of each CPU (after the CPUs exist)."""
-    cdef int c
-    if not self.has_topology:
-        return
-    self.cpu_core = <int32_t *> malloc(self.nr_cpus * sizeof(int32_t))
-    self.cpu_llc = <int32_t *> malloc(self.nr_cpus * sizeof(int32_t))
-    self.cpu_socket = <int32_t *> malloc(self.nr_cpus * sizeof(int32_t))
-    if self.cpu_core == NULL or self.cpu_llc == NULL or self.cpu_socket == NULL:
-        raise MemoryError()
-    for c in range(self.nr_cpus):
-        self.cpus[c].rq_lock_cpu = c
-        self.cpu_core[c] = s.cpu_core[c]
-        self.cpu_llc[c] = s.cpu_llc[c]
-        self.cpu_socket[c] = s.cpu_socket[c]
-
-
-cdef inline i64 line_cost(Engine self, int a, int b) noexcept:
-    """One cache-line transfer between CPUs a and b."""
-    if self.cpu_core[a] == self.cpu_core[b]:
-        return self.line_ns[0]
-    if self.cpu_llc[a] == self.cpu_llc[b]:
-        return self.line_ns[1]
-    if self.cpu_socket[a] == self.cpu_socket[b]:
-        return self.line_ns[2]
-    return self.line_ns[3]
 
 
 cdef i64 ttwu_queue(Engine self, int from_cpu, int target, i64 t, i64 *cost, i64 hold, bint *by_target) noexcept:
@@ -130,61 +97,6 @@ cdef i64 rq_lock(Engine self, int c, int taker, i64 t, i64 hold) noexcept:
     cp.rq_lock_cpu = taker
     self.n_rq_lock_wait_ns += wait
     return line + wait
-
-
-cdef void ents_alloc(Engine self, inp) except *:
-    """Room for every entity of every mechanism, each blocked and unlinked."""
-    cdef int e
-    self.n_ents = (len(inp.tasks.cpu) + 2 + max(len(inp.nocb.group_first) - 1, 0) + self.nr_cpus + 1
-                   + (self.num_nodes - self.leaf_first) + len(inp.readers.cpu)
-                   + len(inp.kvfree.cpu)
-                   + (KFREE_N_BATCHES + 1 + inp.kvfree.unbound_wq) * int(np.count_nonzero(inp.kvfree.has_thread))
-                   + len(inp.rt_latency.probe_cpu) + len(inp.rt_latency.bg_cpu)
-                   + (self.nr_cpus if inp.classic.krcud_bhlimit else 0)
-                   + int(np.count_nonzero(inp.noise.kthread_gap_ns)))
-    # On cache-line boundaries, so that each of ent_t's groups is one line.
-    if posix_memalign(<void **> &self.ents, 64, self.n_ents * sizeof(ent_t)) != 0:
-        self.ents = NULL
-        raise MemoryError()
-    memset(self.ents, 0, self.n_ents * sizeof(ent_t))
-    for e in range(self.n_ents):
-        self.ents[e].state = ST_BLOCKED
-        self.ents[e].weight = NICE_0_LOAD
-        self.ents[e].next = -1
-        self.ents[e].remaining = -1
-        self.ents[e].link = -1
-        self.ents[e].wait_next = -1
-        self.ents[e].aff = -1
-        self.ents[e].last_wakee = -1
-        self.ents[e].recent_used_cpu = -1
-
-
-cdef double std_normal(Engine self) noexcept:
-    """Box-Muller; the second value of each pair is kept for the next draw."""
-    cdef double u1, u2, r
-    if self.have_spare:
-        self.have_spare = 0
-        return self.spare
-    u1 = self.rng.next_double(self.rng.state)
-    u2 = self.rng.next_double(self.rng.state)
-    if u1 < 1e-300:
-        u1 = 1e-300
-    r = sqrt(-2.0 * log(u1))
-    self.spare = r * cos(2.0 * 3.141592653589793 * u2 + 1.5707963267948966)
-    self.have_spare = 1
-    return r * cos(2.0 * 3.141592653589793 * u2)
-
-
-cdef i64 exp_ns(Engine self, i64 mean) noexcept:
-    """An exponential draw of the given mean (0 stays 0)."""
-    if mean <= 0:
-        return 0
-    return <i64> (-mean * log(1.0 - self.rng.next_double(self.rng.state)))
-
-
-cdef i64 idle_exit_ns(Engine self) noexcept:
-    """Wake-up latency of an idle CPU: lognormal from the profile's median and p99."""
-    return <i64> exp(self.idle_mu + self.idle_sigma * std_normal(self))
 
 
 cdef inline i64 jiffies(Engine self) noexcept:
@@ -296,6 +208,31 @@ cdef int dequeue(Engine self, int c) noexcept:
     return -1
 
 
+cdef void sched_set_normal(Engine self, int e) except *:
+    """sched_set_normal(current, 0) by the running SCHED_FIFO task e: __sched_setscheduler()
+    takes it out of the RT class and enqueues it in the fair class at nice 0, placed by
+    place_entity() before it is the fair class's current entity (its lag 0: it never ran
+    there), then set_next_entity(). switched_to_fair()'s resched_curr() picks it again:
+    placed at V it is eligible and, under RUN_TO_PARITY, keeps the CPU (pick_eevdf()); under
+    CFS its vruntime, the queue's min_vruntime (attach_task_cfs_rq() adds it to the
+    normalised vruntime of a task that left the class at once), is leftmost."""
+    cdef ent_t *ep = &self.ents[e]
+    cdef int c = ep.cpu
+    if ep.rq != RQ_RT:
+        return
+    ep.weight = NICE_0_LOAD
+    ep.vlag = 0
+    ep.initial = 0
+    if self.fair_policy == POLICY_EEVDF:
+        place_entity(self, c, e)  # e is still RT: not counted as the running fair entity
+        ep.vlag = ep.deadline     # set_next_entity(): RUN_TO_PARITY's mark
+    elif self.fair_policy == POLICY_CFS:
+        ep.vruntime = self.cpus[c].min_vruntime
+    ep.rq = RQ_NORMAL
+    ep.exec_start = self.now
+    ep.prev_sum_exec = ep.sum_exec
+
+
 cdef void wake(Engine self, int e, int from_cpu, i64 t) except *:
     """try_to_wake_up(): entity e becomes runnable at time t (>= now); the waker's
     cost, if any, is its caller's."""
@@ -339,7 +276,6 @@ cdef i64 ttwu(Engine self, int e, int from_cpu, i64 t, i64 local_ns, bint paid) 
     cdef int prev = ep.cpu, c
     cdef bint by_target
     if ep.state != ST_BLOCKED:
-        ep.kick = 1
         return cost
     ep.state = ST_RUNNABLE
     if paid and from_cpu >= 0 and self.n_ttwu_reuse:
@@ -459,6 +395,21 @@ cdef void resched_fair(Engine self, int c) except *:
     try_preempt(self, c)
 
 
+cdef inline bint burst_nopreempt(Engine self, int c) noexcept:
+    """The running burst cannot be preempted: ksoftirqd inside do_softirq(), or a
+    call_rcu_load task inside a non-preemptible section."""
+    cdef ent_t *ep = &self.ents[self.cpus[c].curr]
+    return (ep.kind == ENT_RCUC and ep.phase == 0) or (ep.kind == ENT_BG and ep.phase == BG_LOCKED)
+
+
+cdef inline bint might_resched(Engine self, int c) noexcept:
+    """CPU c runs a task whose kernel code reaches might_resched() every few us (ent_t.might_resched):
+    without CONFIG_PREEMPTION a need_resched switches it at its next call, a call's time away,
+    as a preemptible kernel's would be switched at once."""
+    cdef cpu_t *cp = &self.cpus[c]
+    return cp.state == CPU_BUSY and cp.curr >= 0 and self.ents[cp.curr].might_resched
+
+
 cdef void try_preempt(Engine self, int c, bint at_boundary=False) except *:
     """Preempt the running entity for a woken RT one, or arrange it for the end of a
     non-preemptible stretch; `at_boundary`: the running burst has only just begun."""
@@ -545,14 +496,7 @@ cdef int cpu_pick(Engine self, int c) except -1:
     cp.fair_resched = 0
     cp.step_resched = 0
     ep.state = ST_RUNNING
-    ep.kick = 0
-    # rcu_note_context_switch(): a context switch is a quiescent state,
-    # for an expedited GP too if its IPI is waiting for one.
-    rcu_qs(self, c, self.tp_ns)
-    if cp.exp_need_qs:
-        self.acc = 0
-        rcu_report_exp_rdp(self, c)
-        cp.debt += self.acc
+    rcu_note_context_switch(self, c)
     self.n_ctxsw += 1
     cp.user_from = 0
     cp.user_to = 0
@@ -647,133 +591,3 @@ cdef int ev_burst_end(Engine self, int c, i64 gen) except -1:
     cp.resched_reader = 0  # schedule() runs now anyway
     cpu_pick(self, c)
     return 0
-
-
-cdef i64 ent_run(Engine self, int e, i64 t0) except -2:
-    cdef int kind = self.ents[e].kind
-    if kind == ENT_TASK:
-        return task_run(self, e, t0)
-    if kind == ENT_GP:
-        return rcu_gp_kthread_next(self, e, t0)
-    if kind == ENT_RCUOG:
-        return nocb_gp_wait_next(self, e)
-    if kind == ENT_RCUOP:
-        return nocb_cb_wait_next(self, e, t0)
-    if kind == ENT_SR_WORKER:
-        return sr_worker_run(self, e, t0)
-    if kind == ENT_READER:
-        return reader_run(self, e, t0)
-    if kind == ENT_EXP_GP:
-        return rcu_exp_sel_wait_wake_next(self, e, t0)
-    if kind == ENT_EXP_PAR:
-        return sync_rcu_exp_select_node_cpus_next(self, e, t0)
-    if kind == ENT_KFREE:
-        return kfree_run(self, e, t0)
-    if kind == ENT_KWORKER:
-        return kworker_run(self, e, t0)
-    if kind == ENT_RT_PROBE:
-        return probe_run(self, e, t0)
-    if kind == ENT_BG:
-        return bg_run(self, e, t0)
-    if kind == ENT_KRCUD:
-        return krcud_run(self, e, t0)
-    if kind == ENT_RCUC:
-        return rcu_cpu_kthread_next(self, e, t0)
-    if kind == ENT_NOISE:
-        return noise_run(self, e, t0)
-    raise RuntimeError(f"entity {e} of unknown kind {kind}")
-
-
-cdef i64 ent_done(Engine self, int e) except -2:
-    cdef int kind = self.ents[e].kind
-    if kind == ENT_TASK:
-        return task_done(self, e)
-    if kind == ENT_GP:
-        return rcu_gp_kthread(self, e)
-    if kind == ENT_RCUOG:
-        return nocb_gp_wait(self, e)
-    if kind == ENT_RCUOP:
-        return nocb_cb_wait(self, e)
-    if kind == ENT_SR_WORKER:
-        return sr_worker_done(self, e)
-    if kind == ENT_READER:
-        return reader_done(self, e)
-    if kind == ENT_EXP_GP:
-        return rcu_exp_sel_wait_wake(self, e)
-    if kind == ENT_EXP_PAR:
-        return sync_rcu_exp_select_node_cpus(self, e)
-    if kind == ENT_KFREE:
-        return kfree_done(self, e)
-    if kind == ENT_KWORKER:
-        return kworker_done(self, e)
-    if kind == ENT_RT_PROBE:
-        return probe_done(self, e)
-    if kind == ENT_BG:
-        return bg_done(self, e)
-    if kind == ENT_KRCUD:
-        return krcud_done(self, e)
-    if kind == ENT_RCUC:
-        return rcu_cpu_kthread(self, e)
-    if kind == ENT_NOISE:
-        return noise_done(self, e)
-    raise RuntimeError(f"entity {e} of unknown kind {kind}")
-
-
-cdef void ev_tick(Engine self, int c, i64 arrived) except *:
-    """The periodic scheduling-clock tick, at its expiry (a jiffy boundary) or, when the
-    noise workload delays the timer interrupt, at its arrival; it stops on a NO_HZ-idle
-    CPU, and the next expiry is the jiffy boundary after it (hrtimer_forward())."""
-    cdef cpu_t *cp = &self.cpus[c]
-    if not arrived and timer_irq_late(self, c, EV_TICK, c, 1):
-        return
-    if cp.state != CPU_BUSY and (cp.offloaded or n_cbs(self, cp) == 0) and cp.stop_tick and not self.hz_periodic:
-        # rcu_needs_cpu() is false and the governor did not keep the tick.
-        cp.tick_on = 0
-        nohz_idle_update(self, c)
-        return
-    push(self, (jiffies(self) + 1) * self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
-    tick_slice(self, c)  # the interrupted entity's slice ends at this irq exit
-    rcu_sched_clock_irq(self, c)
-    if self.n_unbound and self.n_levels:
-        trigger_load_balance(self, c)
-    if cp.state == CPU_IDLE:
-        cpuidle_irq(self, c, True)
-
-
-cdef void tick_slice(Engine self, int c) except *:
-    """SCHED_NORMAL time sharing at the tick: the fair class's entity_tick(), or
-    before CFS a one-jiffy round robin (krcud/N at nice -19 keeping the CPU)."""
-    cdef cpu_t *cp = &self.cpus[c]
-    if self.fair_policy != POLICY_RR:
-        if cp.state == CPU_BUSY and fair_tick_resched(self, c):
-            resched_fair(self, c)
-        return
-    if (cp.state != CPU_BUSY or cp.rq_head[RQ_NORMAL] < 0 or self.ents[cp.curr].rq != RQ_NORMAL
-            or self.now - cp.run_start < self.jiffy_ns):
-        return
-    if not (self.preemption or cp.user_from <= self.now < cp.user_to or might_resched(self, c)):
-        cp.need_resched = 1  # kernel mode, !PREEMPTION: switch at the next preemption point
-        return
-    if self.now < cp.nonpreempt_until or in_reader(self, c) and not self.rwl_preemptible[self.ents[cp.curr].idx]:
-        return
-    if burst_nopreempt(self, c) or self.ents[cp.curr].kind == ENT_KRCUD:
-        return  # krcud/N at nice -19 keeps the CPU against nice-0 tasks
-    preempt(self, c, True)
-
-
-cdef void timer_tick(Engine self, int c) except *:
-    """A timer expiring on CPU c: on a NO_HZ-idle CPU it fires from a tick."""
-    if not self.cpus[c].tick_on:
-        rcu_sched_clock_irq(self, c)
-        if self.cpus[c].state == CPU_IDLE:
-            cpuidle_irq(self, c, True)
-
-
-cdef void ev_ipi(Engine self, int c) except *:
-    """resched_cpu(): need_resched forces a context switch."""
-    if self.trace_on:
-        trace(self, self.now, TR_IPI_HANDLER, c, self.cpus[c].curr, self.gp_seq, 0, 0)
-    if self.cpus[c].state == CPU_BUSY:
-        self.acc = 0
-        rcu_need_resched(self, c)
-        steal(self, c, self.acc)

@@ -79,3 +79,51 @@ cdef int timer_expiry_cpu(Engine self, int c) noexcept:
         if lo == 0 and hi == self.nr_cpus:
             return self.last_idle_cpu
         size *= TMIGR_CHILDREN_PER_GROUP
+
+
+cdef bint timer_irq_late(Engine self, int c, int kind, int target, i64 arg) except -1:
+    """A timer expiring now on CPU c runs when its interrupt arrives: if that is later
+    (the noise workload's timer delay), the event (kind, target, arg) is queued for
+    then and True returned; the caller's arg tells the arrival from the expiry."""
+    cdef i64 t
+    if not self.nz_timer_on:
+        return False
+    t = timer_irq_arrival(self, c)
+    if t <= self.now:
+        return False
+    push(self, t, PRIO_NORMAL, kind, target, arg)
+    return True
+
+
+cdef void timer_tick(Engine self, int c) except *:
+    """A timer expiring on CPU c: on a NO_HZ-idle CPU it fires from a tick."""
+    if not self.cpus[c].tick_on:
+        rcu_sched_clock_irq(self, c)
+        if self.cpus[c].state == CPU_IDLE:
+            cpuidle_irq(self, c, True)
+
+
+cdef i64 schedule_timeout_idle(Engine self, int e, i64 timeout) except -2:
+    """The task sleeps until its timer-wheel timer, armed for `timeout` jiffies on its CPU, fires."""
+    cdef cpu_t *cp = &self.cpus[self.ents[e].cpu]
+    cdef i64 t = timer_expiry_ns(self, timeout)
+    push(self, t, PRIO_NORMAL, EV_TASK_TIMEOUT, e, 0)
+    if cp.timeout_next <= self.now or t < cp.timeout_next:
+        cp.timeout_next = t
+    return -1
+
+
+cdef void ev_task_timeout(Engine self, int e, i64 arrived_on) except *:
+    """process_timeout(): the timer wakes the task, from the CPU whose interrupt
+    expires it (timer_expiry_cpu()), when that interrupt arrives (arrived_on: 1 +
+    that CPU, once a late one has; 0 at the expiry)."""
+    cdef int c
+    if arrived_on:
+        c = arrived_on - 1
+    else:
+        c = timer_expiry_cpu(self, self.ents[e].cpu)
+        if timer_irq_late(self, c, EV_TASK_TIMEOUT, e, c + 1):
+            return
+    timer_tick(self, c)
+    self.acc = 0
+    wake(self, e, c, self.now)

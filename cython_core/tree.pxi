@@ -277,3 +277,13 @@ cdef void rcu_need_resched(Engine self, int c) except *:
     cp.watching += 2
     if cp.exp_need_qs:
         rcu_report_exp_rdp(self, c)
+
+
+cdef void ev_ipi(Engine self, int c) except *:
+    """resched_cpu(): need_resched forces a context switch."""
+    if self.trace_on:
+        trace(self, self.now, TR_IPI_HANDLER, c, self.cpus[c].curr, self.gp_seq, 0, 0)
+    if self.cpus[c].state == CPU_BUSY:
+        self.acc = 0
+        rcu_need_resched(self, c)
+        steal(self, c, self.acc)

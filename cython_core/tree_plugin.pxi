@@ -46,7 +46,7 @@ cdef void rcu_readers_start(Engine self) except *:
     cdef int e
     for e in range(self.reader_first, self.reader_first + self.n_readers):
         self.ents[e].state = ST_RUNNABLE
-        push(self, exp_ns(self, self.rwl_gap_ns[self.ents[e].idx]), PRIO_NORMAL, EV_WAKE, e, 0)
+        push(self, exponential_ns(self, self.rwl_gap_ns[self.ents[e].idx]), PRIO_NORMAL, EV_WAKE, e, 0)
 
 
 cdef inline bint in_reader(Engine self, int c) noexcept:
@@ -54,7 +54,18 @@ cdef inline bint in_reader(Engine self, int c) noexcept:
     return e >= 0 and self.ents[e].kind == ENT_READER and self.ents[e].phase == RD_IN
 
 
-cdef i64 reader_run(Engine self, int e, i64 t0) except -2:
+cdef void rcu_note_context_switch(Engine self, int c) except *:
+    """rcu_note_context_switch(): a context switch is a quiescent state, for an expedited GP
+    too if its IPI is waiting for one (the report's cost goes to the CPU's next burst)."""
+    cdef cpu_t *cp = &self.cpus[c]
+    rcu_qs(self, c, self.tp_ns)
+    if cp.exp_need_qs:
+        self.acc = 0
+        rcu_report_exp_rdp(self, c)
+        cp.debt += self.acc
+
+
+cdef i64 rcu_reader_next(Engine self, int e, i64 t0) except -2:
     """rcu_read_lock(): a new read-side critical section begins at t0."""
     cdef ent_t *ep = &self.ents[e]
     cdef int w = ep.idx
@@ -63,29 +74,29 @@ cdef i64 reader_run(Engine self, int e, i64 t0) except -2:
     ep.rd_gpc0 = self.gp_completions[0]
     ep.rd_gpc1 = self.gp_completions[1]
     if self.rwl_len_exp[w]:
-        return exp_ns(self, self.rwl_len_ns[w])
+        return exponential_ns(self, self.rwl_len_ns[w])
     return self.rwl_len_ns[w]
 
 
-cdef i64 reader_done(Engine self, int e) except -2:
+cdef i64 rcu_reader(Engine self, int e) except -2:
     cdef ent_t *ep = &self.ents[e]
     cdef int w = ep.idx
     cdef i64 gap
     if ep.phase == RD_OUT:
         if cond_resched(self, ep.cpu):
             return -1
-        return reader_run(self, e, self.now)
+        return rcu_reader_next(self, e, self.now)
     self.acc = 0
     rcu_read_unlock(self, e)
     self.cpus[ep.cpu].debt += self.acc
     ep.phase = RD_OUT
-    gap = exp_ns(self, self.rwl_gap_ns[w])
+    gap = exponential_ns(self, self.rwl_gap_ns[w])
     if self.rwl_gap_busy[w]:
         if gap > 0:
             return gap
         if cond_resched(self, ep.cpu):
             return -1
-        return reader_run(self, e, self.now)
+        return rcu_reader_next(self, e, self.now)
     push(self, self.now + gap, PRIO_NORMAL, EV_WAKE, e, 0)  # sleeps through the gap
     return -1
 

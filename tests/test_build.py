@@ -58,5 +58,5 @@ def test_an_up_to_date_engine_is_copied_not_compiled(tmp_path):
 
 def test_a_changed_engine_file_asks_for_cython_and_numpy(tmp_path):
     tree = checkout(tmp_path)
-    (tree / "cython_core" / "gp.pxi").touch()
+    (tree / "cython_core" / "tree_gp.pxi").touch()
     assert {r.split(">")[0] for r in build_requires(tree)} >= {"Cython", "numpy"}

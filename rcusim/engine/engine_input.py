@@ -121,7 +121,7 @@ class Tree:
 
 @_section
 class Gp:
-    """gp.pxi: the grace-period kthread."""
+    """tree_gp.pxi: the grace-period kthread."""
     jiffies_till_first_fqs: int
     jiffies_till_next_fqs: int
     jiffies_to_sched_qs: int
@@ -132,7 +132,7 @@ class Gp:
 
 @_section
 class Core:
-    """core.pxi: call_rcu(), rcu_core(), rcu_do_batch()."""
+    """tree_callbacks.pxi: call_rcu(), rcu_core(), rcu_do_batch()."""
     preempt_rcu: int
     blimit: int
     qhimark: int
@@ -149,7 +149,7 @@ class Core:
 
 @_section
 class Nocb:
-    """nocb.pxi: offloaded CPUs and their rcuog groups."""
+    """tree_nocb.pxi: offloaded CPUs and their rcuog groups."""
     offloaded: np.ndarray      # per CPU: 1 if its callbacks are offloaded
     group_first: np.ndarray    # group g's CPUs are group_cpus[group_first[g]:group_first[g + 1]]
     group_cpus: np.ndarray
@@ -157,19 +157,19 @@ class Nocb:
     nocb_cb_rt: int
     jiffies_lazy_flush: int    # how long lazy callbacks may wait in the bypass list (LAZY_FLUSH_JIFFIES)
     lazy_defer_leader: int     # wake_nocb_gp_defer() reads the leader's deferral for LAZY (v6.17)
-    barrier_wakes_rcuog: int   # barrier.pxi: rcu_barrier_entrain() wakes rcuog after flushing the bypass (v6.2)
+    barrier_wakes_rcuog: int   # tree_barrier.pxi: rcu_barrier_entrain() wakes rcuog after flushing the bypass (v6.2)
 
 
 @_section
 class SrNormal:
-    """sr_normal.pxi: synchronize_rcu() with rcutree.rcu_normal_wake_from_gp."""
+    """tree_sr_normal.pxi: synchronize_rcu() with rcutree.rcu_normal_wake_from_gp."""
     wake_from_gp: int
     sr_worker_highpri: int     # the cleanup work on system_highpri_wq (nice -20)
 
 
 @_section
 class Exp:
-    """exp.pxi: expedited grace periods."""
+    """tree_exp.pxi: expedited grace periods."""
     exp_kthread_rt: int
     exp_mutex_rt: int
     exp_funnel_mutexes: int
@@ -191,7 +191,7 @@ class Classic:
 
 @_section
 class Tasks:
-    """workloads.pxi: one row per sync_loop task, one per sync_loop workload."""
+    """sync_loop.pxi: one row per sync_loop task, one per sync_loop workload."""
     cpu: np.ndarray
     aff: np.ndarray            # placement.pxi: index of the task's allowed-CPU mask (Sched), -1 = bound to cpu
     kthread: np.ndarray        # placement.pxi: 1 = a kernel thread (is_per_cpu_kthread() when bound)
@@ -232,7 +232,7 @@ class ReaderTasks:
 
 @_section
 class Kvfree:
-    """kvfree.pxi: rcuscale's kfree threads and kvfree_rcu() batching (no threads: cpu is empty)."""
+    """kfree_scale.pxi and kvfree_rcu.pxi: rcuscale's kfree threads and kvfree_rcu() batching (no threads: cpu is empty)."""
     cpu: np.ndarray
     has_thread: np.ndarray
     alloc_num: int
@@ -262,7 +262,7 @@ class Kvfree:
 
 @_section
 class RtLatency:
-    """workloads.pxi: rt_latency_probe tasks and call_rcu_load tasks."""
+    """rt_latency.pxi and call_rcu_load.pxi: rt_latency_probe tasks and call_rcu_load tasks."""
     probe_cpu: list
     probe_workload: list
     probe_period_ns: list

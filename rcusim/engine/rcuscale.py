@@ -17,7 +17,7 @@ kfree_alloc_num ``kmalloc()`` + ``kfree_rcu()`` calls. The last thread to finish
   taken at the loops where ``loop % (kfree_loops / 4) == 0``.
 
 The engine runs the threads and the kvfree_rcu() machinery (``rcusim._core``,
-``cython_core/kvfree.pxi``); this module converts the workload for it and
+``cython_core/kvfree_rcu.pxi``, ``kfree_scale.pxi``); this module converts the workload for it and
 computes the line from what it records, as rcuscale computes it.
 """
 

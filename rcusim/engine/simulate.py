@@ -95,10 +95,10 @@ def draws_at_random(spec) -> bool:
     if any(isinstance(wl, MembarrierLoop) for wl in spec.workloads):
         return True  # engine/membarrier.py: the CPUs' tick phases
     inp, _ = engine_input(spec)
-    return bool(any(inp.tasks.sleep_jiffies_max)                     # workloads.pxi: a sleep of 1 to max jiffies
+    return bool(any(inp.tasks.sleep_jiffies_max)                     # sync_loop.pxi: a sleep of 1 to max jiffies
                 or len(inp.readers.cpu)                             # tree_plugin.pxi: exponential gaps and sections
-                or (len(inp.kvfree.cpu) and inp.kvfree.form == 0)   # kvfree.pxi: each call's kfree_rcu() form
-                or inp.rt_latency.bg_cpu                            # workloads.pxi: call_rcu_load's work and calls
+                or (len(inp.kvfree.cpu) and inp.kvfree.form == 0)   # kvfree_rcu.pxi: each call's kfree_rcu() form
+                or inp.rt_latency.bg_cpu                            # call_rcu_load.pxi: its work and calls
                 or inp.noise.irq_gap_ns.any() or inp.noise.kthread_gap_ns.any()  # noise.pxi: arrivals, lengths
                 or inp.noise.timer_delay.any()                      # noise.pxi: each timer interrupt's delay
                 or inp.noise.host_gap_ns.any()                      # noise.pxi: host stalls' arrivals, lengths

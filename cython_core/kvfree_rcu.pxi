@@ -1,8 +1,8 @@
 # kvfree_rcu() batching: kfree_rcu_cpu ("krcp"), bulk pages ("bnodes"),
 # the monitor work, kfree_rcu_work after a grace period, the rcu_head
-# fallback list (channel 3), the page cache, the monitor's drain of ready
-# pages (v6.3), and the rcuscale kfree threads that flood it
-# (kernel/rcu/tree.c v5.6..v6.12, rcuscale.c).
+# fallback list (channel 3), the page cache and the monitor's drain of ready
+# pages (v6.3) (kernel/rcu/tree.c v5.6..v6.12). rcuscale's kfree threads that
+# call it are in kfree_scale.pxi.
 #
 # What a kfree_rcu() call does depends on the release (kv_gen):
 # KV_CALL_RCU   before v5.6: call_rcu() with the rcu_head's offset; the
@@ -19,56 +19,38 @@
 # Only the slab channel of bulk_head[] is modelled: rcuscale's objects
 # are kmalloc()ed, so the vmalloc channel stays empty.
 #
-# NOTE: for speed a kfree thread's burst covers every kfree_rcu() call
-# until its current page is full (kv_chunk = 0), instead of one call
-# (kv_chunk = 1, the per-pointer mode the tests compare against); a burst of
-# call_rcu()s ends at the latest with the call that flushes a full bypass.  The
-# page's gp_snap and the monitor's timer are computed for the calls that
-# set them (the newest insert, the first call and the call that reaches
-# KVFREE_BULK_MAX_ENTR), so aggregation changes event counts, not rules.
+# NOTE: for speed a caller's burst covers every kfree_rcu() call until its
+# current page is full (kv_chunk = 0), instead of one call (kv_chunk = 1, the
+# per-pointer mode the tests compare against); a burst of call_rcu()s ends at
+# the latest with the call that flushes a full bypass.  The page's gp_snap and
+# the monitor's timer are computed for the calls that set them (the newest
+# insert, the first call and the call that reaches KVFREE_BULK_MAX_ENTR), so
+# aggregation changes event counts, not rules.
 #
 # Included by _core.pyx: module-level functions on the Engine.
 
 
-cdef int kvfree_init(Engine self, kv, int e) except -1:
-    """Create the kfree threads and, on their CPUs, the kworkers of each krcp."""
-    cdef int c, k, w, n
+cdef int kvfree_rcu_init(Engine self, kv, int e) except -1:
+    """The krcp of each CPU and, on the CPUs of rcuscale's kfree threads, its kworkers."""
+    cdef int c, k
     cdef krc_t *kp
-    kt_cpu = kv.cpu
-    self.n_kfree = len(kt_cpu)
     self.krcs = <krc_t *> malloc((self.nr_cpus + 1) * sizeof(krc_t))
-    n = self.n_kfree + 1
-    self.kt_loop = <i64 *> malloc(n * sizeof(i64))
-    self.kt_i = <i64 *> malloc(n * sizeof(i64))
-    self.kt_start = <i64 *> malloc(n * sizeof(i64))
-    self.kt_mem_begin = <i64 *> malloc(n * sizeof(i64))
-    self.kt_mem_during = <i64 *> malloc(n * sizeof(i64))
-    self.kt_plan = <i64 *> malloc(3 * n * sizeof(i64))
     self.ms_cap = 1024
     self.ms_t = <i64 *> malloc(self.ms_cap * sizeof(i64))
     self.ms_bytes = <i64 *> malloc(self.ms_cap * sizeof(i64))
-    if (self.krcs == NULL or self.kt_loop == NULL or self.kt_i == NULL or self.kt_start == NULL
-            or self.kt_mem_begin == NULL or self.kt_mem_during == NULL or self.kt_plan == NULL
-            or self.ms_t == NULL or self.ms_bytes == NULL):
+    if self.krcs == NULL or self.ms_t == NULL or self.ms_bytes == NULL:
         raise MemoryError()
     memset(self.krcs, 0, (self.nr_cpus + 1) * sizeof(krc_t))
-    memset(self.kt_loop, 0, n * sizeof(i64))
-    memset(self.kt_i, 0, n * sizeof(i64))
-    memset(self.kt_mem_during, 0, n * sizeof(i64))
     self.bn_cap = 0
     self.bn_free = -1
-    self.kv_last = -1
     if self.n_kfree == 0:
         return e
     grow_bnodes(self, 1024)
-    self.kt_alloc_num = kv.alloc_num
-    self.kt_loops = kv.loops
     self.kv_gen = kv.gen
     self.kv_lazy = kv.lazy
     self.kv_polled = kv.polled
     self.kv_drain_ready = kv.drain_ready
     self.kv_chunk = kv.chunk
-    self.kv_might_resched = kv.might_resched
     self.kv_form = kv.form
     self.kv_max_entr = kv.max_entr
     self.kv_drain_jiffies = kv.drain_jiffies
@@ -97,14 +79,6 @@ cdef int kvfree_init(Engine self, kv, int e) except -1:
             kp.cache = self.kv_min_cached
             self.kv_pages += self.kv_min_cached
             self.n_kv_page_allocs += self.kv_min_cached
-    self.kfree_first = e
-    for k in range(self.n_kfree):
-        self.ents[e].kind = ENT_KFREE
-        self.ents[e].cpu = kt_cpu[k]
-        self.ents[e].idx = k
-        self.ents[e].rq = RQ_NORMAL
-        self.ents[e].weight = 15  # rcuscale's kfree threads: set_user_nice(current, MAX_NICE)
-        e += 1
     # system_wq is bound per CPU: the monitor, page_cache_work and both
     # kfree_rcu_work items of a krcp run on kworkers of its CPU.  A work item
     # that sleeps (synchronize_rcu()) lets another kworker run the others.
@@ -127,26 +101,12 @@ cdef int kvfree_init(Engine self, kv, int e) except -1:
                 kthread_place_at_wakeup(self, e)
             kp.kworker[k] = e
             e += 1
-    self.tasks_left += self.n_kfree
     return e
 
 
-cdef void kvfree_start(Engine self) except *:
-    cdef int e
-    for e in range(self.kfree_first, self.kfree_first + self.n_kfree):
-        self.ents[e].state = ST_RUNNABLE
-        push(self, 0, PRIO_NORMAL, EV_WAKE, e, 0)
-
-
-cdef void kvfree_dealloc(Engine self) noexcept:
+cdef void kvfree_rcu_dealloc(Engine self) noexcept:
     free(self.krcs)
     free(self.bnodes)
-    free(self.kt_loop)
-    free(self.kt_i)
-    free(self.kt_start)
-    free(self.kt_mem_begin)
-    free(self.kt_mem_during)
-    free(self.kt_plan)
     free(self.ms_t)
     free(self.ms_bytes)
 
@@ -214,35 +174,44 @@ cdef inline i64 si_mem_available(Engine self) noexcept:
     return (<i64> 1 << 40) - (self.kv_objs * self.kv_obj_bytes + 4095) // 4096 - self.kv_pages
 
 
-# --- rcuscale kfree_scale_thread -----------------------------------------
-cdef i64 kfree_run(Engine self, int e, i64 t0) except -2:
-    """Plan the next burst: kmalloc() + kfree_rcu() until the current page is full
-    (without pages: until the loop ends)."""
-    cdef int k = self.ents[e].idx
-    cdef krc_t *kp = &self.krcs[self.ents[e].cpu]
-    cdef i64 left, room = 0, h = 0, n, src = 0, avail
-    cdef i64 quarter = self.kt_loops // 4
-    if self.kt_i[k] == 0:
-        if self.kt_loop[k] == 0:
-            self.kt_start[k] = t0
-            self.kt_started += 1
-            if self.kt_started == self.n_kfree:
-                self.kv_b_start = self.gp_seq  # b_rcu_gp_test_started = cur_ops->get_gp_seq()
-                self.kv_b_start_t = self.now
-        avail = si_mem_available(self)
-        if self.kt_mem_during[k] == 0:
-            self.kt_mem_begin[k] = avail
-            self.kt_mem_during[k] = avail
-        elif self.kt_loop[k] % quarter == 0:
-            self.kt_mem_during[k] = (self.kt_mem_during[k] + avail) // 2
-    left = self.kt_alloc_num - self.kt_i[k]
+cdef i64 call_rcu_burst(Engine self, int c) noexcept:
+    """call_rcu()s of one burst on an offloaded CPU: no further than the one that finds
+    the bypass at qhimark and flushes it (rcu_nocb_try_bypass())."""
+    cdef cpu_t *cp = &self.cpus[c]
+    if cp.offloaded and cp.byp_len < self.qhimark:
+        return self.qhimark - cp.byp_len + 1
+    return self.kt_alloc_num
+
+
+cdef i64 kv_leading_double(Engine self, i64 left) noexcept:
+    """Two-argument calls before the first single-argument one (rcuscale's
+    torture_random() & 0x800 picks the form of each call)."""
+    cdef double u
+    if self.kv_form == 1:
+        return 0
+    if self.kv_form == 2:
+        return 1 if self.kv_chunk else min(left, self.kv_max_entr)
+    if self.kv_chunk:
+        return 1 if random_unit(self) < 0.5 else 0
+    u = random_unit(self)
+    return <i64> (log(1.0 - u) / log(0.5))
+
+
+# --- kvfree_call_rcu(): a burst of calls from one CPU ----------------------
+cdef i64 kvfree_call_rcu_next(Engine self, int c, i64 left, i64 *plan) except -2:
+    """Plan the next burst of kvfree_call_rcu() calls on CPU c, `left` of them still to
+    make: until the current page is full (without pages: all of them). Fills plan[0..2]
+    with the channel-3 calls, the page's source and the pointers; returns the burst's
+    length."""
+    cdef krc_t *kp = &self.krcs[c]
+    cdef i64 room = 0, h = 0, n, src = 0
     if self.kv_gen != KV_BULK:
         # call_rcu() or krcp->head for every call.
         h = 1 if self.kv_chunk else left
         if self.kv_gen == KV_CALL_RCU and h > 1:
-            h = min(h, call_rcu_burst(self, self.ents[e].cpu))
-        self.kt_plan[3 * k] = h
-        self.kt_plan[3 * k + 1] = self.kt_plan[3 * k + 2] = 0
+            h = min(h, call_rcu_burst(self, c))
+        plan[0] = h
+        plan[1] = plan[2] = 0
         return h * self.kv_call_ns
     if kp.bulk_tail >= 0:
         room = self.kv_max_entr - self.bnodes[kp.bulk_tail].nr_records
@@ -266,44 +235,20 @@ cdef i64 kfree_run(Engine self, int e, i64 t0) except -2:
         n = room
     if self.kv_chunk and n > 1:
         n = 1
-    self.kt_plan[3 * k] = h
-    self.kt_plan[3 * k + 1] = src
-    self.kt_plan[3 * k + 2] = n
+    plan[0] = h
+    plan[1] = src
+    plan[2] = n
     return (h + n) * self.kv_call_ns + (self.kv_page_alloc_ns if src == 2 else 0)
 
 
-cdef i64 call_rcu_burst(Engine self, int c) noexcept:
-    """call_rcu()s of one burst on an offloaded CPU: no further than the one that finds
-    the bypass at qhimark and flushes it (rcu_nocb_try_bypass())."""
-    cdef cpu_t *cp = &self.cpus[c]
-    if cp.offloaded and cp.byp_len < self.qhimark:
-        return self.qhimark - cp.byp_len + 1
-    return self.kt_alloc_num
-
-
-cdef i64 kv_leading_double(Engine self, i64 left) noexcept:
-    """Two-argument calls before the first single-argument one (rcuscale's
-    torture_random() & 0x800 picks the form of each call)."""
-    cdef double u
-    if self.kv_form == 1:
-        return 0
-    if self.kv_form == 2:
-        return 1 if self.kv_chunk else min(left, self.kv_max_entr)
-    if self.kv_chunk:
-        return 1 if self.rng.next_double(self.rng.state) < 0.5 else 0
-    u = self.rng.next_double(self.rng.state)
-    return <i64> (log(1.0 - u) / log(0.5))
-
-
-cdef i64 kfree_done(Engine self, int e) except -2:
-    """The planned calls happened, the last one ending now."""
-    cdef int k = self.ents[e].idx
-    cdef int c = self.ents[e].cpu
+cdef i64 kvfree_call_rcu(Engine self, int c, i64 *plan) except -2:
+    """The planned calls on CPU c happened, the last one ending now: their objects are
+    queued (rcu_head list, bulk pages or call_rcu()), the monitor scheduled. Returns the
+    number of calls."""
     cdef krc_t *kp = &self.krcs[c]
-    cdef i64 h = self.kt_plan[3 * k], src = self.kt_plan[3 * k + 1], n = self.kt_plan[3 * k + 2]
+    cdef i64 h = plan[0], src = plan[1], n = plan[2]
     cdef i64 calls = h + n, before = kp.count, t_first, m, i
     cdef int b
-    self.acc = 0
     if self.kv_gen == KV_CALL_RCU:
         if self.fault == FAULT_KVFREE_NO_GP:
             check_kvfree(self, c, self.now)  # kfree() at once
@@ -347,34 +292,8 @@ cdef i64 kfree_done(Engine self, int e) except -2:
             schedule_monitor(self, c, t_first + (self.kv_max_entr - before - 1) * self.kv_call_ns,
                                   self.kv_max_entr)
     kv_mem_changed(self)
-    self.cpus[c].debt += self.acc
-    self.kt_i[k] += calls
-    if self.kt_i[k] == self.kt_alloc_num:
-        self.kt_i[k] = 0
-        self.kt_loop[k] += 1
-        if self.kt_loop[k] == self.kt_loops:
-            self.kt_ended += 1
-            if self.kt_ended == self.n_kfree:
-                self.kv_end_time = self.now
-                self.kv_b_end = self.gp_seq
-                self.kv_last = k
-            self.ents[e].phase = KT_DONE
-            self.tasks_left -= 1
-            return -1
-        # kfree_scale_thread(): cond_resched() after each loop of kfree_alloc_num calls.
-        if cond_resched(self, c):
-            return -1
-    return kfree_run(self, e, self.now)
+    return calls
 
-
-cdef inline bint might_resched(Engine self, int c) noexcept:
-    """CPU c runs a kfree thread whose kmalloc(GFP_KERNEL) calls might_resched() (slab_pre_alloc_hook()
-    -> might_alloc() -> might_sleep_if()), which preempt=voluntary makes __cond_resched() (sched_dynamic_update()):
-    without CONFIG_PREEMPTION a need_resched switches it at its next call, a call's time away, as a
-    preemptible kernel's would be switched at once."""
-    cdef cpu_t *cp = &self.cpus[c]
-    return (self.kv_might_resched and cp.state == CPU_BUSY and cp.curr >= 0
-            and self.ents[cp.curr].kind == ENT_KFREE)
 
 
 cdef void kv_add_bulk_page(Engine self, krc_t *kp, bint cached) except *:
@@ -572,7 +491,7 @@ cdef inline bint kworker_queued(krc_t *kp, int e) noexcept:
             or (e == kp.kworker[KW_MONITOR] and kp.monitor_queued))
 
 
-cdef i64 kworker_run(Engine self, int e, i64 t0) except -2:
+cdef i64 kvfree_kworker_next(Engine self, int e, i64 t0) except -2:
     cdef int c = self.ents[e].idx
     cdef krc_t *kp = &self.krcs[c]
     if e == kp.kworker[KW_MONITOR] or e == kp.kworker[KW_PAGE_CACHE]:
@@ -589,7 +508,7 @@ cdef i64 kworker_run(Engine self, int e, i64 t0) except -2:
     return kfree_rcu_work_step(self, e, c, e == kp.kworker[KW_RECLAIM0 + 1])
 
 
-cdef i64 kworker_done(Engine self, int e) except -2:
+cdef i64 kvfree_kworker(Engine self, int e) except -2:
     cdef int c = self.ents[e].idx
     cdef krc_t *kp = &self.krcs[c]
     self.acc = 0
@@ -609,7 +528,7 @@ cdef i64 kworker_done(Engine self, int e) except -2:
         kfree_rcu_monitor(self, c, self.ents[e].cpu)
     self.cpus[self.ents[e].cpu].debt += self.acc
     if kworker_queued(kp, e):
-        return kworker_run(self, e, self.now)
+        return kvfree_kworker_next(self, e, self.now)
     return -1
 
 

@@ -113,6 +113,19 @@ cdef inline void sync_exp_work_done(Engine self) noexcept:
     tp_acc(self, TP_RCU_EXP_GRACE_PERIOD, 1)
 
 
+cdef inline i64 sync_exp_work_done_ns(Engine self) noexcept:
+    """sync_exp_work_done() of a task woken from exp_wq[], which finds its GP done: the cost
+    of its "done" event (tracing's only)."""
+    return tp_cost(self, TP_RCU_EXP_GRACE_PERIOD, 1)
+
+
+cdef inline void exp_gp_owner_done(Engine self, int c) except *:
+    """The task that started the expedited GP finds it done on CPU c: sync_exp_work_done(),
+    then it lets go of the GP mutex (exp_mutex), which lets the next GP start."""
+    sync_exp_work_done(self)
+    mutex_unlock(self, self.gp_mutex, c)
+
+
 cdef i64 exp_funnel_lock_mutexes(Engine self, int e, int c) except -2:
     """exp_funnel_lock() before v4.6: rdp, then rcu_node mutexes hand over hand.
 

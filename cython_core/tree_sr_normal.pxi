@@ -79,7 +79,7 @@ cdef void sr_normal_gp_cleanup(Engine self) except *:
     wake(self, self.sr_ent, gp_kthread_cpu(self), self.now + self.acc)
 
 
-cdef i64 sr_worker_run(Engine self, int w, i64 t0) except -2:
+cdef i64 rcu_sr_normal_gp_cleanup_work_next(Engine self, int w, i64 t0) except -2:
     """rcu_sr_normal_gp_cleanup_work(): complete every waiter handed over."""
     cdef int e = self.srs_done_head, nxt
     cdef i64 t = t0
@@ -96,7 +96,7 @@ cdef i64 sr_worker_run(Engine self, int w, i64 t0) except -2:
     return t - t0
 
 
-cdef i64 sr_worker_done(Engine self, int w) except -2:
+cdef i64 rcu_sr_normal_gp_cleanup_work(Engine self, int w) except -2:
     if self.srs_done_head >= 0 or self.srs_done_heads > 0:
-        return sr_worker_run(self, w, self.now)
+        return rcu_sr_normal_gp_cleanup_work_next(self, w, self.now)
     return -1

@@ -106,14 +106,8 @@ cdef i64 invoke_one(Engine self, int cb, int r, i64 t, int runner_cpu, int runne
     check_cb_invoked(self, cb, t)
     if kind == CB_KFREE or kind == CB_GENERIC:
         record_callback(self, t, t - self.cbs[cb].t_queued)
-    if kind == CB_RCU_WORK:
-        rcu_work_rcufn(self, self.cbs[cb].arg, runner_cpu, t)
-    elif kind == CB_RCUSCALE_ASYNC:
-        rcu_scale_async_cb(self, self.cbs[cb].arg, runner_cpu)
-    elif kind == CB_BARRIER:
-        push(self, t, PRIO_NORMAL, EV_BARRIER_CB, runner_cpu, 0)
-    elif kind == CB_KFREE_OBJ:
-        kfree_obj_reclaim(self)
+    if kind != CB_WAKEME and kind != CB_KFREE and kind != CB_GENERIC:
+        rcu_callback_func(self, kind, self.cbs[cb].arg, runner_cpu, t)
     self.cbs[cb].next = self.cb_free
     self.cb_free = cb
     self.n_cbs_invoked += 1

@@ -110,6 +110,11 @@ cdef void rcu_barrier_entrain(Engine self, int r) except *:
         wake_nocb_gp(self, cp.group)
 
 
+cdef inline void rcu_barrier_callback(Engine self, int runner_cpu, i64 t) except *:
+    """rcu_barrier_callback() invoked by CPU runner_cpu, done at t (ev_barrier_cb())."""
+    push(self, t, PRIO_NORMAL, EV_BARRIER_CB, runner_cpu, 0)
+
+
 cdef void ev_barrier_cb(Engine self, int c) except *:
     """An rcu_barrier_callback() invoked by CPU c ends: atomic_dec_and_test(); the last
     complete()s barrier_completion, waking the task in rcu_barrier()."""
