@@ -592,7 +592,7 @@ cdef i64 kfree_rcu_work_done(Engine self, int e, int c, int i) except -2:
         w.step = 1
         self.n_kv_sync += 1
         if self.wake_from_gp:
-            synchronize_rcu_normal_wake(self, e, self.ents[e].cpu)
+            synchronize_rcu_normal(self, e, self.ents[e].cpu)
         else:
             call_rcu(self, self.ents[e].cpu, CB_WAKEME, e)
     elif act == KWA_END:

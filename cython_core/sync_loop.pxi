@@ -199,7 +199,7 @@ cdef i64 sync_loop(Engine self, int e) except -2:
             ep.phase = TASK_WAITING
             ep.req_s = rcu_seq_snap(self.gp_seq)
             if self.wake_from_gp:
-                synchronize_rcu_normal_wake(self, e, c)
+                synchronize_rcu_normal(self, e, c)
             else:
                 ep.t_call -= self.call_rcu_ns
                 # wait_rcu_gp(call_rcu_hurry): wakeme_after_rcu behind other callbacks.

@@ -138,7 +138,7 @@ cdef void rcu_gp_init(Engine self) except *:
     self.gp_start = self.now  # the GP begins at rcu_seq_start() below
     self.gp_nfqs = 0
     self.gp_last_qs = -1
-    sr_normal_gp_init(self)
+    rcu_sr_normal_gp_init(self)
     self.gp_seq += 1  # rcu_seq_start()
     if self.trace_on:
         trace(self, self.now, TR_GP_START, gp_kthread_cpu(self), self.gp_ent, self.gp_seq, 0, 0)
@@ -257,7 +257,7 @@ cdef void rcu_gp_cleanup(Engine self) except *:
     self.gp_seq = new  # rcu_seq_end()
     if self.trace_on:
         trace(self, self.now, TR_GP_END, gp_kthread_cpu(self), self.gp_ent, new, 0, 0)
-    sr_normal_gp_cleanup(self)
+    rcu_sr_normal_gp_cleanup(self)
     if needgp:
         tp_acc(self, TP_RCU_GRACE_PERIOD, 1)  # "newreq"
         self.gp_flags |= RCU_GP_FLAG_INIT

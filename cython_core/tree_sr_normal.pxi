@@ -21,7 +21,7 @@ cdef int rcu_sr_normal_init(Engine self, s, int e) except -1:
     return e + 1
 
 
-cdef void synchronize_rcu_normal_wake(Engine self, int e, int c) except *:
+cdef void synchronize_rcu_normal(Engine self, int e, int c) except *:
     """rcu_sr_normal_add_req() + start_poll_synchronize_rcu()."""
     self.ents[e].link = -1
     if self.srs_next_tail >= 0:
@@ -34,7 +34,7 @@ cdef void synchronize_rcu_normal_wake(Engine self, int e, int c) except *:
         rcu_gp_kthread_wake(self, c)
 
 
-cdef void sr_normal_gp_init(Engine self) noexcept:
+cdef void rcu_sr_normal_gp_init(Engine self) noexcept:
     """rcu_sr_normal_gp_init(): waiters queued so far belong to this GP."""
     if self.srs_next_head < 0:
         return
@@ -46,7 +46,7 @@ cdef void sr_normal_gp_init(Engine self) noexcept:
     self.srs_next_head = self.srs_next_tail = -1
 
 
-cdef void sr_normal_gp_cleanup(Engine self) except *:
+cdef void rcu_sr_normal_gp_cleanup(Engine self) except *:
     """rcu_sr_normal_gp_cleanup(): wake a few waiters here, the rest from a worker."""
     cdef int e = self.srs_wait_head, nxt, done = 0
     if e < 0:
