@@ -32,7 +32,8 @@ from pydantic.fields import FieldInfo
 from rcusim.engine.engine_input import engine_input
 from rcusim.errors import ScenarioError
 from rcusim.input.bootargs import PARAMETERS
-from rcusim.input.config import WORKLOAD_KINDS, VariantInput
+from rcusim.input.variant import VariantInput
+from rcusim.input.workloads import WORKLOAD_KINDS
 from rcusim.input.cpulist import CPULIST_ALLOWED
 from rcusim.input.scenario import TOP_KEYS, load_scenario
 

@@ -17,7 +17,7 @@ from rcusim.engine.engine_input import engine_input
 from rcusim.engine.rcuscale import MAX_MEAS, MIN_MEAS, recheck_lines, writer_durations
 from rcusim.engine.simulate import build_engine
 from rcusim.errors import ScenarioError
-from rcusim.input.config import CallRcuLoad, SyncLoop
+from rcusim.input.workloads import CallRcuLoad, SyncLoop
 from rcusim.input.kvmcmd import scenario_from_kvm
 from rcusim.input.scenario import load_scenario
 from rcusim.results.run import run_scenario

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from rcusim.errors import ScenarioError
-from rcusim.input.config import Costs, RcuParams, VariantSpec
+from rcusim.input.hardware import Costs
+from rcusim.input.variant import RcuParams, VariantSpec
 from rcusim.input import profiles
 from rcusim.input.releases import NEWEST
 from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, PROFILES, load_profile, profile_halt_poll,

@@ -17,7 +17,8 @@ from pydantic import BaseModel, Field, create_model
 
 from rcusim.commands.cli import main
 from rcusim.input.bootargs import PARAMETERS
-from rcusim.input.config import KfreeRcuFlood, SyncLoop, VariantInput
+from rcusim.input.variant import VariantInput
+from rcusim.input.workloads import KfreeRcuFlood, SyncLoop
 from rcusim.input.schema import (KEY_REFERENCE_BEGIN, KEY_REFERENCE_END, key_reference, scenario_json_schema,
                                  with_key_reference)
 

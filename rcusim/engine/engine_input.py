@@ -17,8 +17,7 @@ import numpy as np
 
 from rcusim import _core
 from rcusim.engine.rcuscale import KFREE_OBJ_BYTES, MEMORY_SAMPLE_NS, compute_real, kmalloc_size, kvfree_bulk_max_entr
-from rcusim.input.config import (GP_ASYNC_MAX_DEFAULT, CallRcuLoad, KfreeRcuFlood, Noise, Readers, RtLatencyProbe,
-                                 SyncLoop)
+from rcusim.input.workloads import CallRcuLoad, GP_ASYNC_MAX_DEFAULT, KfreeRcuFlood, Noise, Readers, RtLatencyProbe, SyncLoop
 from rcusim.input.profiles import TIMER_QUANTILES, TIMER_TAIL_QUANTILES, VMALLOC_COSTS, Z_P99
 from rcusim.input.releases import module_param_since
 from rcusim.input.bootargs import parse_bootargs

@@ -28,7 +28,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from rcusim.input.config import WRITER_NAME, SyncLoop
+from rcusim.input.workloads import WRITER_NAME, SyncLoop
 from rcusim.input.rcuscale_params import MAX_MEAS, MIN_MEAS, compute_real
 from rcusim.kernel.seq import rcu_seq_diff
 

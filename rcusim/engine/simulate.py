@@ -15,7 +15,8 @@ from rcusim import _core
 from rcusim.engine.engine_input import engine_input
 from rcusim.engine.faults import fault_code
 from rcusim.errors import ScenarioError
-from rcusim.input.config import KfreeRcuFlood, MembarrierLoop, SyncLoop
+from rcusim.input.membarrier import MembarrierLoop
+from rcusim.input.workloads import KfreeRcuFlood, SyncLoop
 from rcusim.input.scenario import Scenario
 from rcusim.progress import Stages
 

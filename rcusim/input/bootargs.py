@@ -20,7 +20,7 @@ value, the way the kernel would read it:
 Unknown names and unparsable values raise :class:`~rcusim.errors.ScenarioError`.
 Values the kernel accepts and later clamps (``rcutree.jiffies_till_first_fqs``
 above HZ, ``rcutree.kthread_prio`` above 99, ...) are accepted here and
-clamped where rcusim resolves them (:mod:`rcusim.input.config`), because the clamp
+clamped where rcusim resolves them (:mod:`rcusim.input.resolve`), because the clamp
 depends on other settings such as HZ.
 """
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from rcusim.errors import ScenarioError
 from rcusim.input.bootargs import parse_bootargs
-from rcusim.input.config import Kernel
+from rcusim.input.kernel import Kernel
 from rcusim.input.releases import check_module_param, parse_release, release_switches
 
 __all__ = ["scenario_from_kvm", "add_kvm_arguments", "kvm_error", "IGNORED_WITH_VALUE", "IGNORED_FLAGS"]

@@ -63,7 +63,7 @@ COST_NAMES: tuple[str, ...] = (
     "kfree_bulk_ns",
     "page_alloc_ns",
 )
-"""Names of the platform costs, all integer nanoseconds (see rcusim.input.config.Costs)."""
+"""Names of the platform costs, all integer nanoseconds (see rcusim.input.hardware.Costs)."""
 
 IDLE_WAKE_COSTS = ("wakeup_idle_median_ns", "wakeup_idle_p99_ns")
 """The costs a profile gives instead of ``idle_states``."""

@@ -51,7 +51,8 @@ import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from rcusim.errors import ScenarioError, did_you_mean, format_path, show_value
-from rcusim.input.config import VariantSpec, build_variant
+from rcusim.input.resolve import build_variant
+from rcusim.input.variant import VariantSpec
 
 __all__ = ["Scenario", "load_scenario", "read_text_file", "is_file_name", "NAME_ALLOWED", "MAX_FILE_BYTES",
            "SUMMARY_MAX_BYTES", "MAX_DEPTH", "MAX_NODES"]

@@ -9,7 +9,7 @@ import json
 import re
 
 from rcusim.errors import ScenarioError
-from rcusim.input.config import VariantInput
+from rcusim.input.variant import VariantInput
 
 __all__ = ["scenario_json_schema", "key_reference", "with_key_reference", "KEY_REFERENCE_BEGIN",
            "KEY_REFERENCE_END"]
@@ -45,7 +45,7 @@ def scenario_json_schema() -> dict:
 _INTRO = """\
 ## Key reference
 
-Every key the models of `rcusim/input/config.py` accept, written from the JSON Schema that
+Every key the input models (`rcusim/input/`) accept, written from the JSON Schema that
 `python -m rcusim schema` prints: one table per key group and per workload kind (a kind's table
 lists the keys that kind accepts), keys in the order the models declare them, `[]` marking a
 list's items. A `null` default leaves the key unset: its meaning says what applies then. The

@@ -11,7 +11,8 @@ from rcusim.engine.engine_input import rcu_geometry
 from rcusim.engine.membarrier import run_membarrier_loop
 from rcusim.engine.rcuscale import kfree_metrics, memory_frame
 from rcusim.engine.simulate import ExitReason, check_memory, kfree_flood, run_engine
-from rcusim.input.config import MembarrierLoop, RtLatencyProbe
+from rcusim.input.membarrier import MembarrierLoop
+from rcusim.input.workloads import RtLatencyProbe
 from rcusim.input.scenario import Scenario, load_scenario
 from rcusim.progress import Stages
 from rcusim.results.result import (Result, VariantResult, callback_latency_stats_us, installed_version, make_gps_frame,

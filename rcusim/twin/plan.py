@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from rcusim.errors import ScenarioError
 from rcusim.input.bootargs import last_tokens, parse_bootargs
-from rcusim.input.config import WRITER_NAME, KfreeRcuFlood, SyncLoop
+from rcusim.input.workloads import WRITER_NAME, KfreeRcuFlood, SyncLoop
 from rcusim.input.cpulist import parse_cpulist
 from rcusim.input.releases import stable_patches
 from rcusim.twin.image import KernelImage
