@@ -14,9 +14,6 @@ from rcusim.input.bootargs import parse_bootargs
 from rcusim.input.releases import PATCHES, RELEASE_ALLOWED, SWITCHES, ReleaseSwitches, parse_release, release_switches
 
 
-NOCB_SINCE = (3, 8)
-"""The first release with CONFIG_RCU_NOCB_CPU."""
-
 # Kconfig "depends on" rules that rcusim checks: option -> (needed option, why).
 #: Kconfig options that exist from a release on: (option, the release switch that brings it).
 _OPTION_SINCE = (("CONFIG_RCU_LAZY", "rcu_lazy"), ("CONFIG_RCU_LAZY_DEFAULT_OFF", "rcu_lazy_boot_param"),
@@ -113,12 +110,11 @@ class Kernel(InputModel):
 
     @model_validator(mode="after")
     def _check_nocb_exists(self) -> "Kernel":
-        # Callback offloading came with v3.8 (3fbfbf7a3b66, "rcu: Add callback-free CPUs",
-        # Paul E. McKenney, on his nocb.2012.10.23a branch after v3.7-rc1).
-        if self.CONFIG_RCU_NOCB_CPU and self.release_tuple < NOCB_SINCE:
+        if self.CONFIG_RCU_NOCB_CPU and not release_switches(self.release_tuple).rcu_nocb_cpu:
+            since = ".".join(map(str, next(s.since for s in SWITCHES if s.name == "rcu_nocb_cpu")))
             raise ScenarioError(f"CONFIG_RCU_NOCB_CPU does not exist in release {self.release}: callback "
-                                "offloading came with v3.8", key="CONFIG_RCU_NOCB_CPU",
-                                allowed="false, or kernel.release 3.8 or later")
+                                f"offloading came with v{since}", key="CONFIG_RCU_NOCB_CPU",
+                                allowed=f"false, or kernel.release {since} or later")
         return self
 
     @model_validator(mode="after")

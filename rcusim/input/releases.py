@@ -67,6 +67,11 @@ SWITCHES = (
            '"rcu: Move RCU grace-period initialization into a kthread" (McKenney, 2012), v3.7',
            "grace periods are driven by the rcu_gp_kthread, which tasks can delay; before, "
            "softirq drove them and no task could"),
+    Switch("rcu_nocb_cpu", (3, 8),
+           '"rcu: Add callback-free CPUs" (Paul E. McKenney, 2012, 3fbfbf7a3b66), on his nocb.2012.10.23a '
+           "branch after v3.7-rc1, merged for v3.8",
+           "CONFIG_RCU_NOCB_CPU exists: callbacks of the rcu_nocbs= CPUs are offloaded to rcuo kthreads; "
+           "before, there is no callback offloading"),
     Switch("softirq_time_limit", (3, 9),
            '"softirq: reduce latencies" (Eric Dumazet, Jan 2013), v3.9',
            "__do_softirq() restarts until MAX_SOFTIRQ_TIME (2 ms) or need_resched(); before, "
@@ -405,6 +410,7 @@ class ReleaseSwitches:
     tree_rcu: bool
     kfree_rcu: bool
     gp_kthread: bool
+    rcu_nocb_cpu: bool
     softirq_time_limit: bool
     exp_funnel_wait_queues: bool
     timer_wheel_rounds_up: bool
