@@ -1,5 +1,6 @@
 """The typed boundary between a resolved scenario and the engine (rcusim.engine.engine_input)."""
 
+import ast
 import dataclasses
 import re
 import types
@@ -54,3 +55,28 @@ def test_the_engine_exports_its_codes_and_the_trace_names_every_entity_kind():
     assert set(_core.PRIMITIVES) == {"synchronize_rcu", "synchronize_rcu_expedited", "call_rcu_hurry"}
     assert len(set(_core.ENTITY_KINDS.values())) == len(_core.ENTITY_KINDS)
     assert set(_ENTITY_NAMES) | {_core.ENTITY_KINDS["gp"]} == set(_core.ENTITY_KINDS.values())
+
+
+#: What resolution decides once (rcusim.input.resolve): the engine's input only converts units.
+_DECIDED_ELSEWHERE = ("rcusim.input.releases", "rcusim.input.cpulist", "rcusim.input.bootargs")
+
+
+def undecided(source: str) -> list[str]:
+    """What `source` does that resolution should have done: an import of the release table,
+    the CPU-list or boot-parameter parser, or a read of the kernel as written (spec.kernel)."""
+    found = [f"imports {node.module}" for node in ast.walk(ast.parse(source))
+             if isinstance(node, ast.ImportFrom) and node.module in _DECIDED_ELSEWHERE]
+    found += [f"reads {m[0]}" for m in re.finditer(r"\bspec\.kernel\.\w+", source)]
+    return found
+
+
+def test_the_engine_input_decides_nothing_resolution_decides():
+    source = (Path(__file__).parents[1] / "rcusim" / "engine" / "engine_input.py").read_text()
+    assert undecided(source) == []
+
+
+def test_undecided_finds_a_release_question_and_a_cpu_list():
+    source = ("from rcusim.input.cpulist import parse_cpulist\nfrom rcusim.input.releases import SWITCHES\n"
+              "def f(spec):\n    return spec.kernel.CONFIG_HZ_PERIODIC\n")
+    assert undecided(source) == ["imports rcusim.input.cpulist", "imports rcusim.input.releases",
+                                 "reads spec.kernel.CONFIG_HZ_PERIODIC"]

@@ -19,9 +19,6 @@ from rcusim import _core
 from rcusim.engine.rcuscale import KFREE_OBJ_BYTES, MEMORY_SAMPLE_NS, compute_real, kmalloc_size, kvfree_bulk_max_entr
 from rcusim.input.workloads import CallRcuLoad, GP_ASYNC_MAX_DEFAULT, KfreeRcuFlood, Noise, Readers, RtLatencyProbe, SyncLoop
 from rcusim.input.profiles import TIMER_QUANTILES, TIMER_TAIL_QUANTILES, VMALLOC_COSTS, Z_P99
-from rcusim.input.releases import module_param_since
-from rcusim.input.bootargs import parse_bootargs
-from rcusim.input.cpulist import parse_cpulist
 from rcusim.kernel.cpus import cpu_topology
 from rcusim.kernel.fair import POLICY_CFS, POLICY_EEVDF, POLICY_RR, fair_tunables, weight_of
 from rcusim.kernel.sched_domains import sched_domains
@@ -398,7 +395,7 @@ def _sched(spec, fault: int) -> Sched:
         idle_target_us=np.array([s["target_residency_us"] for s in states], dtype=np.int64),
         idle_polling0=int(bool(states) and states[0]["polling"]),
         menu_keeps_tick=int(p.switches.menu_keeps_tick),
-        hz_periodic=int(spec.kernel.CONFIG_HZ_PERIODIC),
+        hz_periodic=int(spec.resolution.hz_periodic),
         idle_stop_tick_after_tick=int(p.switches.idle_stop_tick_after_tick),
         idle_mwait=np.array([s["mwait"] for s in states], dtype=np.int8),
         idle_wake_ns=np.array([s["wake_ns"] for s in states], dtype=np.int64),
@@ -513,10 +510,10 @@ def _affinity_masks(spec) -> np.ndarray:
     nr_cpus = spec.hardware.nr_cpus
     masks = [np.ones(nr_cpus, dtype=np.uint8)]
     masks[0][list(spec.params.nohz_full_cpus)] = 0
-    for wl in spec.workloads:
+    for wl, cpus in zip(spec.workloads, spec.resolution.cpus):
         if isinstance(wl, SyncLoop) and not wl.pinned:
             mask = np.zeros(nr_cpus, dtype=np.uint8)
-            mask[list(parse_cpulist(wl.cpus, nr_cpus))] = 1
+            mask[list(cpus)] = 1
             masks.append(mask)
     return np.array(masks, dtype=np.uint8)
 
@@ -526,11 +523,13 @@ def _column(parts: list, dtype) -> np.ndarray:
 
 
 def _tasks(spec) -> Tasks:
-    nr_cpus, costs, p = spec.hardware.nr_cpus, spec.hardware.costs, spec.params
+    costs, p = spec.hardware.costs, spec.params
     cpu, rt, weight, loops, start, wl_idx, think, after, prim, vmalloc = [], [], [], [], [], [], [], [], [], []
     sleep, runtime, async_max, all_done = [], [], [], []
     aff, fork, kthread, n_masks = [], [], [], 0
-    for i, wl in enumerate(w for w in spec.workloads if isinstance(w, SyncLoop)):
+    loops_of = [(wl, spec.resolution.cpus[k], spec.resolution.start_cpus[k])
+                for k, wl in enumerate(spec.workloads) if isinstance(wl, SyncLoop)]
+    for i, (wl, cpus, start_cpus) in enumerate(loops_of):
         primitive = wl.primitive
         if primitive == "call_rcu_hurry":
             pass  # no grace period to wait for: neither switch applies
@@ -538,11 +537,10 @@ def _tasks(spec) -> Tasks:
             primitive = "synchronize_rcu"  # rcupdate.rcu_normal wins over everything
         elif p.rcu_expedited:
             primitive = "synchronize_rcu_expedited"
-        cpus = parse_cpulist(wl.cpus, nr_cpus)
         n = wl.tasks
         # Pinned tasks start on their CPUs; unpinned ones are forked by a parent on
         # the first CPU of `cpus` (placed by fork balancing) or on start_cpus.
-        first = cpus if wl.pinned else cpus[:1] if wl.start_cpus is None else parse_cpulist(wl.start_cpus, nr_cpus)
+        first = cpus if wl.pinned else cpus[:1] if start_cpus is None else start_cpus
         cpu.append(np.asarray(first, dtype=np.int32)[np.arange(n) % len(first)])
         fork.append(np.full(n, int(not wl.pinned and wl.start_cpus is None), dtype=np.int8))
         aff.append(np.full(n, -1 if wl.pinned else 1 + n_masks, dtype=np.int32))
@@ -585,18 +583,16 @@ def _vmalloc(spec) -> Vmalloc:
 
 
 def _tracepoint(spec) -> Tracepoint:
-    events = parse_bootargs(spec.kernel.bootargs).get("trace_event", ())
+    events = spec.resolution.trace_events
     cost = spec.hardware.tracing or {"event_ns": 0, "event_irq_ns": 0}  # resolution refuses events without it
     return Tracepoint(events=sum(_core.TRACEPOINTS[name] for name in events), **cost)
 
 
 def _readers(spec) -> ReaderTasks:
-    nr_cpus = spec.hardware.nr_cpus
     cpu, workload, len_ns, gap_ns, len_exp, gap_busy, preemptible, rt, weight = [], [], [], [], [], [], [], [], []
-    for wl in spec.workloads:
+    for wl, cpus in zip(spec.workloads, spec.resolution.cpus):
         if not isinstance(wl, Readers):
             continue
-        cpus = parse_cpulist(wl.cpus, nr_cpus)
         cpu += cpus
         workload += [len(len_ns)] * len(cpus)
         length = round(wl.length_us * 1000)
@@ -615,39 +611,22 @@ def _readers(spec) -> ReaderTasks:
 def _kvfree(spec, chunk: int) -> Kvfree:
     """rcuscale's kfree threads; `chunk` 1 gives one event per kfree_rcu() call instead
     of one per page (the aggregation check in the tests)."""
-    nr, p, costs = spec.hardware.nr_cpus, spec.params, spec.hardware.costs
+    nr, p, costs, res = spec.hardware.nr_cpus, spec.params, spec.hardware.costs, spec.resolution
     flood = next((w for w in spec.workloads if isinstance(w, KfreeRcuFlood)), None)
     has_thread = np.zeros(nr, dtype=np.int8)
     cpus = np.zeros(0, dtype=np.int32)
     sw = p.switches
-    form = 0  # kfree_rcu_test_both: torture_random() picks each call's form
-    # kfree_by_call_rcu: rcuscale call_rcu()s a kfree callback, unless CONFIG_RCU_LAZY=n makes it fall back.
-    by_call = flood is not None and flood.kfree_by_call_rcu and spec.kernel.CONFIG_RCU_LAZY
-    if by_call or not sw.kfree_rcu_batching:
-        gen = _core.KVFREE_GENERATIONS["call_rcu"]
-    else:
-        gen = _core.KVFREE_GENERATIONS["bulk" if sw.kfree_bulk else "head_list"]
     if flood is not None:
         n = compute_real(flood.kfree_nthreads, nr)
         cpus = np.arange(n, dtype=np.int32) % nr  # set_cpus_allowed_ptr(cpumask_of(me % nr_cpu_ids))
         has_thread[cpus] = 1
-        if flood.kfree_rcu_test_single != flood.kfree_rcu_test_double:
-            form = 1 if flood.kfree_rcu_test_single else 2
-        if module_param_since("rcuscale.kfree_rcu_test_single", spec.kernel.release):
-            form = 2  # the test's one form, kfree_rcu(p, rh), before v5.13
-    # sched_dynamic_update() (kernel/sched/core.c): preempt=voluntary points might_resched at
-    # __cond_resched(), so each kmalloc(GFP_KERNEL) of kfree_scale_thread (slab_pre_alloc_hook() ->
-    # might_alloc() -> might_sleep_if()) is a preemption point; preempt=none makes it a no-op.
-    # A !PREEMPTION build without CONFIG_PREEMPT_DYNAMIC is taken as PREEMPT_NONE.
-    voluntary = (not p.preemption and spec.kernel.CONFIG_PREEMPT_DYNAMIC
-                 and parse_bootargs(spec.kernel.bootargs).get("preempt") == "voluntary")
     return Kvfree(
         cpu=cpus, has_thread=has_thread,
         alloc_num=flood.kfree_alloc_num if flood else 0,
         loops=flood.kfree_loops if flood else 0,
-        gen=gen, lazy=int(bool(by_call) and p.lazy),
+        gen=_core.KVFREE_GENERATIONS[res.kfree_gen], lazy=int(res.kfree_lazy),
         polled=int(p.kvfree_polled and not p.kvfree_drain_ready), drain_ready=int(p.kvfree_drain_ready),
-        chunk=chunk, might_resched=int(voluntary), form=form,
+        chunk=chunk, might_resched=int(res.might_resched), form=res.kfree_form,
         max_entr=kvfree_bulk_max_entr(sw),
         drain_jiffies=p.kfree_drain_jiffies, flood_delay=int(sw.kfree_drain_5hz),
         page_cache_work=int(sw.kvfree_page_cache_work),
@@ -662,12 +641,10 @@ def _kvfree(spec, chunk: int) -> Kvfree:
 
 
 def _rt_latency(spec) -> RtLatency:
-    nr_cpus = spec.hardware.nr_cpus
     out = {name: [] for name in RtLatency.__dataclass_fields__}
-    for wl in spec.workloads:
+    for wl, cpus in zip(spec.workloads, spec.resolution.cpus):
         if isinstance(wl, RtLatencyProbe):
             k = len(out["probe_period_ns"])
-            cpus = parse_cpulist(wl.cpus, nr_cpus)
             out["probe_cpu"] += cpus
             out["probe_workload"] += [k] * len(cpus)
             out["probe_period_ns"].append(round(wl.period_us * 1000))
@@ -675,7 +652,7 @@ def _rt_latency(spec) -> RtLatency:
             out["probe_samples"].append(wl.samples)
         elif isinstance(wl, CallRcuLoad):
             k = len(out["bg_work_ns"])
-            for c in parse_cpulist(wl.cpus, nr_cpus):
+            for c in cpus:
                 out["bg_cpu"] += [c] * wl.tasks_per_cpu
                 out["bg_workload"] += [k] * wl.tasks_per_cpu
             out["bg_work_ns"].append(round(wl.work_us * 1000))
@@ -705,10 +682,10 @@ def _noise(spec) -> NoiseInput:
                 for k in ("timer_busy_q_ns", "timer_idle_q_ns", "host_q_ns")})
     out.update({k: np.zeros((nr_cpus, TIMER_TAIL_QUANTILES), dtype=np.int64)
                 for k in ("timer_busy_tail_ns", "timer_idle_tail_ns", "host_tail_ns")})
-    for wl in spec.workloads:
+    for wl, cpus in zip(spec.workloads, spec.resolution.cpus):
         if not isinstance(wl, Noise):
             continue
-        cpus = np.asarray(parse_cpulist(wl.cpus, nr_cpus))
+        cpus = np.asarray(cpus)
         for stream, src in wl.streams().items():
             if src is None or src.rate_hz == 0:
                 continue

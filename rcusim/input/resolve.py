@@ -24,7 +24,7 @@ from rcusim.input.profiles import PROFILES, profile_tracing, profile_ttwu_reuse,
 from rcusim.input.rcuscale_params import MIN_MEAS, compute_real
 from rcusim.input.releases import TRACEPOINT_SITES, check_module_param, module_param_since
 from rcusim.input.validation import scenario_error_from_validation
-from rcusim.input.variant import RcuParams, Run, VariantInput, VariantSpec
+from rcusim.input.variant import RcuParams, Resolution, Run, VariantInput, VariantSpec
 from rcusim.input.workloads import (WRITER_NAME, CallRcuLoad, FINITE_WORKLOADS, KfreeRcuFlood, RcuscaleWriter, Readers,
                                     SyncLoop)
 
@@ -339,7 +339,40 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
                                     path=("workloads", i, "name"), allowed="another name for that workload")
             workloads.append(part)
     return VariantSpec(name=name, hardware=hardware, kernel=kernel, params=params,
-                       workloads=workloads, run=variant.run, rcuscale_writer=writer)
+                       workloads=workloads, run=variant.run, rcuscale_writer=writer,
+                       resolution=_resolution(workloads, nr, kernel, params))
+
+
+def _resolution(workloads, nr: int, kernel: Kernel, params: RcuParams) -> Resolution:
+    """What the engine needs of `workloads` (as they run: an rcuscale_writer resolved) and
+    the kernel, decided here once."""
+    bootargs = parse_bootargs(kernel.bootargs)
+    flood = next((w for w in workloads if isinstance(w, KfreeRcuFlood)), None)
+    sw = params.switches
+    # kfree_by_call_rcu: rcuscale call_rcu()s a kfree callback, unless CONFIG_RCU_LAZY=n makes it fall back.
+    by_call = flood is not None and flood.kfree_by_call_rcu and kernel.CONFIG_RCU_LAZY
+    if by_call or not sw.kfree_rcu_batching:
+        gen = "call_rcu"
+    else:
+        gen = "bulk" if sw.kfree_bulk else "head_list"
+    form = 0  # kfree_rcu_test_both: torture_random() picks each call's form
+    if flood is not None:
+        if flood.kfree_rcu_test_single != flood.kfree_rcu_test_double:
+            form = 1 if flood.kfree_rcu_test_single else 2
+        if module_param_since("rcuscale.kfree_rcu_test_single", kernel.release):
+            form = 2  # the test's one form, kfree_rcu(p, rh), before v5.13
+    return Resolution(
+        cpus=tuple(tuple(parse_cpulist(w.cpus, nr)) if getattr(w, "cpus", None) is not None else ()
+                   for w in workloads),
+        start_cpus=tuple(tuple(parse_cpulist(w.start_cpus, nr)) if getattr(w, "start_cpus", None) is not None
+                         else None for w in workloads),
+        kfree_gen=gen, kfree_form=form, kfree_lazy=bool(by_call) and params.lazy,
+        # sched_dynamic_update() (kernel/sched/core.c): preempt=voluntary points might_resched at
+        # __cond_resched(); preempt=none makes it a no-op. A !PREEMPTION build without
+        # CONFIG_PREEMPT_DYNAMIC is taken as PREEMPT_NONE.
+        might_resched=(not params.preemption and kernel.CONFIG_PREEMPT_DYNAMIC
+                       and bootargs.get("preempt") == "voluntary"),
+        trace_events=tuple(bootargs.get("trace_event", ())), hz_periodic=kernel.CONFIG_HZ_PERIODIC)
 
 
 #: rcu_scale_reader()'s loop as call_rcu_load work: how long one modelled operation of

@@ -143,6 +143,34 @@ class RcuParams(InputModel):
     5 from v5.11); before v5.9, the one page of krcp->bcached; none before v5.7 (no bulk pages)."""
 
 
+class Resolution(InputModel):
+    """What the engine needs of a variant's workloads and kernel, decided once by
+    :func:`~rcusim.input.resolve.resolve_variant`: each CPU list as the CPUs it names, and each
+    answer that depends on the release or on the kernel as written. Computed from what
+    :meth:`VariantSpec.resolved` records, so not recorded itself."""
+
+    cpus: tuple[tuple[int, ...], ...]
+    """Per workload, in ``VariantSpec.workloads`` order: the CPUs its ``cpus`` names, () for a
+    workload without CPUs."""
+    start_cpus: tuple[Optional[tuple[int, ...]], ...]
+    """Per workload: the CPUs a sync_loop's ``start_cpus`` names, None where it is unset."""
+    kfree_gen: Literal["call_rcu", "head_list", "bulk"]
+    """What rcuscale's kfree_rcu() calls do: call_rcu() (before v5.6, or kfree_by_call_rcu),
+    krcp->head (v5.6), bulk pages (v5.7 on)."""
+    kfree_form: Literal[0, 1, 2]
+    """The kfree_rcu() form of rcuscale's calls: 0 each call's at random (torture_random()),
+    1 single-argument, 2 two-argument."""
+    kfree_lazy: bool
+    """kfree_by_call_rcu queues lazy callbacks."""
+    might_resched: bool
+    """preempt=voluntary on a kernel built without CONFIG_PREEMPTION: might_resched() is
+    __cond_resched() (sched_dynamic_update()), a preemption point in every kmalloc(GFP_KERNEL)."""
+    trace_events: tuple[str, ...]
+    """The tracepoints trace_event= turns on."""
+    hz_periodic: bool
+    """CONFIG_HZ_PERIODIC: the tick never stops, on idle CPUs too."""
+
+
 class VariantSpec(InputModel):
     """One fully resolved variant, ready for the engine."""
 
@@ -161,12 +189,15 @@ class VariantSpec(InputModel):
     rcuscale_writer: Optional[RcuscaleWriter] = None
     """The rcuscale GP-writer test as written, if the variant runs one (its writers are the
     ``sync_loop`` workload of its name)."""
+    resolution: Resolution
+    """What the engine needs of the workloads and kernel, decided (not recorded: see
+    :meth:`resolved`)."""
 
     def resolved(self) -> dict:
         """Everything resolved for this variant but its workloads (which the scenario
         gives as written): hardware with costs and their sources, kernel, every
         tunable and release switch, run limits. JSON-ready."""
-        exclude = {"workloads": True, "rcuscale_writer": True}
+        exclude = {"workloads": True, "rcuscale_writer": True, "resolution": True}
         # Said only where the profile has them: a KVM guest, vmalloc() costs, ttwu_reuse, tracing.
         absent = {k for k in ("halt_poll", "vmalloc", "ttwu_reuse", "tracing") if getattr(self.hardware, k) is None}
         if absent:
