@@ -341,7 +341,7 @@ def test_checks_reject_a_partial_expedited_gp_snapshot(cfg, monkeypatch):
     # return before a full GP that began after the call.
     spec = load(cfg).variants["default"]
     core = run_engine(spec, SEED)
-    monkeypatch.setattr("rcusim.engine.reference.exp.rcu_seq_snap", lambda s: (s + 4) & ~3)
+    monkeypatch.setattr("rcusim.engine.reference.tree_exp.rcu_seq_snap", lambda s: (s + 4) & ~3)
     ref = run_reference_spec(spec, SEED)
     # On exp_cpu4 the early returns shift the mean and distribution too little
     # for the statistical checks; the record-for-record check sees them.

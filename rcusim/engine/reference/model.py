@@ -26,12 +26,15 @@ import simpy
 
 from rcusim import _core
 from rcusim.engine.engine_input import EngineInput, engine_input
-from rcusim.engine.reference import core, exp, gp, placement
-from rcusim.kernel.fair import NICE_0_LOAD, weight_of
-from rcusim.engine.reference.core import RcuData, ksoftirqd
+from rcusim.engine.reference import placement, sched, tree, tree_callbacks, tree_exp, tree_gp
+from rcusim.engine.reference.cpuidle import cpuidle_init
+from rcusim.engine.reference.locking import SleepingMutex
 from rcusim.engine.reference.sched import RUNNABLE, Cpu, Entity
-from rcusim.engine.reference.tree import RcuNode
-from rcusim.engine.reference.workload import sync_loop
+from rcusim.engine.reference.sync_loop import sync_loop
+from rcusim.engine.reference.tree import RcuData, RcuNode
+from rcusim.engine.reference.tree_callbacks import ksoftirqd
+from rcusim.engine.reference.tree_sr_normal import rcu_sr_normal_gp_cleanup_work
+from rcusim.kernel.fair import NICE_0_LOAD, weight_of
 
 COUNTERS = ("context_switches", "callbacks_invoked", "wakeups", "delayed_dequeues", "wakeups_local",
             "wakeups_remote_enqueue", "wakeups_polling", "wakeups_ipi", "rq_lock_wait_ns", "idle_exits",
@@ -55,10 +58,15 @@ class CountingEnvironment(simpy.Environment):
 class Model:
     """rcu_state plus the machine it runs on, built from the engine's inputs."""
 
-    # Hooks the scheduler and the tree call back into.
-    rcu_sched_clock_irq = core.rcu_sched_clock_irq
-    rcu_gp_kthread_wake = gp.rcu_gp_kthread_wake
-    rcu_report_exp_rdp = exp.rcu_report_exp_rdp
+    # Hooks through which a module calls one that imports it, so that imports run one way:
+    # the scheduler calls the tree, the tree the softirq, the GP kthread and expedited GPs,
+    # the callback list the tree's GP funnel, a mutex the scheduler.
+    rcu_sched_clock_irq = tree.rcu_sched_clock_irq
+    rcu_softirq = tree_callbacks.rcu_softirq
+    rcu_start_this_gp = tree.rcu_start_this_gp
+    rcu_gp_kthread_wake = tree_gp.rcu_gp_kthread_wake
+    rcu_report_exp_rdp = tree_exp.rcu_report_exp_rdp
+    wake_from_acc = sched.wake_from_acc
 
     def __init__(self, inp: EngineInput, seed: int):
         _check_scope(inp)
@@ -74,7 +82,7 @@ class Model:
         # rcu_state
         self.gp_seq = p.tree.gp_seq_init
         self.gp_flags = 0
-        self.gp_state = gp.RCU_GP_IDLE
+        self.gp_state = tree_gp.RCU_GP_IDLE
         self.gp_start = 0
         self.gp_qs_t = 0           # when the root's qsmask emptied
         self.fqs_deadline = 0
@@ -90,8 +98,8 @@ class Model:
         self.srs_done_heads = 0
         # expedited GPs: rcu_state.expedited_sequence and the kworker's state
         self.exp_seq = 0
-        self.exp_mutex = exp.SleepingMutex(bool(p.exp.exp_mutex_rt))
-        self.exp_phase = exp.EXP_IDLE
+        self.exp_mutex = SleepingMutex(bool(p.exp.exp_mutex_rt))
+        self.exp_phase = tree_exp.EXP_IDLE
         self.exp_work_queued = False
         self.exp_par_pending = 0     # per-leaf selections not yet flushed
         self.exp_gp_start = self.exp_gp_qs = 0
@@ -114,8 +122,7 @@ class Model:
             cpu.rdp.mynode.qsmaskinit |= cpu.rdp.grpmask
             cpu.rdp.mynode.expmaskinit |= cpu.rdp.grpmask
             self.cpus.append(cpu)
-        for cpu in self.cpus:
-            cpu.cpuidle_init()
+        cpuidle_init(self)
         self.domains = placement.Domains(self)
 
         # Tasks first (their index is the request's task id), then kthreads.
@@ -141,12 +148,12 @@ class Model:
         self.gp_kthread = Entity(self, p.sched.gp_cpu, bool(p.gp.gp_kthread_rt), "rcu_preempt")
         placement.kthread_place_at_wakeup(self, self.gp_kthread)  # kthread_create(rcu_gp_kthread)
         self.gp_timer_cpu = self.gp_ran_cpu = self.gp_kthread.cpu  # where the FQS wait's timer was armed
-        self.gp_kthread.start(gp.rcu_gp_kthread(self))
+        self.gp_kthread.start(tree_gp.rcu_gp_kthread(self))
         highpri = bool(p.sr_normal.sr_worker_highpri)
         self.sr_worker = Entity(self, p.sched.gp_cpu, False, "kworker/sr", head_enqueue=highpri,
                                 weight=weight_of(-20) if highpri else NICE_0_LOAD)
         self.sr_worker.per_cpu_kthread = True
-        self.sr_worker.start(gp.rcu_sr_normal_gp_cleanup_work(self, self.sr_worker))
+        self.sr_worker.start(rcu_sr_normal_gp_cleanup_work(self, self.sr_worker))
         for cpu in self.cpus:
             cpu.rdp.ksoftirqd = Entity(self, cpu.index, False, f"ksoftirqd/{cpu.index}")
             cpu.rdp.ksoftirqd.per_cpu_kthread = True
@@ -155,10 +162,10 @@ class Model:
         exp_rt = bool(p.exp.exp_kthread_rt)
         self.exp_kworker = Entity(self, p.sched.gp_cpu, exp_rt, "rcu_exp_gp_kthread_worker")
         placement.kthread_place_at_wakeup(self, self.exp_kworker)
-        self.exp_kworker.start(exp.rcu_exp_gp_kworker(self, self.exp_kworker))
+        self.exp_kworker.start(tree_exp.rcu_exp_sel_wait_wake(self, self.exp_kworker))
         for rnp in self.leaves:
             rnp.exp_par_worker = Entity(self, rnp.grplo, exp_rt, f"rcu_exp_par_gp_kthread_worker/{rnp.grplo}")
-            rnp.exp_par_worker.start(exp.rcu_exp_par_gp_kworker(self, rnp.exp_par_worker, rnp))
+            rnp.exp_par_worker.start(tree_exp.sync_rcu_exp_select_node_cpus(self, rnp.exp_par_worker, rnp))
 
         self.req = {k: [] for k in ("task", "cpu", "primitive", "t_start_ns", "t_end_ns")}
         self.gprec = {k: [] for k in ("gp_seq", "t_start_ns", "t_qs_ns", "t_end_ns", "ipis", "expedited",
@@ -167,7 +174,7 @@ class Model:
 
     def fqs_timer_cpu_expires(self, cpu):
         """When the FQS wait's timer fires if it is queued on `cpu` (where the GP kthread armed it), else None."""
-        if (self.gp_kthread is not None and cpu is self.gp_timer_cpu and self.gp_state == gp.RCU_GP_WAIT_FQS
+        if (self.gp_kthread is not None and cpu is self.gp_timer_cpu and self.gp_state == tree_gp.RCU_GP_WAIT_FQS
                 and self.gp_timer_expires > self.env.now):
             return self.gp_timer_expires
         return None

@@ -1,4 +1,6 @@
-"""CPUs, run queues and entities: the scheduler the RCU machinery runs on.
+"""CPUs, run queues and entities: the scheduler the RCU machinery runs on; mirrors
+cython_core/sched.pxi (with the tick's start and loop, tick.pxi's in the engine, on
+:class:`Cpu`).
 
 Each CPU is one SimPy process (:meth:`Cpu.schedule`), the ``__schedule()``
 loop: pick the first runnable entity (SCHED_FIFO class before SCHED_OTHER,
@@ -33,10 +35,11 @@ import numpy as np
 import simpy
 
 from rcusim.engine.reference import placement
+from rcusim.engine.reference.cpuidle import cpuidle_exit_ns, cpuidle_idle_call, cpuidle_irq
 from rcusim.engine.reference.fair import CfsRq
-from rcusim.kernel.cpuidle import NO_TIMER_US, Menu
-from rcusim.kernel.cpus import cpu_distance
-from rcusim.kernel.fair import NICE_0_LOAD, POLICY_RR
+from rcusim.engine.reference.locking import SpinLock
+from rcusim.engine.reference.topology import line_cost
+from rcusim.kernel.fair import NICE_0_LOAD, POLICY_CFS, POLICY_EEVDF, POLICY_RR
 
 #: Yielded by an entity body: block until woken (``schedule()`` away).
 SLEEP = None
@@ -128,7 +131,7 @@ class Cpu:
         self.user_to = 0              # ... to here: the tick sees a quiescent state there
         self.watching = 0             # rcu_watching: +1 at each idle entry and exit
         self.rdp = None
-        self.menu = None              # the menu governor's state, if the profile has idle states
+        self.menu = None              # the menu governor's state (cpuidle.py), if the profile has idle states
         self.menu_enter = 0           # when the CPU entered its idle state
         self.stop_tick = True         # the governor let the idle CPU stop its tick
         self.cfs = CfsRq(sim, self)   # the fair class's queue (the deque above before CFS)
@@ -149,7 +152,7 @@ class Cpu:
         while True:
             ent = self.dequeue()
             if ent is None:
-                self.rcu_idle_enter()
+                self.cpu_enter_idle()
                 self.idle_wait = env.event()
                 exit_ns = yield self.idle_wait
                 yield env.timeout(exit_ns)   # CPU_WAKING: leaving the idle state
@@ -259,7 +262,8 @@ class Cpu:
             self.burst_end = self.env.now + st
             yield self.env.timeout(st)
 
-    def rcu_idle_enter(self) -> None:
+    def cpu_enter_idle(self) -> None:
+        """The switch to the idle task: a QS, and rcu_idle_enter()'s extended QS."""
         self.state = CPU_IDLE
         self.curr = None
         self.sim.last_idle_cpu = self
@@ -267,63 +271,7 @@ class Cpu:
         self.rdp.cpu_no_qs = False
         self.user_from = self.user_to = 0
         placement.update_idle_core(self.sim, self.index)
-        self.cpuidle_idle_call(False)
-
-    # --- idle states: the menu governor (rcusim.kernel.cpuidle) ------------
-    def cpuidle_init(self) -> None:
-        """The profile's states; every CPU starts idle with its tick stopped."""
-        s = self.sim.inp.sched
-        if len(s.idle_exit_us):
-            self.menu = Menu(tuple(int(x) for x in s.idle_exit_us), tuple(int(x) for x in s.idle_target_us),
-                             bool(s.idle_polling0), s.jiffy_ns // 1000, bool(s.menu_keeps_tick))
-            self.cpuidle_select()
-            if not self.stop_tick:  # the governor keeps the tick of this idle CPU
-                self.start_tick()
-
-    def cpuidle_select(self) -> None:
-        """cpuidle_select() as the CPU enters idle: the sleep length is the next tick
-        if rcu_needs_cpu(), else the FQS wait's timer on the GP kthread's CPU."""
-        sim, now, jiffy = self.sim, self.env.now, self.sim.inp.sched.jiffy_ns
-        next_tick = (now // jiffy + 1) * jiffy - now
-        next_ns = NO_TIMER_US * 1000
-        fqs = sim.fqs_timer_cpu_expires(self)
-        if self.rdp.cblist.n_cbs() > 0:
-            next_ns = next_tick
-        elif fqs is not None:
-            next_ns = fqs - now
-        self.menu.select(min(next_ns // 1000, NO_TIMER_US),
-                         min((next_tick if self.tick_on else next_ns) // 1000, NO_TIMER_US), not self.tick_on)
-        self.stop_tick = self.menu.stop_tick
-        self.menu_enter = now
-
-    def cpuidle_idle_call(self, got_tick: bool) -> None:
-        """An iteration of do_idle(); `got_tick`: the tick woke the previous one. Menu
-        decides the tick with two states or more; without a driver (or with one state)
-        f4c31b07b136 stops it only after it woke the loop, before it a driverless CPU
-        stopped it at once."""
-        s = self.sim.inp.sched
-        n = len(s.idle_exit_us)
-        if n > 1 or (n == 1 and not s.idle_stop_tick_after_tick):
-            self.cpuidle_select()
-            return
-        if s.idle_stop_tick_after_tick:
-            self.stop_tick = got_tick or not self.tick_on
-        if self.menu:
-            self.menu.state = 0  # call_cpuidle(drv, dev, 0), the governor skipped
-            self.menu_enter = self.env.now
-
-    def cpuidle_exit_ns(self) -> int:
-        """A wake-up takes the CPU out of its state: the exit latency."""
-        lat = int(self.sim.inp.sched.idle_wake_ns[self.menu.state])
-        self.menu.reflect((self.env.now + lat - self.menu_enter) // 1000, False)
-        self.sim.counters["idle_exit_latency_ns"] += lat
-        return lat
-
-    def cpuidle_irq(self, tick: bool) -> None:
-        """An interrupt took the idle CPU out of its state; the idle loop runs again."""
-        if self.menu:
-            self.menu.reflect((self.env.now - self.menu_enter) // 1000, tick)
-        self.cpuidle_idle_call(tick)
+        cpuidle_idle_call(self.sim, self, False)
 
     # --- run queues ----------------------------------------------------------
     def dequeue(self):
@@ -361,7 +309,7 @@ class Cpu:
             sim.counters["idle_exits"] += 1
             # The state's exit latency, and not before the interrupt or softirq the idle
             # task is in returns (do_idle() schedules then).
-            lat = self.cpuidle_exit_ns() if self.menu else sim.idle_exit_ns()
+            lat = cpuidle_exit_ns(sim, self) if self.menu else sim.idle_exit_ns()
             self.idle_wait.succeed(max(lat, self.nonpreempt_until - self.env.now))
         elif (self.state == CPU_BUSY and ent.rq == RQ_RT and sim.inp.sched.preemption
               and self.curr is not None and self.curr.rq == RQ_NORMAL):
@@ -437,37 +385,30 @@ class Cpu:
                 self.resched_fair()  # entity_tick()
             self.sim.rcu_sched_clock_irq(self)
             if self.state == CPU_IDLE:
-                self.cpuidle_irq(True)
+                cpuidle_irq(self.sim, self, True)
             yield env.timeout(jiffy)
 
-    def tick_stopped(self) -> bool:
-        """Inactive to the timer-migration hierarchy: NO_HZ idle (rcu_needs_cpu() false,
-        and the governor let the tick stop)."""
-        return self.state == CPU_IDLE and self.rdp.cblist.n_cbs() == 0 and self.stop_tick
 
-    def timer_tick(self) -> None:
-        """A timer expiring here: on a NO_HZ-idle CPU it brings a tick with it."""
-        if not self.tick_on:
-            self.sim.rcu_sched_clock_irq(self)
-            if self.state == CPU_IDLE:
-                self.cpuidle_irq(True)
-
-
-class SpinLock:
-    """A spinlock as a resource free again from `free` (the engine's spin_wait());
-    `cpu` is its last holder, where its cache line is, for a lock priced by distance."""
-
-    __slots__ = ("free", "cpu")
-
-    def __init__(self, cpu=None):
-        self.free = 0
-        self.cpu = cpu
-
-    def wait(self, t: int, hold: int) -> int:
-        """Asked for at t and held `hold` ns: how long the taker spins."""
-        wait = max(0, self.free - t)
-        self.free = t + wait + hold
-        return wait
+def sched_set_normal(sim, task) -> None:
+    """sched_set_normal(current, 0) by the running SCHED_FIFO task: out of the RT class, into
+    the fair class at nice 0, placed (lag 0) before it is the class's current entity, then
+    set_next_entity(); switched_to_fair()'s reschedule picks it again (eligible at V under
+    EEVDF's RUN_TO_PARITY; at min_vruntime, leftmost, under CFS)."""
+    if task.rq != RQ_RT:
+        return
+    cfs = task.cpu.cfs
+    task.weight = NICE_0_LOAD
+    task.vlag = 0
+    task.initial = False
+    if cfs.policy == POLICY_EEVDF:
+        cfs.place(task)  # still RT: not counted as the running fair entity
+        task.vlag = task.deadline  # RUN_TO_PARITY's mark
+    elif cfs.policy == POLICY_CFS:
+        task.vruntime = cfs.min_vruntime
+    task.rq = RQ_NORMAL
+    task.fair = sim.inp.sched.fair_policy != POLICY_RR  # before CFS: the round-robin list
+    task.exec_start = sim.env.now
+    task.prev_sum_exec = task.sum_exec
 
 
 def wake(sim, ent: Entity, from_cpu, t: int) -> None:
@@ -516,7 +457,7 @@ def ttwu(sim, ent: Entity, from_cpu, t: int, local_ns: int, paid: bool) -> int:
         ent.cpu.activate(ent)
     else:
         ent.cpu.ttwu_pending += 1
-        sim.env.timeout(t - sim.env.now).callbacks.append(lambda _ev: _land(ent))
+        sim.env.timeout(t - sim.env.now).callbacks.append(lambda _ev: ev_wake(ent))
     return cost[0]
 
 
@@ -531,14 +472,10 @@ def ttwu_reuse(sim, cpu, t: int) -> int:
     return int(s.ttwu_reuse_delta_ns[i])
 
 
-def _land(ent) -> None:
+def ev_wake(ent) -> None:
+    """A wake-up on its way lands: ent joins its CPU's run queue."""
     ent.cpu.ttwu_pending -= 1
     ent.cpu.activate(ent)
-
-
-def line_cost(sim, a, b) -> int:
-    s = sim.inp.sched
-    return s.line_ns[cpu_distance(a.index, b.index, s.cpu_core, s.cpu_llc, s.cpu_socket)]
 
 
 def ttwu_queue(sim, waker, target, t: int, cost, hold: int) -> int:

@@ -1,16 +1,22 @@
-"""struct rcu_segcblist: a CPU's callbacks in four segments keyed by gp_seq.
+"""struct rcu_segcblist (kernel/rcu/rcu_segcblist.c): a CPU's callbacks in four segments
+keyed by gp_seq, and rcu_accelerate_cbs() and rcu_advance_cbs() over them; mirrors
+cython_core/rcu_segcblist.pxi.
 
 Callbacks enter RCU_NEXT_TAIL.  ``accelerate`` labels the not-yet-labelled
 ones with the grace period that will cover them; ``advance`` moves every
 segment whose grace period has ended into RCU_DONE_TAIL, ready to invoke.
 Same rules as kernel/rcu/rcu_segcblist.c, including the stale ``gp_seq`` of
-an empty segment taking part in the comparisons.
+an empty segment taking part in the comparisons.  A grace period the labels
+need is requested through the model's ``rcu_start_this_gp`` hook (tree.py, which
+imports this module).
 """
 
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+
+from rcusim._seq import rcu_seq_snap
 
 RCU_DONE_TAIL, RCU_WAIT_TAIL, RCU_NEXT_READY_TAIL, RCU_NEXT_TAIL = range(4)
 
@@ -80,3 +86,21 @@ class RcuSegCbList:
         for k in range(i, RCU_NEXT_TAIL):
             self.gp_seq[k] = seq
         return True
+
+
+def rcu_accelerate_cbs(sim, rdp) -> bool:
+    """Label new callbacks with the GP that covers them and request it."""
+    if not rdp.cblist.pend_cbs():
+        return False
+    gp_seq_req = rcu_seq_snap(sim.gp_seq)
+    if rdp.cblist.accelerate(gp_seq_req):
+        return sim.rcu_start_this_gp(rdp.mynode, gp_seq_req)
+    return False
+
+
+def rcu_advance_cbs(sim, rdp) -> bool:
+    """Move callbacks whose GP has ended (per the leaf) to DONE, then accelerate."""
+    if not rdp.cblist.pend_cbs():
+        return False
+    rdp.cblist.advance(rdp.mynode.gp_seq)
+    return rcu_accelerate_cbs(sim, rdp)

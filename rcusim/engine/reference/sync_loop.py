@@ -1,12 +1,12 @@
-"""The sync_loop workload: tasks calling synchronize_rcu() or synchronize_rcu_expedited() in a loop."""
+"""The sync_loop workload: tasks calling synchronize_rcu() or synchronize_rcu_expedited() in a
+loop (rcuscale's writers too); mirrors cython_core/sync_loop.pxi."""
 
 from __future__ import annotations
 
-from rcusim.engine.reference.core import call_rcu
-from rcusim.engine.reference.exp import synchronize_rcu_expedited
-from rcusim.engine.reference.gp import synchronize_rcu_normal
-from rcusim.engine.reference.sched import RQ_NORMAL, RQ_RT, SLEEP
-from rcusim.kernel.fair import NICE_0_LOAD, POLICY_CFS, POLICY_EEVDF, POLICY_RR
+from rcusim.engine.reference.sched import SLEEP, sched_set_normal
+from rcusim.engine.reference.tree_callbacks import call_rcu
+from rcusim.engine.reference.tree_exp import synchronize_rcu_expedited
+from rcusim.engine.reference.tree_sr_normal import synchronize_rcu_normal
 
 
 def sync_loop(sim, task, think_ns: int, after_ns: int):
@@ -70,25 +70,3 @@ def task_leaves(sim, task, past_runtime: bool, t: int) -> bool:
     if not task.done:
         return False
     return not sim.inp.tasks.until_all_done[w] or (sim.wl_unfinished[w] == 0 and t >= sim.wl_done_ns[w])
-
-
-def sched_set_normal(sim, task) -> None:
-    """sched_set_normal(current, 0) by the running SCHED_FIFO task: out of the RT class, into
-    the fair class at nice 0, placed (lag 0) before it is the class's current entity, then
-    set_next_entity(); switched_to_fair()'s reschedule picks it again (eligible at V under
-    EEVDF's RUN_TO_PARITY; at min_vruntime, leftmost, under CFS)."""
-    if task.rq != RQ_RT:
-        return
-    cfs = task.cpu.cfs
-    task.weight = NICE_0_LOAD
-    task.vlag = 0
-    task.initial = False
-    if cfs.policy == POLICY_EEVDF:
-        cfs.place(task)  # still RT: not counted as the running fair entity
-        task.vlag = task.deadline  # RUN_TO_PARITY's mark
-    elif cfs.policy == POLICY_CFS:
-        task.vruntime = cfs.min_vruntime
-    task.rq = RQ_NORMAL
-    task.fair = sim.inp.sched.fair_policy != POLICY_RR  # before CFS: the round-robin list
-    task.exec_start = sim.env.now
-    task.prev_sum_exec = task.sum_exec

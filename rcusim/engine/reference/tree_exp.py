@@ -1,4 +1,5 @@
-"""Expedited grace periods (kernel/rcu/tree_exp.h), as in kernels since v4.17.
+"""Expedited grace periods (kernel/rcu/tree_exp.h), as in kernels since v4.17; mirrors
+cython_core/tree_exp.pxi.
 
 synchronize_rcu_expedited() takes a snapshot ``s`` of
 rcu_state.expedited_sequence and climbs the rcu_node tree in
@@ -26,58 +27,12 @@ from __future__ import annotations
 from collections import deque
 
 from rcusim._seq import rcu_seq_endval, rcu_seq_snap, rcu_seq_state
+from rcusim.engine.reference.locking import spin_lock
 from rcusim.engine.reference.sched import (BLOCKED, CPU_BUSY, PREEMPTED, SLEEP, try_to_wake_up, urgent_at,
                                             wake_from_acc)
-from rcusim.engine.reference.tree import raw_spin_lock_rcu_node, spin_lock
+from rcusim.engine.reference.tree import rnp_lock
 
 EXP_IDLE, EXP_RESET, EXP_SELECT, EXP_FLUSH, EXP_WAIT, EXP_WAKE = range(6)
-
-
-class SleepingMutex:
-    """rcu_state.exp_mutex: a mutex (a freed lock goes to whoever asks first, so a
-    newcomer can overtake the woken waiter) or an rt_mutex (handed to the first waiter)."""
-
-    def __init__(self, rt: bool):
-        self.rt = rt
-        self.owner = None
-        self.waiters = deque()
-
-    def trylock(self, sim, task) -> bool:
-        sim.acc += sim.inp.tree.rnp_lock_ns
-        if self.owner is not None:
-            return False
-        if self.waiters:
-            sim.counters["exp_mutex_steals"] += 1
-        self.owner = task
-        return True
-
-    def lock(self, sim, task) -> bool:
-        """True if task holds the mutex now; otherwise it is queued and must sleep."""
-        if self.trylock(sim, task):
-            return True
-        sim.counters["exp_mutex_waits"] += 1
-        self.waiters.append(task)
-        return False
-
-    def retry(self, task) -> bool:
-        """The woken waiter runs: True if it holds the mutex (handed over, or free)."""
-        if self.owner is task:
-            return True
-        if self.owner is not None:
-            return False  # taken meanwhile: still queued
-        if task in self.waiters:
-            self.waiters.remove(task)
-        self.owner = task
-        return True
-
-    def unlock(self, sim, cpu) -> None:
-        w = self.waiters[0] if self.waiters else None
-        if self.rt and w is not None:
-            self.owner = self.waiters.popleft()
-        else:
-            self.owner = None
-        if w is not None:
-            wake_from_acc(sim, w, cpu, sim.inp.sched.ttwu_ns)
 
 
 def exp_wq(rnp, s: int) -> deque:
@@ -168,7 +123,7 @@ def exp_gp_start_or_done(sim, task) -> bool:
 
 
 # --- the kworkers --------------------------------------------------------------
-def rcu_exp_gp_kworker(sim, worker):
+def rcu_exp_sel_wait_wake(sim, worker):
     """Body of rcu_exp_gp_kthread_worker: rcu_exp_sel_wait_wake() for each queued GP."""
     yield SLEEP
     while True:
@@ -207,7 +162,7 @@ def rcu_exp_gp_kworker(sim, worker):
             yield SLEEP
 
 
-def rcu_exp_par_gp_kworker(sim, worker, rnp):
+def sync_rcu_exp_select_node_cpus(sim, worker, rnp):
     """Body of rcu_exp_par_gp_kthread_worker/N: CPU selection for one leaf."""
     t0 = yield SLEEP
     while True:
@@ -258,7 +213,7 @@ def exp_select_node_cpus(sim, rnp, self_cpu, t0: int) -> int:
             qs |= 1 << bit
             continue
         t += p.exp.ipi_send_ns
-        urgent_at(sim, t + p.sched.ipi_latency_ns, lambda _ev, c=cpu: rcu_exp_handler(sim, c))
+        urgent_at(sim, t + p.sched.ipi_latency_ns, lambda _ev, c=cpu: ev_exp_ipi(sim, c))
         sim.counters["exp_ipis"] += 1
         sim.exp_gp_ipis += 1
         t += p.sched.ipi_latency_ns
@@ -267,8 +222,8 @@ def exp_select_node_cpus(sim, rnp, self_cpu, t0: int) -> int:
 
 
 # --- the target CPU --------------------------------------------------------------
-def rcu_exp_handler(sim, cpu) -> None:
-    """The IPI: report now, or when the softirq section it interrupted ends."""
+def ev_exp_ipi(sim, cpu) -> None:
+    """rcu_exp_handler(), the IPI: report now, or when the softirq section it interrupted ends."""
     rdp = cpu.rdp
     now = sim.env.now
     sim.acc = 0
@@ -280,13 +235,13 @@ def rcu_exp_handler(sim, cpu) -> None:
             sim.counters["exp_ipis_deferred"] += 1
             if not rdp.exp_deferred_pending:
                 rdp.exp_deferred_pending = True
-                urgent_at(sim, cpu.nonpreempt_until, lambda _ev: rcu_exp_deferred(sim, cpu))
+                urgent_at(sim, cpu.nonpreempt_until, lambda _ev: ev_exp_deferred(sim, cpu))
         else:
             rcu_report_exp_rdp(sim, cpu)
     cpu.steal(sim.inp.exp.ipi_handler_ns + sim.acc)
 
 
-def rcu_exp_deferred(sim, cpu) -> None:
+def ev_exp_deferred(sim, cpu) -> None:
     """The softirq section that deferred the expedited QS has ended."""
     rdp = cpu.rdp
     rdp.exp_deferred_pending = False
@@ -294,7 +249,7 @@ def rcu_exp_deferred(sim, cpu) -> None:
         return
     if sim.env.now < cpu.nonpreempt_until:
         rdp.exp_deferred_pending = True
-        urgent_at(sim, cpu.nonpreempt_until, lambda _ev: rcu_exp_deferred(sim, cpu))
+        urgent_at(sim, cpu.nonpreempt_until, lambda _ev: ev_exp_deferred(sim, cpu))
         return
     sim.acc = 0
     rcu_report_exp_rdp(sim, cpu)
@@ -307,7 +262,7 @@ def rcu_report_exp_rdp(sim, cpu) -> None:
 
 
 def rcu_report_exp_cpu_mult(sim, rnp, mask: int, wake_gp: bool) -> None:
-    raw_spin_lock_rcu_node(sim, rnp)
+    rnp_lock(sim, rnp)
     if not rnp.expmask & mask:
         return
     rnp.expmask &= ~mask
@@ -328,7 +283,7 @@ def rcu_report_exp_rnp(sim, rnp, wake_gp: bool) -> None:
             return
         mask = rnp.grpmask
         rnp = sim.nodes[rnp.parent]
-        raw_spin_lock_rcu_node(sim, rnp)
+        rnp_lock(sim, rnp)
         if not rnp.expmask & mask:
             return
         rnp.expmask &= ~mask

@@ -1,0 +1,74 @@
+"""Idle states and the menu governor (rcusim.kernel.cpuidle): the state an idle CPU
+enters, whether it keeps its tick there, and what leaving the state costs a wake-up;
+mirrors cython_core/cpuidle.pxi.
+
+The governor's state is the Cpu's (``menu``, ``menu_enter``, ``stop_tick``), as the
+engine's is its cpu_t's and menu_t's.
+"""
+
+from __future__ import annotations
+
+from rcusim.kernel.cpuidle import NO_TIMER_US, Menu
+
+
+def cpuidle_init(sim) -> None:
+    """The profile's states; every CPU starts idle with its tick stopped, unless the
+    governor keeps it."""
+    s = sim.inp.sched
+    if not len(s.idle_exit_us):
+        return
+    for cpu in sim.cpus:
+        cpu.menu = Menu(tuple(int(x) for x in s.idle_exit_us), tuple(int(x) for x in s.idle_target_us),
+                        bool(s.idle_polling0), s.jiffy_ns // 1000, bool(s.menu_keeps_tick))
+        cpuidle_select(sim, cpu)
+        if not cpu.stop_tick:  # the governor keeps the tick of this idle CPU
+            cpu.start_tick()
+
+
+def cpuidle_select(sim, cpu) -> None:
+    """cpuidle_select() as the CPU enters idle: the sleep length is the next tick
+    if rcu_needs_cpu(), else the FQS wait's timer on the GP kthread's CPU."""
+    now, jiffy = sim.env.now, sim.inp.sched.jiffy_ns
+    next_tick = (now // jiffy + 1) * jiffy - now
+    next_ns = NO_TIMER_US * 1000
+    fqs = sim.fqs_timer_cpu_expires(cpu)
+    if cpu.rdp.cblist.n_cbs() > 0:
+        next_ns = next_tick
+    elif fqs is not None:
+        next_ns = fqs - now
+    cpu.menu.select(min(next_ns // 1000, NO_TIMER_US),
+                    min((next_tick if cpu.tick_on else next_ns) // 1000, NO_TIMER_US), not cpu.tick_on)
+    cpu.stop_tick = cpu.menu.stop_tick
+    cpu.menu_enter = now
+
+
+def cpuidle_idle_call(sim, cpu, got_tick: bool) -> None:
+    """An iteration of do_idle(); `got_tick`: the tick woke the previous one. Menu
+    decides the tick with two states or more; without a driver (or with one state)
+    f4c31b07b136 stops it only after it woke the loop, before it a driverless CPU
+    stopped it at once."""
+    s = sim.inp.sched
+    n = len(s.idle_exit_us)
+    if n > 1 or (n == 1 and not s.idle_stop_tick_after_tick):
+        cpuidle_select(sim, cpu)
+        return
+    if s.idle_stop_tick_after_tick:
+        cpu.stop_tick = got_tick or not cpu.tick_on
+    if cpu.menu:
+        cpu.menu.state = 0  # call_cpuidle(drv, dev, 0), the governor skipped
+        cpu.menu_enter = sim.env.now
+
+
+def cpuidle_exit_ns(sim, cpu) -> int:
+    """A wake-up takes the CPU out of its state: the exit latency."""
+    lat = int(sim.inp.sched.idle_wake_ns[cpu.menu.state])
+    cpu.menu.reflect((sim.env.now + lat - cpu.menu_enter) // 1000, False)
+    sim.counters["idle_exit_latency_ns"] += lat
+    return lat
+
+
+def cpuidle_irq(sim, cpu, tick: bool) -> None:
+    """An interrupt took the idle CPU out of its state; the idle loop runs again."""
+    if cpu.menu:
+        cpu.menu.reflect((sim.env.now - cpu.menu_enter) // 1000, tick)
+    cpuidle_idle_call(sim, cpu, tick)

@@ -1,0 +1,134 @@
+"""Callbacks and RCU_SOFTIRQ (kernel/rcu/tree.c, kernel/softirq.c): call_rcu(), rcu_core(),
+rcu_do_batch() and the softirq's restarts and ksoftirqd hand-off; mirrors
+cython_core/tree_callbacks.pxi.
+
+A CPU learns of a new grace period and reports its quiescent state from
+rcu_core(), which runs as RCU_SOFTIRQ at the exit of the scheduling-clock
+interrupt when rcu_pending() says there is work, and invokes the callbacks
+whose grace period has ended.  Leftovers beyond __do_softirq()'s limits go
+to ksoftirqd/N.  Offloaded (NOCB) CPUs and rcuc kthreads are not modelled.
+"""
+
+from __future__ import annotations
+
+from rcusim._seq import rcu_seq_state
+from rcusim.engine.reference.rcu_segcblist import (RCU_DONE_TAIL, RCU_NEXT_READY_TAIL, RCU_NEXT_TAIL, Callback,
+                                                   rcu_accelerate_cbs)
+from rcusim.engine.reference.sched import CPU_BUSY, CPU_WAKING, SLEEP, YIELD, try_to_wake_up, wake
+from rcusim.engine.reference.tree import note_gp_changes_locked, rcu_report_qs_rdp, rnp_lock
+from rcusim.engine.reference.tree_plugin import cond_resched
+
+DEFAULT_MAX_RCU_BLIMIT = 10000   # rdp->blimit under callback overload
+MAX_SOFTIRQ_RESTART = 10         # __do_softirq() restarts before ksoftirqd takes over
+MAX_SOFTIRQ_TIME_NS = 2_000_000  # __do_softirq() time budget (2 ms)
+
+
+def call_rcu(sim, cpu, task) -> None:
+    """__call_rcu_common() (call_rcu_hurry) queuing wakeme_after_rcu for task."""
+    rdp = cpu.rdp
+    rdp.cblist.enqueue(Callback(task, sim.env.now))
+    # call_rcu_core(): a callback flood forces the GP machinery along.
+    n = rdp.cblist.n_cbs()
+    if n > rdp.qlen_last_fqs_check + sim.inp.core.qhimark:
+        rnp_lock(sim, rdp.mynode)
+        note_gp_changes_locked(sim, rdp)
+        if not rcu_seq_state(sim.gp_seq):
+            if rcu_accelerate_cbs(sim, rdp):
+                sim.rcu_gp_kthread_wake(rdp.cpu)
+        else:
+            rdp.blimit = DEFAULT_MAX_RCU_BLIMIT
+        rdp.qlen_last_fqs_check = n
+
+
+def rcu_do_batch(sim, cpu, t0: int) -> int:
+    """Invoke the DONE callbacks of cpu starting at t0; returns the time spent.
+
+    Stops after blimit callbacks when something else wants the CPU, and
+    checks the rcu_resched_ns time limit every 32 callbacks of a big batch.
+    """
+    rdp = cpu.rdp
+    done = rdp.cblist.seg[RCU_DONE_TAIL]
+    if not done:
+        return 0
+    bl = max(len(done) >> sim.inp.core.rcu_divisor, rdp.blimit)
+    tlimit = t0 + sim.inp.core.rcu_resched_ns if bl > 100 else 0
+    t, count = t0, 0
+    while done:
+        cb = done.popleft()
+        t += try_to_wake_up(sim, cb.task, cpu, t, sim.inp.core.cb_wakeme_ns)  # wakeme_after_rcu(): complete()
+        count += 1
+        sim.counters["callbacks_invoked"] += 1
+        # need_resched() or current is not the idle task; a callback waking a task
+        # onto this idle CPU sets need_resched.
+        if count >= bl and (cpu.state == CPU_BUSY or softirq_need_resched(sim, cpu)):
+            break
+        if tlimit and count % 32 == 0 and t >= tlimit:
+            break
+    if rdp.blimit == DEFAULT_MAX_RCU_BLIMIT and rdp.cblist.n_cbs() <= sim.inp.core.qlowmark:
+        rdp.blimit = sim.inp.core.blimit
+    return t - t0
+
+
+def rcu_core(sim, cpu, t0: int) -> int:
+    """One rcu_core() pass on cpu starting at t0; returns its duration."""
+    rdp = cpu.rdp
+    seg = rdp.cblist.seg
+    sim.acc = sim.inp.sched.softirq_ns
+    sim.counters["rcu_core_passes"] += 1
+    if rdp.gp_seq != rdp.mynode.gp_seq:
+        rnp_lock(sim, rdp.mynode)
+        note_gp_changes_locked(sim, rdp)
+    if rdp.core_needs_qs and not rdp.cpu_no_qs:
+        rcu_report_qs_rdp(sim, rdp)
+    if not rcu_seq_state(sim.gp_seq) and (seg[RCU_NEXT_READY_TAIL] or seg[RCU_NEXT_TAIL]):
+        rnp_lock(sim, rdp.mynode)
+        if rcu_accelerate_cbs(sim, rdp):
+            sim.rcu_gp_kthread_wake(rdp.cpu)
+    dur = sim.acc
+    if seg[RCU_DONE_TAIL]:
+        dur += rcu_do_batch(sim, cpu, t0 + dur)
+    return dur
+
+
+def softirq_need_resched(sim, cpu) -> bool:
+    """need_resched() in RCU_SOFTIRQ.  Over a task, a task queued beside it stands for
+    it.  On the idle task any task queued on the CPU sets it (wakeup_preempt_idle()),
+    including one this softirq's callbacks woke onto the CPU (a local wake-up)."""
+    if cpu.state == CPU_BUSY:
+        return bool(cpu.nr_queued())
+    return (cpu.state == CPU_WAKING or bool(cpu.nr_queued())
+            or sim.counters["wakeups_local"] > sim.softirq_wake0)
+
+
+def rcu_softirq(sim, cpu) -> int:
+    """RCU_SOFTIRQ at irq exit."""
+    return do_softirq(sim, cpu, sim.env.now, False)
+
+
+def do_softirq(sim, cpu, t0: int, in_ksoftirqd: bool) -> int:
+    """handle_softirqs() from t0: RCU_SOFTIRQ restarted while callbacks are ready, within
+    its limits; past them the rest goes to ksoftirqd/N (wakeup_softirqd())."""
+    total, restarts = 0, 0
+    sim.softirq_wake0 = sim.counters["wakeups_local"]
+    while True:
+        total += rcu_core(sim, cpu, t0 + total)
+        if not cpu.rdp.cblist.seg[RCU_DONE_TAIL]:
+            break
+        restarts += 1
+        if restarts >= MAX_SOFTIRQ_RESTART or total >= MAX_SOFTIRQ_TIME_NS or softirq_need_resched(sim, cpu):
+            if not in_ksoftirqd:
+                wake(sim, cpu.rdp.ksoftirqd, cpu, t0 + total)
+            break
+    return total
+
+
+def ksoftirqd(sim, cpu):
+    """run_ksoftirqd(): handle_softirqs(true), then cond_resched(), until no callback
+    is ready."""
+    t0 = yield SLEEP
+    while True:
+        t0 = yield do_softirq(sim, cpu, t0, True)
+        if not cpu.rdp.cblist.seg[RCU_DONE_TAIL]:
+            t0 = yield SLEEP
+        elif cond_resched(sim, cpu):
+            t0 = yield YIELD
