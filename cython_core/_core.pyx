@@ -197,7 +197,7 @@ cdef void ents_alloc(Engine self, inp) except *:
     self.n_ents = (len(inp.tasks.cpu) + 2 + max(len(inp.nocb.group_first) - 1, 0) + self.nr_cpus + 1
                    + (self.num_nodes - self.leaf_first) + len(inp.readers.cpu)
                    + len(inp.kvfree.cpu)
-                   + (KFREE_N_BATCHES + 1 + inp.kvfree.unbound_wq) * int(np.count_nonzero(inp.kvfree.has_thread))
+                   + (KFREE_N_BATCHES + 1 + inp.kvfree.kvfree_unbound_wq) * int(np.count_nonzero(inp.kvfree.has_thread))
                    + len(inp.rt_latency.probe_cpu) + len(inp.rt_latency.bg_cpu)
                    + (self.nr_cpus if inp.classic.krcud_bhlimit else 0)
                    + int(np.count_nonzero(inp.noise.kthread_gap_ns)))

@@ -9,12 +9,12 @@
 cdef void rcu_classic_init(Engine self, cl, s) except *:
     """Classic RCU's parameters and the 2004 patches' (throttle-rcu, rcu-low-lat)."""
     cdef int c
-    self.classic = cl.classic_rcu
-    self.softirq_restart_only = s.softirq_restart_only
+    self.tree_rcu = cl.tree_rcu
+    self.softirq_time_limit = s.softirq_time_limit
     self.rcumaxbatch = cl.rcumaxbatch
     self.rcuplugticks = cl.rcuplugticks
     self.krcud_bhlimit = cl.krcud_bhlimit
-    self.irq_exit_softirq = s.irq_exit_softirq
+    self.ksoftirqd_does_its_job = s.ksoftirqd_does_its_job
     self.cl_curbatch = self.cl_maxbatch = self.gp_seq >> 2
     for c in range(self.nr_cpus):
         self.cpus[c].krcud = -1

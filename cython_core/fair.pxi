@@ -26,7 +26,7 @@ cdef enum:
 cdef void fair_init(Engine self, s) except *:
     self.fair_policy = s.fair_policy
     self.base_slice_ns = s.base_slice_ns
-    self.delay_dequeue = s.delay_dequeue
+    self.eevdf_delay_dequeue = s.eevdf_delay_dequeue
     self.sched_latency_ns = s.sched_latency_ns
     self.min_gran_ns = s.min_gran_ns
     self.wakeup_gran_ns = s.wakeup_gran_ns
@@ -308,7 +308,7 @@ cdef bint fair_sleep(Engine self, int c, int e) noexcept:
     cdef ent_t *ep = &self.ents[e]
     update_curr(self, c)
     if self.fair_policy == POLICY_EEVDF:
-        if self.delay_dequeue and not entity_eligible(self, c, e):
+        if self.eevdf_delay_dequeue and not entity_eligible(self, c, e):
             ep.sched_delayed = 1
             self.n_delayed_dequeues += 1
             return True

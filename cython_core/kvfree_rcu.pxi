@@ -54,8 +54,8 @@ cdef int kvfree_rcu_init(Engine self, kv, int e) except -1:
     self.kv_form = kv.form
     self.kv_max_entr = kv.max_entr
     self.kv_drain_jiffies = kv.drain_jiffies
-    self.kv_flood_delay = kv.flood_delay
-    self.kv_page_cache_work = kv.page_cache_work
+    self.kv_drain_5hz = kv.kfree_drain_5hz
+    self.kv_page_cache_work = kv.kvfree_page_cache_work
     self.kv_min_cached = kv.min_cached
     self.kv_obj_bytes = kv.obj_bytes
     self.kv_call_ns = kv.kmalloc_ns + (self.call_rcu_ns if self.kv_gen == KV_CALL_RCU else kv.kvfree_call_rcu_ns)
@@ -82,7 +82,7 @@ cdef int kvfree_rcu_init(Engine self, kv, int e) except -1:
     # system_wq is bound per CPU: the monitor, page_cache_work and both
     # kfree_rcu_work items of a krcp run on kworkers of its CPU.  A work item
     # that sleeps (synchronize_rcu()) lets another kworker run the others.
-    # From v6.12 (kv.unbound_wq) the monitor and kfree_rcu_work run on an unbound
+    # From v6.12 (kv.kvfree_unbound_wq) the monitor and kfree_rcu_work run on an unbound
     # workqueue: their kworkers are placed at each wake-up, and page_cache_work,
     # still on system_highpri_wq, gets a bound kworker of its own.
     for c in range(self.nr_cpus):
@@ -90,14 +90,14 @@ cdef int kvfree_rcu_init(Engine self, kv, int e) except -1:
             continue
         kp = &self.krcs[c]
         for k in range(KW_N):
-            if k == KW_PAGE_CACHE and not kv.unbound_wq:
+            if k == KW_PAGE_CACHE and not kv.kvfree_unbound_wq:
                 kp.kworker[k] = kp.kworker[KW_MONITOR]
                 continue
             self.ents[e].kind = ENT_KWORKER
             self.ents[e].cpu = c
             self.ents[e].idx = c
             self.ents[e].rq = RQ_NORMAL
-            if kv.unbound_wq and k != KW_PAGE_CACHE:
+            if kv.kvfree_unbound_wq and k != KW_PAGE_CACHE:
                 kthread_place_at_wakeup(self, e)
             kp.kworker[k] = e
             e += 1
@@ -288,7 +288,7 @@ cdef i64 kvfree_call_rcu(Engine self, int c, i64 *plan) except -2:
         # and the one reaching KVFREE_BULK_MAX_ENTR can shorten the delay.
         t_first = self.now - (calls - 1) * self.kv_call_ns
         schedule_monitor(self, c, t_first, before + 1)
-        if self.kv_flood_delay and before + 1 < self.kv_max_entr <= kp.count:
+        if self.kv_drain_5hz and before + 1 < self.kv_max_entr <= kp.count:
             schedule_monitor(self, c, t_first + (self.kv_max_entr - before - 1) * self.kv_call_ns,
                                   self.kv_max_entr)
     kv_mem_changed(self)
@@ -320,7 +320,7 @@ cdef void schedule_monitor(Engine self, int c, i64 t_call, i64 count) except *:
     (as ->monitor_todo did in the releases that had it)."""
     cdef krc_t *kp = &self.krcs[c]
     cdef i64 j = t_call // self.jiffy_ns
-    cdef i64 delay = 1 if self.kv_flood_delay and count >= self.kv_max_entr else self.kv_drain_jiffies
+    cdef i64 delay = 1 if self.kv_drain_5hz and count >= self.kv_max_entr else self.kv_drain_jiffies
     cdef i64 t
     if kp.monitor_queued:
         return  # delayed_work_pending(): queued, its timer already expired

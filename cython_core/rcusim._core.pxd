@@ -48,7 +48,7 @@ cdef class Engine:
     cdef i64 *rqlen_ns           # CPU-time spent at each run-queue length (nr_running), the last bucket open
 
     # --- timer wheel and timer migration (timer.pxi) --------------------------
-    cdef int timer_wheel_round   # calc_index() rounds expiry up (v4.8 and later)
+    cdef int timer_wheel_rounds_up   # calc_index() rounds expiry up (v4.8 and later)
     cdef int timer_lvl_depth     # LVL_DEPTH: wheel levels (9 for HZ > 100, else 8)
     cdef int timer_pull          # idle CPUs' global timers expired by a migrator (v6.9 and later)
     cdef int last_idle_cpu       # the CPU that went idle last (holds the top migrator level)
@@ -88,7 +88,7 @@ cdef class Engine:
     # --- fair class (fair.pxi) ------------------------------------------------
     cdef int fair_policy         # POLICY_RR (before v2.6.23), POLICY_CFS, POLICY_EEVDF (v6.6)
     cdef i64 base_slice_ns       # EEVDF sysctl_sched_base_slice
-    cdef int delay_dequeue       # EEVDF's DELAY_DEQUEUE and DELAY_ZERO (v6.12)
+    cdef int eevdf_delay_dequeue       # EEVDF's DELAY_DEQUEUE and DELAY_ZERO (v6.12)
     cdef i64 sched_latency_ns    # CFS sysctl_sched_latency
     cdef i64 min_gran_ns         # CFS sysctl_sched_min_granularity
     cdef i64 wakeup_gran_ns      # CFS sysctl_sched_wakeup_granularity
@@ -172,7 +172,7 @@ cdef class Engine:
     cdef i64 gp_qs_t             # when the root's qsmask emptied
     cdef i64 fqs_deadline
     cdef int fqs_first
-    cdef int gp_init_report_qs   # rcu_gp_init() reports the kthread's own CPU's QS
+    cdef int gp_kthread_cpu_qs_early   # rcu_gp_init() reports the kthread's own CPU's QS
     cdef i64 gp_nfqs             # FQS scans in the current GP
     cdef int gp_last_qs          # LAST_QS_* of the report that emptied the root
     cdef u64 gp_timer_gen
@@ -207,7 +207,7 @@ cdef class Engine:
     cdef int *group_cpus
     cdef i64 nocb_nobypass_lim
     cdef i64 jiffies_lazy_flush  # LAZY_FLUSH_JIFFIES: the longest a lazy callback waits in the bypass
-    cdef int lazy_defer_leader   # wake_nocb_gp_defer() reads the group leader's deferral (v6.17)
+    cdef int nocb_lazy_defer_leader   # wake_nocb_gp_defer() reads the group leader's deferral (v6.17)
 
     # --- expedited GPs: rcu_state.expedited_sequence and friends (tree_exp.pxi, locking.pxi) 
     cdef i64 ipi_send_ns
@@ -227,9 +227,9 @@ cdef class Engine:
     cdef int exp_mutex           # index of rcu_state.exp_mutex
     cdef int barrier_mutex       # index of rcu_state.barrier_mutex (a plain mutex on every build)
     cdef int gp_mutex            # the mutex held for a whole expedited GP
-    cdef int exp_funnel_mutexes  # before v4.6: the funnel is mutexes held hand over hand
-    cdef int exp_driver_task     # before v4.9: the requester drives its GP itself
-    cdef int exp_par             # per-leaf workers select CPUs in parallel
+    cdef int exp_funnel_wait_queues # rcu_node wait queues and one exp_mutex (v4.6); before, funnel mutexes hand over hand
+    cdef int exp_gp_workqueue    # a kworker drives the GP (v4.9); before, the requester itself
+    cdef int exp_par_init        # per-leaf workers select CPUs in parallel (v4.17)
     cdef int exp_driver          # entity driving the current expedited GP
     cdef int exp_ent             # rcu_exp_gp_kthread_worker
     cdef int exp_phase           # EXP_*
@@ -260,7 +260,7 @@ cdef class Engine:
     cdef i64[::1] wl_done_ns      # each workload's latest return at which one of its tasks was done
     cdef i64 sync_entry_ns
     cdef i64[::1] wl_async_max    # call_rcu_hurry: callbacks in flight at which rcu_barrier() is called
-    cdef int async_per_task       # rcuscale counts them per task (v6.12), else per CPU
+    cdef int rcuscale_async_per_task       # rcuscale counts them per task (v6.12), else per CPU
     cdef i64 async_kmalloc_ns     # rcuscale's kmalloc() of each rcu_head (before v6.12)
 
     # --- rcu_barrier(): rcu_state.barrier_* (tree_barrier.pxi) ----------------
@@ -282,13 +282,13 @@ cdef class Engine:
     cdef int preemptible_readers
 
     # --- real-time latency: probes, call_rcu_load, classic RCU, 2004 patches (rt_latency.pxi, call_rcu_load.pxi, classic.pxi) 
-    cdef int classic             # kernel.release < 2.6.29: classic RCU's rcu_do_batch()
-    cdef int softirq_restart_only # __do_softirq() before v3.9: a restart count, no time or need_resched check
+    cdef int tree_rcu            # Tree RCU (v2.6.29); before, classic RCU's rcu_do_batch()
+    cdef int softirq_time_limit  # __do_softirq() bounded by time and need_resched (v3.9); before, a restart count only
     cdef i64 softirq_wake0        # n_wake_local when the RCU_SOFTIRQ computed now began
     cdef int rcumaxbatch         # throttle-rcu: callbacks per tasklet pass, 0 = no limit
     cdef int rcuplugticks        # throttle-rcu: ticks the done list waits after a full pass
     cdef int krcud_bhlimit       # rcu-low-lat: callbacks in softirq before krcud/N takes over, 0 = no krcud
-    cdef int irq_exit_softirq    # before v4.10 every irq exit runs pending softirqs, ksoftirqd awake or not
+    cdef int ksoftirqd_does_its_job # v4.10: irq exit leaves softirqs to an awake ksoftirqd; before, it runs them
     cdef i64[::1] probe_period_ns  # per rt_latency_probe workload
     cdef i64[::1] probe_run_ns
     cdef i64[::1] bg_work_ns     # per call_rcu_load workload: mean preemptible work per operation
@@ -358,7 +358,7 @@ cdef class Engine:
     cdef int kv_form              # 0 = both kfree_rcu() forms at random, 1 = single-argument, 2 = two-argument
     cdef i64 kv_max_entr          # KVFREE_BULK_MAX_ENTR: pointers per page
     cdef i64 kv_drain_jiffies     # KFREE_DRAIN_JIFFIES
-    cdef int kv_flood_delay       # the monitor runs after 1 jiffy once KVFREE_BULK_MAX_ENTR are queued (v6.1)
+    cdef int kv_drain_5hz         # the monitor runs after 1 jiffy once KVFREE_BULK_MAX_ENTR are queued (v6.1)
     cdef int kv_page_cache_work   # page_cache_work refills the cache; no allocation in the call (v5.11)
     cdef int kv_min_cached        # rcutree.rcu_min_cached_objs (krcp->bcached's one page before v5.9)
     cdef i64 kv_obj_bytes         # slab object size (kmalloc size class)

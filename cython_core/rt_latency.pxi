@@ -56,7 +56,7 @@ cdef void ev_probe_timer(Engine self, int e) except *:
     note_probe_timer(self, c, self.now + self.probe_period_ns[ep.idx])
     # invoke_softirq() at irq exit: softirq work left for ksoftirqd runs here, unless
     # the interrupt came in softirq context (a softirq or ksoftirqd's do_softirq()).
-    if (self.irq_exit_softirq and cp.softirq_pending and self.now >= cp.nonpreempt_until
+    if (not self.ksoftirqd_does_its_job and cp.softirq_pending and self.now >= cp.nonpreempt_until
             and not (cp.state == CPU_BUSY and self.ents[cp.curr].kind == ENT_RCUC)):
         cost += do_softirq(self, c, self.now + cost, False)
     steal(self, c, cost)

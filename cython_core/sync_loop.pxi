@@ -48,7 +48,7 @@ cdef int tasks_init(Engine self, t) except -1:
     self.task_is_done = np.zeros(self.n_tasks, dtype=np.int64)
     self.wl_done_ns = np.zeros(self.n_wl, dtype=np.int64)
     self.wl_async_max = np.ascontiguousarray(t.async_max, dtype=np.int64)
-    self.async_per_task = t.async_per_task
+    self.rcuscale_async_per_task = t.rcuscale_async_per_task
     self.async_kmalloc_ns = t.async_kmalloc_ns
     self.cb_cost[CB_RCUSCALE_ASYNC] = t.async_cb_ns
     # A task that may call rcu_barrier(): the checker follows every callback.
@@ -216,7 +216,7 @@ cdef i64 rcu_scale_async(Engine self, int e, int c) except -2:
     its callbacks are in flight, counted per task (v6.12 and later) or, before, on its CPU
     (which the callback counts down on the CPU that invokes it); else rcu_barrier()."""
     cdef ent_t *ep = &self.ents[e]
-    cdef int32_t *inflight = &ep.async_inflight if self.async_per_task else &self.cpus[c].async_inflight
+    cdef int32_t *inflight = &ep.async_inflight if self.rcuscale_async_per_task else &self.cpus[c].async_inflight
     if inflight[0] >= self.wl_async_max[self.task_wl[e]]:
         return rcu_barrier(self, e, c)
     inflight[0] += 1
@@ -229,7 +229,7 @@ cdef i64 rcu_scale_async(Engine self, int e, int c) except -2:
 cdef void rcu_scale_async_cb(Engine self, int e, int runner_cpu) noexcept:
     """rcu_scale_async_cb(): one callback of writer e fewer in flight, on its own count
     (v6.12 and later) or on the count of the CPU invoking it (this_cpu_ptr())."""
-    if self.async_per_task:
+    if self.rcuscale_async_per_task:
         self.ents[e].async_inflight -= 1
     else:
         self.cpus[runner_cpu].async_inflight -= 1
@@ -241,7 +241,7 @@ cdef i64 rcu_scale_barrier_done(Engine self, int e, int c) except -2:
     finds the writer done (loops_left 1 is rcuscale's i >= MIN_MEAS, and the run time is
     over) and leaves (task_leaves()): its duration then fills the writer's last slot."""
     cdef ent_t *ep = &self.ents[e]
-    if not self.async_per_task:
+    if not self.rcuscale_async_per_task:
         ep.phase = TASK_ASYNC_RETRY  # goto retry, once rcu_barrier()'s own time has passed
         return 0
     ep.phase = TASK_RUNNING

@@ -11,7 +11,7 @@ cdef enum:
 
 
 cdef void timer_init(Engine self, s) except *:
-    self.timer_wheel_round = s.timer_wheel_round
+    self.timer_wheel_rounds_up = s.timer_wheel_rounds_up
     self.timer_lvl_depth = s.timer_lvl_depth
     self.timer_pull = s.timer_pull
     self.last_idle_cpu = self.gp_cpu
@@ -30,7 +30,7 @@ cdef i64 timer_expiry_jiffy(Engine self, i64 clk, i64 expires) noexcept:
     cdef i64 delta = expires - clk
     cdef int lvl = 0
     cdef i64 shift, bucket
-    if not self.timer_wheel_round:
+    if not self.timer_wheel_rounds_up:
         return expires if delta > 0 else clk + 1
     if delta < 0:
         return clk + 1  # already due: the next tick runs it

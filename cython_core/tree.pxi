@@ -201,7 +201,7 @@ cdef inline int last_qs_src(Engine self, int c) noexcept:
 
 cdef bint rcu_pending(Engine self, int c) noexcept:
     cdef cpu_t *cp = &self.cpus[c]
-    if self.classic:
+    if not self.tree_rcu:
         return rcu_pending_classic(self, c)
     if cp.core_needs_qs and not cp.cpu_no_qs:
         return True

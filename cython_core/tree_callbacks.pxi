@@ -62,7 +62,7 @@ cdef int call_rcu(Engine self, int c, int kind, int arg, bint lazy=False) except
         call_rcu_nocb(self, c, cb, lazy)
         return 0
     rcu_segcblist_enqueue(self, cp, cb)
-    if self.classic:
+    if not self.tree_rcu:
         return 0  # 2.6.0's call_rcu() only queues on nxtlist
     # call_rcu_core(): a callback flood forces the GP machinery along.
     n = n_cbs(self, cp)
@@ -121,7 +121,7 @@ cdef i64 rcu_do_batch(Engine self, int r, i64 t0, int ctx) except -2:
     cdef int runner_cpu, runner
     if pending == 0:
         return 0
-    if self.classic:
+    if not self.tree_rcu:
         return rcu_do_batch_classic(self, r, t0, ctx)
     bl = pending >> self.rcu_divisor
     if bl < cp.blimit:
@@ -167,7 +167,7 @@ cdef i64 rcu_core(Engine self, int c, i64 t0, int ctx) except -2:
     cdef cpu_t *cp = &self.cpus[c]
     cdef bint needwake
     cdef i64 dur
-    if self.classic:
+    if not self.tree_rcu:
         return rcu_process_callbacks(self, c, t0, ctx)
     self.acc = self.softirq_ns
     self.n_softirq += 1
@@ -204,10 +204,10 @@ cdef i64 do_softirq(Engine self, int c, i64 t0, bint in_ksoftirqd) except -2:
         cp.tasklet_raised = 0
         cp.softirq_pending = 0
         total += rcu_core(self, c, t0 + total, 0)
-        if cp.offloaded or not (cp.tasklet_raised if self.classic else cbs_ready(self, cp)):
+        if cp.offloaded or not (cbs_ready(self, cp) if self.tree_rcu else cp.tasklet_raised):
             break
         restarts += 1
-        if restarts >= MAX_SOFTIRQ_RESTART or (not self.softirq_restart_only and (
+        if restarts >= MAX_SOFTIRQ_RESTART or (self.softirq_time_limit and (
                 total >= MAX_SOFTIRQ_TIME_NS or softirq_need_resched(self, cp))):
             # Leftovers go to ksoftirqd/N (wakeup_softirqd()), or rcuc/N; ksoftirqd
             # itself just loops.
@@ -231,7 +231,7 @@ cdef i64 rcu_cpu_kthread(Engine self, int e) except -2:
     cdef int c = self.ents[e].idx
     cdef cpu_t *cp = &self.cpus[c]
     if cbs_ready(self, cp) or (self.ents[e].phase == 1 and rcu_pending(self, c)):
-        if self.ents[e].phase == 0 and not self.softirq_restart_only and cond_resched(self, c):
+        if self.ents[e].phase == 0 and self.softirq_time_limit and cond_resched(self, c):
             return -1  # run_ksoftirqd(): cond_resched() after handle_softirqs()
         return rcu_cpu_kthread_next(self, e, self.now)
     return -1

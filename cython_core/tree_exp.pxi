@@ -30,9 +30,9 @@ cdef int rcu_exp_init(Engine self, x, int e) except -1:
         self.ents[e].rq = RQ_RT if x.exp_kthread_rt else RQ_NORMAL
         e += 1
     self.exp_last_leaf = self.num_nodes - 1
-    self.exp_funnel_mutexes = x.exp_funnel_mutexes
-    self.exp_driver_task = x.exp_driver_task
-    self.exp_par = x.exp_par
+    self.exp_funnel_wait_queues = x.exp_funnel_wait_queues
+    self.exp_gp_workqueue = x.exp_gp_workqueue
+    self.exp_par_init = x.exp_par_init
     self.exp_driver = self.exp_ent
     self.n_mtx = self.num_nodes + self.nr_cpus + 2
     self.mtx_owner = <int *> malloc(self.n_mtx * sizeof(int))
@@ -50,7 +50,7 @@ cdef int rcu_exp_init(Engine self, x, int e) except -1:
         self.mtx_owner[i] = self.mtx_head[i] = self.mtx_tail[i] = -1
         self.mtx_exp[i] = i != self.barrier_mutex
         self.mtx_rt[i] = self.mtx_exp[i] and x.exp_mutex_rt
-    self.gp_mutex = 0 if self.exp_funnel_mutexes else self.exp_mutex
+    self.gp_mutex = self.exp_mutex if self.exp_funnel_wait_queues else 0
     return e
 
 
@@ -83,7 +83,7 @@ cdef i64 synchronize_rcu_expedited(Engine self, int e, int c) except -2:
     ep.req_s = s
     ep.phase = TASK_WAITING
     ep.fl_held = -1
-    if self.exp_funnel_mutexes:
+    if not self.exp_funnel_wait_queues:
         return exp_funnel_lock_mutexes(self, e, c)
     # Low-contention fast path straight to the mutex (it sets no exp_seq_rq).
     if (self.nodes[leaf].exp_seq_rq < s and (leaf == 0 or self.nodes[0].exp_seq_rq < s)
@@ -198,7 +198,7 @@ cdef i64 exp_gp_start_or_done(Engine self, int e, int c) except -2:
     self.exp_gp_qs = self.exp_gp_start
     self.exp_gp_ipis = 0
     self.exp_work_queued = 1
-    if self.exp_driver_task:
+    if not self.exp_gp_workqueue:
         # Before v4.9 the requester runs rcu_exp_sel_wait_wake() itself.
         self.exp_driver = e
         ep.phase = TASK_EXP_DRIVE
@@ -245,7 +245,7 @@ cdef i64 rcu_exp_sel_wait_wake(Engine self, int e) except -2:
         sync_exp_reset_tree(self)
         nxt = sync_rcu_exp_select_cpus(self)
     elif phase == EXP_SELECT:
-        for n in range(self.exp_last_leaf if self.exp_par else self.leaf_first, self.num_nodes):
+        for n in range(self.exp_last_leaf if self.exp_par_init else self.leaf_first, self.num_nodes):
             rcu_report_exp_cpu_mult(self, n, self.nodes[n].exp_sel_qs, False)
         self.exp_phase = EXP_FLUSH
         tp_acc(self, TP_RCU_EXP_GRACE_PERIOD, 1)  # synchronize_rcu_expedited_wait(): "startwait"
@@ -294,7 +294,7 @@ cdef i64 sync_rcu_exp_select_cpus(Engine self) except -2:
     cdef i64 t = self.now + self.acc
     self.exp_par_pending = 0
     self.exp_phase = EXP_SELECT
-    if not self.exp_par:
+    if not self.exp_par_init:
         # Before v4.17 the driver selects every leaf itself, one after another.
         for n in range(self.leaf_first, self.num_nodes):
             t += exp_select_node_cpus(self, n, c, t)

@@ -13,7 +13,7 @@ cdef int rcu_spawn_gp_kthread(Engine self, g, int e) except -1:
     self.jiffies_till_next_fqs = g.jiffies_till_next_fqs
     self.jiffies_to_sched_qs = g.jiffies_to_sched_qs
     self.jiffies_resched = g.jiffies_resched
-    self.gp_init_report_qs = g.gp_init_report_qs
+    self.gp_kthread_cpu_qs_early = g.gp_kthread_cpu_qs_early
     self.gp_state = RCU_GP_IDLE
     self.gp_ent = e
     self.ents[e].kind = ENT_GP
@@ -148,7 +148,7 @@ cdef void rcu_gp_init(Engine self) except *:
     if self.preemptible_readers:
         mark_blocked_readers(self, 0)  # rnp->gp_tasks
     note_gp_changes_locked(self, gp_kthread_cpu(self))
-    if self.gp_init_report_qs:
+    if self.gp_kthread_cpu_qs_early:
         # rcu_qs() and rcu_report_qs_rdp() for this CPU, which no first FQS
         # scan can see idle: it is running the scan.
         rcu_qs(self, gp_kthread_cpu(self), self.tp_ns)

@@ -12,7 +12,7 @@ cdef int rcu_spawn_nocb_kthreads(Engine self, nb, int e) except -1:
     cdef int g, i
     self.nocb_nobypass_lim = nb.nocb_nobypass_lim
     self.jiffies_lazy_flush = nb.jiffies_lazy_flush
-    self.lazy_defer_leader = nb.lazy_defer_leader
+    self.nocb_lazy_defer_leader = nb.nocb_lazy_defer_leader
     self.n_groups = max(len(nb.group_first) - 1, 0)
     self.groups = <group_t *> malloc((self.n_groups + 1) * sizeof(group_t))
     self.group_cpus = <int *> malloc((len(nb.group_cpus) + 1) * sizeof(int))
@@ -163,7 +163,7 @@ cdef void wake_nocb_gp_defer(Engine self, int c, int waketype) noexcept:
     cdef group_t *gp = &self.groups[g]
     cdef i64 j = jiffies(self), expires
     cdef bint leader = self.group_cpus[gp.first] == c
-    cdef int deferred = gp.defer if (leader or self.lazy_defer_leader) else NOCB_WAKE_NOT
+    cdef int deferred = gp.defer if (leader or self.nocb_lazy_defer_leader) else NOCB_WAKE_NOT
     if waketype == NOCB_WAKE_LAZY and deferred == NOCB_WAKE_NOT:
         expires = j + self.jiffies_lazy_flush
         gp.defer = waketype

@@ -15,8 +15,8 @@ cdef int rcu_sr_normal_init(Engine self, s, int e) except -1:
     self.ents[e].kind = ENT_SR_WORKER
     self.ents[e].cpu = self.gp_cpu
     self.ents[e].rq = RQ_NORMAL
-    self.ents[e].head_enqueue = s.sr_worker_highpri
-    if s.sr_worker_highpri:
+    self.ents[e].head_enqueue = not s.sr_normal_sync_wq
+    if not s.sr_normal_sync_wq:
         self.ents[e].weight = 88761  # a system_highpri_wq kworker: nice -20
     return e + 1
 

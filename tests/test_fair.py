@@ -64,11 +64,11 @@ def entity(weight=1024, vruntime=0, vlag=0, initial=False):
                sum_exec=0, prev_sum_exec=0, seq=0, sched_delayed=False)
 
 
-def cfs_rq(policy: int, nr_cpus: int = 64, delay_dequeue: bool = False):
+def cfs_rq(policy: int, nr_cpus: int = 64, eevdf_delay_dequeue: bool = False):
     t = fair_tunables(nr_cpus, base_slice_700us=False)
     sched = SimpleNamespace(fair_policy=policy, base_slice_ns=t.base_slice_ns, sched_latency_ns=t.latency_ns,
                             min_gran_ns=t.min_gran_ns, wakeup_gran_ns=t.wakeup_gran_ns, nr_latency=t.nr_latency,
-                            jiffy_ns=1_000_000, delay_dequeue=delay_dequeue)
+                            jiffy_ns=1_000_000, eevdf_delay_dequeue=eevdf_delay_dequeue)
     sim = SimpleNamespace(inp=SimpleNamespace(sched=sched), env=SimpleNamespace(now=0), fair_seq=0)
     cpu = SimpleNamespace(curr=None)
     rq = CfsRq(sim, cpu)
@@ -114,18 +114,18 @@ def test_eevdf_waker_placed_by_its_clamped_lag():
     assert sleeper.deadline == sleeper.vruntime + 3_000_000
 
 
-@pytest.mark.parametrize("delay_dequeue", [False, True])
-def test_eevdf_an_ineligible_sleeper_stays_queued_from_6_12(delay_dequeue):
+@pytest.mark.parametrize("eevdf_delay_dequeue", [False, True])
+def test_eevdf_an_ineligible_sleeper_stays_queued_from_6_12(eevdf_delay_dequeue):
     # dequeue_entity(DEQUEUE_SLEEP): from v6.12 (DELAY_DEQUEUE) an entity past V stays queued.
-    rq, cpu, sim = cfs_rq(POLICY_EEVDF, delay_dequeue=delay_dequeue)
+    rq, cpu, sim = cfs_rq(POLICY_EEVDF, eevdf_delay_dequeue=eevdf_delay_dequeue)
     other = entity(vruntime=10_000_000)
     rq.insert(other)
     sleeper = entity(vruntime=14_000_000)  # ahead of V: not eligible
     cpu.curr = sleeper
     delayed = rq.sleep(sleeper)
     cpu.curr = None
-    assert delayed == delay_dequeue == sleeper.sched_delayed
-    if not delay_dequeue:
+    assert delayed == eevdf_delay_dequeue == sleeper.sched_delayed
+    if not eevdf_delay_dequeue:
         assert sleeper.vlag == -2_000_000  # V = 12 ms: the negative lag it keeps over its sleep
         return
     rq.insert(sleeper)  # put_prev_entity()
@@ -136,7 +136,7 @@ def test_eevdf_an_ineligible_sleeper_stays_queued_from_6_12(delay_dequeue):
 
 
 def test_eevdf_a_delayed_entity_woken_keeps_a_negative_lag_and_drops_a_positive_one():
-    rq, cpu, sim = cfs_rq(POLICY_EEVDF, delay_dequeue=True)
+    rq, cpu, sim = cfs_rq(POLICY_EEVDF, eevdf_delay_dequeue=True)
     other = entity(vruntime=10_000_000)
     rq.insert(other)
     behind, ahead = entity(vruntime=14_000_000), entity(vruntime=16_000_000)

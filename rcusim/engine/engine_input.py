@@ -58,9 +58,9 @@ class Sched:
     ttwu_ns: int
     ttwu_reuse_since_ns: np.ndarray  # the bins' bounds of the time since the waker's CPU last woke a task
     ttwu_reuse_delta_ns: np.ndarray  # ... and the wake-up's cost from ttwu_ns in each (one more, the last open)
-    softirq_restart_only: int  # __do_softirq() bounded by restarts only (before v3.9)
-    irq_exit_softirq: int      # irq exit runs softirqs with ksoftirqd awake (before v4.10)
-    timer_wheel_round: int     # timer.pxi: calc_index() rounds expiry up a bucket (v4.8 and later)
+    softirq_time_limit: int    # __do_softirq() bounded by time and need_resched too (v3.9)
+    ksoftirqd_does_its_job: int  # irq exit leaves softirqs to an awake ksoftirqd (v4.10)
+    timer_wheel_rounds_up: int     # timer.pxi: calc_index() rounds expiry up a bucket (v4.8 and later)
     timer_lvl_depth: int       # timer.pxi: LVL_DEPTH, the wheel's levels
     timer_pull: int            # timer.pxi: idle CPUs' timers expired by a migrator (v6.9 and later)
     idle_exit_us: np.ndarray   # cpuidle.pxi: exit latency of each idle state (empty: no table)
@@ -93,7 +93,7 @@ class Sched:
                                # kthreads' housekeeping set, then one per unpinned sync_loop workload
     fair_policy: int           # fair.pxi: POLICY_RR (before CFS), POLICY_CFS, POLICY_EEVDF
     base_slice_ns: int         # fair.pxi: EEVDF base slice, scaled with the CPU count
-    delay_dequeue: int         # fair.pxi: EEVDF's DELAY_DEQUEUE and DELAY_ZERO (v6.12)
+    eevdf_delay_dequeue: int         # fair.pxi: EEVDF's DELAY_DEQUEUE and DELAY_ZERO (v6.12)
     sched_latency_ns: int      # fair.pxi: CFS latency period, scaled
     min_gran_ns: int           # fair.pxi: CFS minimum granularity, scaled
     wakeup_gran_ns: int        # fair.pxi: CFS wake-up granularity, scaled
@@ -123,7 +123,7 @@ class Gp:
     jiffies_to_sched_qs: int
     jiffies_resched: int       # FQS starts resched_cpu() IPIs after this many jiffies
     gp_kthread_rt: int         # SCHED_FIFO (kthread_prio > 0, or the softirq-driven GPs before v3.7)
-    gp_init_report_qs: int     # rcu_gp_init() reports the kthread's own CPU's QS
+    gp_kthread_cpu_qs_early: int     # rcu_gp_init() reports the kthread's own CPU's QS
 
 
 @_section
@@ -152,7 +152,7 @@ class Nocb:
     nocb_nobypass_lim: int     # direct enqueues per jiffy before the bypass list is used
     nocb_cb_rt: int
     jiffies_lazy_flush: int    # how long lazy callbacks may wait in the bypass list (LAZY_FLUSH_JIFFIES)
-    lazy_defer_leader: int     # wake_nocb_gp_defer() reads the leader's deferral for LAZY (v6.17)
+    nocb_lazy_defer_leader: int     # wake_nocb_gp_defer() reads the leader's deferral for LAZY (v6.17)
     barrier_wakes_rcuog: int   # tree_barrier.pxi: rcu_barrier_entrain() wakes rcuog after flushing the bypass (v6.2)
 
 
@@ -160,7 +160,7 @@ class Nocb:
 class SrNormal:
     """tree_sr_normal.pxi: synchronize_rcu() with rcutree.rcu_normal_wake_from_gp."""
     wake_from_gp: int
-    sr_worker_highpri: int     # the cleanup work on system_highpri_wq (nice -20)
+    sr_normal_sync_wq: int     # the cleanup work on sync_wq, an ordinary workqueue (v6.10); before, system_highpri_wq (nice -20)
 
 
 @_section
@@ -168,9 +168,9 @@ class Exp:
     """tree_exp.pxi: expedited grace periods."""
     exp_kthread_rt: int
     exp_mutex_rt: int
-    exp_funnel_mutexes: int
-    exp_driver_task: int
-    exp_par: int
+    exp_funnel_wait_queues: int
+    exp_gp_workqueue: int
+    exp_par_init: int
     ipi_send_ns: int
     ipi_handler_ns: int
     mutex_handoff: int         # locking.pxi: MUTEX_FLAG_HANDOFF bounds a plain mutex's stealing (v4.10)
@@ -179,7 +179,7 @@ class Exp:
 @_section
 class Classic:
     """classic.pxi: classic RCU and the 2004 callback patches."""
-    classic_rcu: int
+    tree_rcu: int
     rcumaxbatch: int
     rcuplugticks: int
     krcud_bhlimit: int
@@ -202,7 +202,7 @@ class Tasks:
     after_ns: list
     primitive: list            # _core.PRIMITIVES
     async_max: list            # call_rcu_hurry: callbacks in flight at which rcu_barrier() is called (0: other primitives)
-    async_per_task: int        # rcuscale counts its callbacks in flight per task (v6.12), else per CPU
+    rcuscale_async_per_task: int        # rcuscale counts its callbacks in flight per task (v6.12), else per CPU
     async_kmalloc_ns: int      # rcuscale's kmalloc() of each rcu_head (before v6.12; a per-task pool after)
     async_cb_ns: int           # rcu_scale_async_cb(): kfree() of the rcu_head before v6.12, an llist_add() after
     vmalloc: list              # vmalloc.pxi: the workload vmalloc()s a page before each call, vfree()s it after
@@ -242,9 +242,9 @@ class Kvfree:
     form: int                  # 0 both kfree_rcu() forms at random, 1 single-argument, 2 two-argument
     max_entr: int
     drain_jiffies: int
-    flood_delay: int           # schedule_delayed_monitor_work(): 1 jiffy once KVFREE_BULK_MAX_ENTR are queued
-    page_cache_work: int       # no page allocation in kvfree_call_rcu(); page_cache_work refills the cache
-    unbound_wq: int            # the monitor and kfree_rcu_work on an unbound workqueue (v6.12)
+    kfree_drain_5hz: int           # schedule_delayed_monitor_work(): 1 jiffy once KVFREE_BULK_MAX_ENTR are queued
+    kvfree_page_cache_work: int  # no page allocation in kvfree_call_rcu(); page_cache_work refills the cache
+    kvfree_unbound_wq: int     # the monitor and kfree_rcu_work on an unbound workqueue (v6.12)
     cache_prefill: int         # kfree_rcu_batch_init() fills each CPU's page cache at boot
     min_cached: int
     obj_bytes: int
@@ -386,9 +386,9 @@ def _sched(spec, fault: int) -> Sched:
         ttwu_ns=costs.ttwu_ns,
         ttwu_reuse_since_ns=np.array(reuse["since_ns"] if reuse else (), dtype=np.int64),
         ttwu_reuse_delta_ns=np.array(reuse["delta_ns"] if reuse else (), dtype=np.int64),
-        softirq_restart_only=int(not p.switches.softirq_time_limit),
-        irq_exit_softirq=int(not p.switches.ksoftirqd_does_its_job),
-        timer_wheel_round=int(p.switches.timer_wheel_rounds_up),
+        softirq_time_limit=int(p.switches.softirq_time_limit),
+        ksoftirqd_does_its_job=int(p.switches.ksoftirqd_does_its_job),
+        timer_wheel_rounds_up=int(p.switches.timer_wheel_rounds_up),
         timer_lvl_depth=lvl_depth(p.hz),
         timer_pull=int(p.switches.timer_pull),
         idle_exit_us=np.array([s["exit_latency_us"] for s in states], dtype=np.int64),
@@ -413,7 +413,7 @@ def _sched(spec, fault: int) -> Sched:
         aff_masks=_affinity_masks(spec),
         fair_policy=POLICY_EEVDF if p.switches.eevdf else POLICY_CFS if p.switches.cfs else POLICY_RR,
         base_slice_ns=tun.base_slice_ns,
-        delay_dequeue=int(p.switches.eevdf_delay_dequeue),
+        eevdf_delay_dequeue=int(p.switches.eevdf_delay_dequeue),
         sched_latency_ns=tun.latency_ns,
         min_gran_ns=tun.min_gran_ns,
         wakeup_gran_ns=tun.wakeup_gran_ns,
@@ -440,7 +440,7 @@ def _gp(spec) -> Gp:
         # Before the GP kthread, softirq drove grace periods, which no task can
         # delay. rcusim keeps its GP kthread and lets no task delay it either.
         gp_kthread_rt=int(p.kthread_prio > 0 or not p.switches.gp_kthread),
-        gp_init_report_qs=int(p.switches.gp_kthread_cpu_qs_early),
+        gp_kthread_cpu_qs_early=int(p.switches.gp_kthread_cpu_qs_early),
     )
 
 
@@ -476,7 +476,7 @@ def _nocb(spec) -> Nocb:
         nocb_nobypass_lim=16 * 1000 // p.hz,
         nocb_cb_rt=int(p.nocb_cb_boost and p.kthread_prio > 0),
         jiffies_lazy_flush=10 * p.hz,  # LAZY_FLUSH_JIFFIES = 10 * HZ
-        lazy_defer_leader=int(p.switches.nocb_lazy_defer_leader),
+        nocb_lazy_defer_leader=int(p.switches.nocb_lazy_defer_leader),
         barrier_wakes_rcuog=int(p.switches.barrier_wakes_rcuog),
     )
 
@@ -484,22 +484,22 @@ def _nocb(spec) -> Nocb:
 def _sr_normal(spec) -> SrNormal:
     p = spec.params
     return SrNormal(wake_from_gp=int(p.rcu_normal_wake_from_gp),
-                    sr_worker_highpri=int(not p.switches.sr_normal_sync_wq))
+                    sr_normal_sync_wq=int(p.switches.sr_normal_sync_wq))
 
 
 def _exp(spec) -> Exp:
     p, costs = spec.params, spec.hardware.costs
     sw = p.switches
     return Exp(exp_kthread_rt=int(p.exp_kthread_rt), exp_mutex_rt=int(p.exp_mutex_rt),
-               exp_funnel_mutexes=int(not sw.exp_funnel_wait_queues), exp_driver_task=int(not sw.exp_gp_workqueue),
-               exp_par=int(sw.exp_par_init), ipi_send_ns=costs.ipi_send_ns, ipi_handler_ns=costs.ipi_handler_ns,
+               exp_funnel_wait_queues=int(sw.exp_funnel_wait_queues), exp_gp_workqueue=int(sw.exp_gp_workqueue),
+               exp_par_init=int(sw.exp_par_init), ipi_send_ns=costs.ipi_send_ns, ipi_handler_ns=costs.ipi_handler_ns,
                mutex_handoff=int(sw.mutex_handoff))
 
 
 def _classic(spec) -> Classic:
     p = spec.params
     # Callback invocation of classic RCU (before Tree RCU) and the 2004 patches.
-    return Classic(classic_rcu=int(not p.switches.tree_rcu), rcumaxbatch=p.rcumaxbatch or 0,
+    return Classic(tree_rcu=int(p.switches.tree_rcu), rcumaxbatch=p.rcumaxbatch or 0,
                    rcuplugticks=p.rcuplugticks, krcud_bhlimit=p.krcud_bhlimit)
 
 
@@ -566,7 +566,7 @@ def _tasks(spec) -> Tasks:
                  loops=loops_column,
                  start_ns=_column(start, np.int64), workload=_column(wl_idx, np.int32),
                  expected_requests=int(loops_column.sum()), think_ns=think, after_ns=after, primitive=prim,
-                 async_max=async_max, async_per_task=int(p.switches.rcuscale_async_per_task),
+                 async_max=async_max, rcuscale_async_per_task=int(p.switches.rcuscale_async_per_task),
                  # rcu_scale_alloc() pops the task's own llist from v6.12: a few ns, not charged.
                  async_kmalloc_ns=0 if p.switches.rcuscale_async_per_task else costs.kmalloc_ns,
                  async_cb_ns=costs.cb_generic_ns if p.switches.rcuscale_async_per_task else costs.cb_kfree_ns,
@@ -628,9 +628,9 @@ def _kvfree(spec, chunk: int) -> Kvfree:
         polled=int(p.kvfree_polled and not p.kvfree_drain_ready), drain_ready=int(p.kvfree_drain_ready),
         chunk=chunk, might_resched=int(res.might_resched), form=res.kfree_form,
         max_entr=kvfree_bulk_max_entr(sw),
-        drain_jiffies=p.kfree_drain_jiffies, flood_delay=int(sw.kfree_drain_5hz),
-        page_cache_work=int(sw.kvfree_page_cache_work),
-        unbound_wq=int(sw.kvfree_unbound_wq),
+        drain_jiffies=p.kfree_drain_jiffies, kfree_drain_5hz=int(sw.kfree_drain_5hz),
+        kvfree_page_cache_work=int(sw.kvfree_page_cache_work),
+        kvfree_unbound_wq=int(sw.kvfree_unbound_wq),
         cache_prefill=int(sw.kvfree_page_cache and not sw.kvfree_page_cache_work),
         min_cached=p.rcu_min_cached_objs,
         obj_bytes=kmalloc_size(KFREE_OBJ_BYTES * flood.kfree_mult) if flood else 0,

@@ -30,7 +30,7 @@ class CfsRq:
         self.wakeup_gran = s.wakeup_gran_ns
         self.nr_latency = s.nr_latency
         self.tick_ns = s.jiffy_ns
-        self.delay_dequeue = bool(s.delay_dequeue)
+        self.eevdf_delay_dequeue = bool(s.eevdf_delay_dequeue)
         self.sim = sim
         self.queued = []          # the queued entities (not the running one)
         self.min_vruntime = 0
@@ -150,7 +150,7 @@ class CfsRq:
         back in the queue once it no longer runs)."""
         self.update_curr()
         if self.policy == POLICY_EEVDF:
-            if self.delay_dequeue and not self.eligible(e):
+            if self.eevdf_delay_dequeue and not self.eligible(e):
                 e.sched_delayed = True
                 return True
             e.vlag = self.lag(e)

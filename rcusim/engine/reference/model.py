@@ -149,7 +149,7 @@ class Model:
         placement.kthread_place_at_wakeup(self, self.gp_kthread)  # kthread_create(rcu_gp_kthread)
         self.gp_timer_cpu = self.gp_ran_cpu = self.gp_kthread.cpu  # where the FQS wait's timer was armed
         self.gp_kthread.start(tree_gp.rcu_gp_kthread(self))
-        highpri = bool(p.sr_normal.sr_worker_highpri)
+        highpri = not p.sr_normal.sr_normal_sync_wq
         self.sr_worker = Entity(self, p.sched.gp_cpu, False, "kworker/sr", head_enqueue=highpri,
                                 weight=weight_of(-20) if highpri else NICE_0_LOAD)
         self.sr_worker.per_cpu_kthread = True
@@ -269,7 +269,7 @@ def _check_scope(inp: EngineInput) -> None:
             "the reference model runs rcu_core() as RCU_SOFTIRQ only; rcutree.use_softirq=0 "
             "(rcuc kthreads) is out of its scope")
     if any(prim != _core.PRIMITIVES["synchronize_rcu"] for prim in inp.tasks.primitive) and (
-            p.exp.exp_funnel_mutexes or p.exp.exp_driver_task or not p.exp.exp_par):
+            not p.exp.exp_funnel_wait_queues or not p.exp.exp_gp_workqueue or not p.exp.exp_par_init):
         raise NotImplementedError(
             "the reference model has the expedited machinery of v4.17 and later (per-leaf "
             "workers, exp_wq funnel); earlier releases are out of its scope")

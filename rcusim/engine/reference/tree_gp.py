@@ -77,7 +77,7 @@ def gp_arm_fqs_timer(sim, j: int) -> None:
     s = sim.inp.sched
     clk = sim.env.now // s.jiffy_ns
     sim.fqs_deadline = (clk + j) * s.jiffy_ns
-    expiry = timer_expiry_jiffy(clk, clk + j, 1_000_000_000 // s.jiffy_ns, bool(s.timer_wheel_round))
+    expiry = timer_expiry_jiffy(clk, clk + j, 1_000_000_000 // s.jiffy_ns, bool(s.timer_wheel_rounds_up))
     sim.gp_timer_gen += 1
     sim.gp_timer_cpu = sim.gp_kthread.cpu  # schedule_timeout() arms it on the kthread's CPU
     sim.gp_timer_expires = expiry * s.jiffy_ns
@@ -119,7 +119,7 @@ def rcu_gp_init(sim) -> None:
         rnp.gp_seq = sim.gp_seq
     rdp = sim.gp_kthread.cpu.rdp
     note_gp_changes_locked(sim, rdp)
-    if sim.inp.gp.gp_init_report_qs:
+    if sim.inp.gp.gp_kthread_cpu_qs_early:
         # rcu_qs() and rcu_report_qs_rdp(): no first scan can see this CPU idle.
         rdp.cpu_no_qs = False
         rcu_report_qs_rdp(sim, rdp)
