@@ -194,13 +194,13 @@ include "tracepoint.pxi"
 cdef void ents_alloc(Engine self, inp) except *:
     """Room for every entity of every mechanism, each blocked and unlinked."""
     cdef int e
-    self.n_ents = (len(inp.tasks.cpu) + 2 + max(len(inp.nocb.group_first) - 1, 0) + self.nr_cpus + 1
-                   + (self.num_nodes - self.leaf_first) + len(inp.readers.cpu)
-                   + len(inp.kvfree.cpu)
-                   + (KFREE_N_BATCHES + 1 + inp.kvfree.kvfree_unbound_wq) * int(np.count_nonzero(inp.kvfree.has_thread))
-                   + len(inp.rt_latency.probe_cpu) + len(inp.rt_latency.bg_cpu)
-                   + (self.nr_cpus if inp.classic.krcud_bhlimit else 0)
-                   + int(np.count_nonzero(inp.noise.kthread_gap_ns)))
+    # rcu_preempt and the wake-from-GP kworker, rcuc/N or rcuop/N per CPU, the expedited
+    # kworker and one per leaf; then what the workloads and options add.
+    self.n_ents = (2 + self.nr_cpus + 1 + (self.num_nodes - self.leaf_first)
+                   + sync_loop_ents(inp.sync_loop) + tree_nocb_ents(inp.tree_nocb) + tree_plugin_ents(inp.tree_plugin)
+                   + kfree_scale_ents(inp.kfree_scale) + kvfree_rcu_ents(inp.kvfree_rcu)
+                   + rt_latency_ents(inp.rt_latency) + call_rcu_load_ents(inp.call_rcu_load)
+                   + classic_ents(self, inp.classic) + noise_ents(inp.noise))
     # On cache-line boundaries, so that each of ent_t's groups is one line.
     if posix_memalign(<void **> &self.ents, 64, self.n_ents * sizeof(ent_t)) != 0:
         self.ents = NULL
@@ -480,41 +480,42 @@ cdef class Engine:
 
         sched_init(self, inp.sched)
         tracepoint_init(self, inp.tracepoint)
-        fair_init(self, inp.sched)
-        timer_init(self, inp.sched)
-        rcu_core_init(self, inp.core)
+        fair_init(self, inp.fair)
+        timer_init(self, inp.timer)
+        rcu_core_init(self, inp.tree_callbacks)
         rcu_init_geometry(self, inp.tree)
         rcu_boot_init_percpu_data(self)
-        cpuidle_init(self, inp.sched)
-        kvm_init(self, inp.sched)
+        cpuidle_init(self, inp.cpuidle)
+        kvm_init(self, inp.kvm)
         vmalloc_init(self, inp.vmalloc)
-        topology_init(self, inp.sched)
-        placement_init(self, inp.sched)
+        topology_init(self, inp.topology)
+        placement_init(self, inp.placement)
+        locking_init(self, inp.locking)
         # Entities: workload tasks first, then kthreads, reader tasks, kfree
         # threads with their kworkers, then the real-time latency entities.
         ents_alloc(self, inp)
-        e = tasks_init(self, inp.tasks)
+        e = tasks_init(self, inp.sync_loop)
         grow_cbs(self, max(1024, self.n_tasks + 16))  # the callback pool, grown on demand
-        e = rcu_spawn_gp_kthread(self, inp.gp, e)
-        e = rcu_sr_normal_init(self, inp.sr_normal, e)
-        e = rcu_spawn_nocb_kthreads(self, inp.nocb, e)
-        e = rcu_spawn_cpu_kthreads(self, inp.nocb, inp.gp.gp_kthread_rt, e)
-        e = rcu_exp_init(self, inp.exp, e)
-        barrier_init(self, inp.nocb)
-        e = rcu_readers_init(self, inp.readers, e)
-        e = kfree_scale_init(self, inp.kvfree, e)
-        e = kvfree_rcu_init(self, inp.kvfree, e)
+        e = rcu_spawn_gp_kthread(self, inp.tree_gp, e)
+        e = rcu_sr_normal_init(self, inp.tree_sr_normal, e)
+        e = rcu_spawn_nocb_kthreads(self, inp.tree_nocb, e)
+        e = rcu_spawn_cpu_kthreads(self, inp.tree_callbacks, e)
+        e = rcu_exp_init(self, inp.tree_exp, e)
+        barrier_init(self, inp.tree_barrier)
+        e = rcu_readers_init(self, inp.tree_plugin, e)
+        e = kfree_scale_init(self, inp.kfree_scale, e)
+        e = kvfree_rcu_init(self, inp.kvfree_rcu, e)
         self.n_ents = e
-        records_init(self, inp.tasks.expected_requests, inp.records.mode, inp.records.sample_below)
+        records_init(self, inp.records)
         self.timed = inp.run_end.timed
         checker_init(self)
         # The first events, in this order: the random stream is drawn in event order.
         tasks_start(self)
         rcu_readers_start(self)
         kfree_scale_start(self)
-        rcu_classic_init(self, inp.classic, inp.sched)
+        rcu_classic_init(self, inp.classic)
         e = rt_latency_init(self, inp.rt_latency, self.n_ents)
-        e = call_rcu_load_init(self, inp.rt_latency, e)
+        e = call_rcu_load_init(self, inp.call_rcu_load, e)
         self.n_ents = krcud_init(self, e)
         noise_init(self, inp.noise, self.n_ents)
         fair_alloc(self)  # every entity exists now

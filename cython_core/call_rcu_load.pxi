@@ -4,6 +4,11 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef int call_rcu_load_ents(cl) except -1:
+    """The call_rcu_load tasks' entities."""
+    return len(cl.bg_cpu)
+
+
 cdef int call_rcu_load_init(Engine self, rl, int e) except -1:
     """The call_rcu_load tasks, runnable from the start."""
     cdef int i

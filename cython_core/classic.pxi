@@ -6,15 +6,18 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
-cdef void rcu_classic_init(Engine self, cl, s) except *:
+cdef int classic_ents(Engine self, cl) except -1:
+    """rcu-low-lat's krcud/N kthreads' entities, one per CPU."""
+    return self.nr_cpus if cl.krcud_bhlimit else 0
+
+
+cdef void rcu_classic_init(Engine self, cl) except *:
     """Classic RCU's parameters and the 2004 patches' (throttle-rcu, rcu-low-lat)."""
     cdef int c
     self.tree_rcu = cl.tree_rcu
-    self.softirq_time_limit = s.softirq_time_limit
     self.rcumaxbatch = cl.rcumaxbatch
     self.rcuplugticks = cl.rcuplugticks
     self.krcud_bhlimit = cl.krcud_bhlimit
-    self.ksoftirqd_does_its_job = s.ksoftirqd_does_its_job
     self.cl_curbatch = self.cl_maxbatch = self.gp_seq >> 2
     for c in range(self.nr_cpus):
         self.cpus[c].krcud = -1

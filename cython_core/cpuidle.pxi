@@ -27,6 +27,8 @@ cdef void cpuidle_init(Engine self, s) except *:
     what menu_update() records for a sleep ended by the tick, every correction
     factor unity (menu_enable_device())."""
     cdef int c, i
+    self.idle_mu = s.idle_mu
+    self.idle_sigma = s.idle_sigma
     self.n_idle_states = len(s.idle_exit_us)
     for i in range(self.n_idle_states):
         self.idle_exit_us[i] = s.idle_exit_us[i]

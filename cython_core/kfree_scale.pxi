@@ -6,6 +6,11 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef int kfree_scale_ents(kt) except -1:
+    """The kfree threads' entities."""
+    return len(kt.cpu)
+
+
 cdef int kfree_scale_init(Engine self, kv, int e) except -1:
     """rcuscale's kfree threads, on their CPUs."""
     cdef int k, n

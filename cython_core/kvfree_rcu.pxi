@@ -30,6 +30,12 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef int kvfree_rcu_ents(kv) except -1:
+    """The kworkers' entities: on each kfree thread's CPU the monitor's, each batch's
+    kfree_rcu_work's, and from v6.12 page_cache_work's own (see kvfree_rcu_init())."""
+    return (KFREE_N_BATCHES + 1 + kv.kvfree_unbound_wq) * int(np.count_nonzero(kv.has_thread))
+
+
 cdef int kvfree_rcu_init(Engine self, kv, int e) except -1:
     """The krcp of each CPU and, on the CPUs of rcuscale's kfree threads, its kworkers."""
     cdef int c, k

@@ -6,6 +6,10 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef void locking_init(Engine self, lk) noexcept:
+    self.mutex_handoff = lk.mutex_handoff
+
+
 cdef inline i64 spin_wait(i64 *lock_free, i64 t, i64 hold) noexcept:
     """A spinlock free again at *lock_free, asked for at t and held `hold` ns:
     returns how long the taker spins; the lock is free again after its hold."""

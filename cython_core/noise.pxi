@@ -12,6 +12,11 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef int noise_ents(nz) except -1:
+    """The noise kthreads' entities, one per CPU with a kthread stream."""
+    return int(np.count_nonzero(nz.kthread_gap_ns))
+
+
 cdef void noise_init(Engine self, nz, int e) except *:
     """Noise streams per CPU, the first arrivals, and a noise kthread where needed."""
     cdef int c

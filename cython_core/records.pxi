@@ -39,8 +39,11 @@ cdef void records_grow(Engine self, i64 cap) except *:
     records_point(self)
 
 
-cdef void records_init(Engine self, i64 expected_requests, int mode, u64 sample_below) except *:
+cdef void records_init(Engine self, rec) except *:
     cdef int p
+    cdef i64 expected_requests = rec.expected_requests
+    cdef int mode = rec.mode
+    cdef u64 sample_below = rec.sample_below
     self.records_mode = mode
     self.sample_below = sample_below
     if mode == RECORDS_ALL:

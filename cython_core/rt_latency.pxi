@@ -4,6 +4,11 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef int rt_latency_ents(rl) except -1:
+    """The probe tasks' entities."""
+    return len(rl.probe_cpu)
+
+
 cdef int rt_latency_init(Engine self, rl, int e) except -1:
     """The probe tasks; each sleeps until its first timer interrupt."""
     cdef int i, c

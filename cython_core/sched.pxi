@@ -16,8 +16,6 @@ cdef void sched_init(Engine self, s) except *:
     self.gp_cpu = s.gp_cpu
     self.ctxsw_ns = s.ctxsw_ns
     self.wakeup_busy_ns = s.wakeup_busy_ns
-    self.idle_mu = s.idle_mu
-    self.idle_sigma = s.idle_sigma
     self.ipi_latency_ns = s.ipi_latency_ns
     self.tick_ns = s.tick_ns
     self.softirq_ns = s.softirq_ns

@@ -4,6 +4,11 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef int sync_loop_ents(t) except -1:
+    """The sync_loop tasks' entities."""
+    return len(t.cpu)
+
+
 cdef int tasks_init(Engine self, t) except -1:
     """The sync_loop tasks (entities 0..n_tasks-1) and their workloads' parameters."""
     cdef int e, k

@@ -15,6 +15,8 @@ cdef void rcu_core_init(Engine self, c) except *:
     self.rcu_resched_ns = c.rcu_resched_ns
     self.use_softirq = c.use_softirq
     self.call_rcu_ns = c.call_rcu_ns
+    self.softirq_time_limit = c.softirq_time_limit
+    self.ksoftirqd_does_its_job = c.ksoftirqd_does_its_job
     self.cb_cost[CB_WAKEME] = c.cb_wakeme_ns
     self.cb_cost[CB_KFREE] = c.cb_kfree_ns
     self.cb_cost[CB_GENERIC] = c.cb_generic_ns
@@ -25,25 +27,20 @@ cdef void rcu_core_init(Engine self, c) except *:
     self.cb_free = -1
 
 
-cdef int rcu_spawn_cpu_kthreads(Engine self, nb, bint kthread_rt, int e) except -1:
-    """Per CPU: rcuop/N if its callbacks are offloaded, else rcuc/N (use_softirq=0)
-    or ksoftirqd/N: both run rcu_core()."""
+cdef int rcu_spawn_cpu_kthreads(Engine self, c_in, int e) except -1:
+    """Per CPU: rcuop/N if its callbacks are offloaded (tree_nocb.pxi), else rcuc/N
+    (use_softirq=0) or ksoftirqd/N: both run rcu_core()."""
     cdef int c
     for c in range(self.nr_cpus):
         self.ents[e].cpu = c
         self.ents[e].idx = c
-        if nb.offloaded[c]:
-            self.cpus[c].offloaded = 1
-            self.cpus[c].rcuop = e
-            self.cpus[c].nocb_cb_sleep = 1
-            self.ents[e].kind = ENT_RCUOP
-            self.ents[e].rq = RQ_RT if nb.nocb_cb_rt else RQ_NORMAL
-            kthread_unbind(self, e)
+        if self.cpus[c].offloaded:
+            rcu_spawn_cpu_nocb_kthread(self, c, e)
         else:
             self.cpus[c].rcuc = e
             self.ents[e].kind = ENT_RCUC
             self.ents[e].phase = 0 if self.use_softirq else 1
-            self.ents[e].rq = RQ_RT if (not self.use_softirq and kthread_rt) else RQ_NORMAL
+            self.ents[e].rq = RQ_RT if (not self.use_softirq and c_in.rcuc_rt) else RQ_NORMAL
         e += 1
     return e
 

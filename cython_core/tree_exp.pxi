@@ -14,7 +14,6 @@ cdef int rcu_exp_init(Engine self, x, int e) except -1:
     cdef int n, i
     self.ipi_send_ns = x.ipi_send_ns
     self.ipi_handler_ns = x.ipi_handler_ns
-    self.mutex_handoff = x.mutex_handoff
     self.exp_ent = e
     self.ents[e].kind = ENT_EXP_GP
     self.ents[e].cpu = self.gp_cpu

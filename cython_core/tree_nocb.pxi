@@ -7,12 +7,20 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef int tree_nocb_ents(nb) except -1:
+    """The rcuog/N kthreads' entities, one per NOCB group."""
+    return max(len(nb.group_first) - 1, 0)
+
+
 cdef int rcu_spawn_nocb_kthreads(Engine self, nb, int e) except -1:
     """The rcuog/N kthread of each NOCB group, on the group leader's CPU."""
     cdef int g, i
     self.nocb_nobypass_lim = nb.nocb_nobypass_lim
     self.jiffies_lazy_flush = nb.jiffies_lazy_flush
     self.nocb_lazy_defer_leader = nb.nocb_lazy_defer_leader
+    self.nocb_cb_rt = nb.nocb_cb_rt
+    for i in range(self.nr_cpus):
+        self.cpus[i].offloaded = nb.offloaded[i]
     self.n_groups = max(len(nb.group_first) - 1, 0)
     self.groups = <group_t *> malloc((self.n_groups + 1) * sizeof(group_t))
     self.group_cpus = <int *> malloc((len(nb.group_cpus) + 1) * sizeof(int))
@@ -36,6 +44,15 @@ cdef int rcu_spawn_nocb_kthreads(Engine self, nb, int e) except -1:
             self.cpus[self.group_cpus[i]].group = g
         e += 1
     return e
+
+
+cdef void rcu_spawn_cpu_nocb_kthread(Engine self, int c, int e) noexcept:
+    """rcuop/N, entity e, of offloaded CPU c (rcu_spawn_cpu_nocb_kthread())."""
+    self.cpus[c].rcuop = e
+    self.cpus[c].nocb_cb_sleep = 1
+    self.ents[e].kind = ENT_RCUOP
+    self.ents[e].rq = RQ_RT if self.nocb_cb_rt else RQ_NORMAL
+    kthread_unbind(self, e)
 
 
 cdef void kthread_unbind(Engine self, int e) noexcept:

@@ -6,6 +6,11 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
+cdef int tree_plugin_ents(r) except -1:
+    """The reader tasks' entities."""
+    return len(r.cpu)
+
+
 cdef int rcu_readers_init(Engine self, r, int e) except -1:
     """Reader tasks, one per CPU of each readers workload."""
     cdef int i, k, c

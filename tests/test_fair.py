@@ -66,10 +66,11 @@ def entity(weight=1024, vruntime=0, vlag=0, initial=False):
 
 def cfs_rq(policy: int, nr_cpus: int = 64, eevdf_delay_dequeue: bool = False):
     t = fair_tunables(nr_cpus, base_slice_700us=False)
-    sched = SimpleNamespace(fair_policy=policy, base_slice_ns=t.base_slice_ns, sched_latency_ns=t.latency_ns,
-                            min_gran_ns=t.min_gran_ns, wakeup_gran_ns=t.wakeup_gran_ns, nr_latency=t.nr_latency,
-                            jiffy_ns=1_000_000, eevdf_delay_dequeue=eevdf_delay_dequeue)
-    sim = SimpleNamespace(inp=SimpleNamespace(sched=sched), env=SimpleNamespace(now=0), fair_seq=0)
+    fair = SimpleNamespace(fair_policy=policy, base_slice_ns=t.base_slice_ns, sched_latency_ns=t.latency_ns,
+                           min_gran_ns=t.min_gran_ns, wakeup_gran_ns=t.wakeup_gran_ns, nr_latency=t.nr_latency,
+                           eevdf_delay_dequeue=eevdf_delay_dequeue)
+    sim = SimpleNamespace(inp=SimpleNamespace(fair=fair, sched=SimpleNamespace(jiffy_ns=1_000_000)),
+                          env=SimpleNamespace(now=0), fair_seq=0)
     cpu = SimpleNamespace(curr=None)
     rq = CfsRq(sim, cpu)
     cpu.fair_curr = lambda: cpu.curr
@@ -237,7 +238,7 @@ def test_readers_take_nice_too():
     data = two_hogs("6.6", nice_b=0)
     data["workloads"].append({"kind": "readers", "cpus": "1", "length_us": 5, "rate_per_s": 1000, "nice": 10})
     inp, _ = engine_input(load_scenario(data).variants["default"])
-    assert inp.readers.weight == [weight_of(10)]
+    assert inp.tree_plugin.weight == [weight_of(10)]
     data["workloads"][-1]["rt"] = True
     with pytest.raises(ScenarioError, match="nice"):
         load_scenario(data)

@@ -148,7 +148,7 @@ def test_kfree_by_call_rcu_queues_lazy_callbacks():
     # Without CONFIG_RCU_LAZY rcuscale falls back to kfree_rcu().
     from rcusim.engine.engine_input import engine_input
 
-    plain, fallback = (engine_input(spec_of(flood("6.2", kfree_by_call_rcu=v)))[0].kvfree for v in (False, True))
+    plain, fallback = (engine_input(spec_of(flood("6.2", kfree_by_call_rcu=v)))[0].kvfree_rcu for v in (False, True))
     assert all(np.array_equal(getattr(plain, f.name), getattr(fallback, f.name)) for f in dataclasses.fields(plain))
 
 

@@ -125,13 +125,13 @@ def test_rows_beyond_the_expected_count_grow_the_arrays():
     spec = load_scenario(SCENARIO, overrides=SMALL).variants["default"]
     inp, _ = engine_input(spec)
     rows = {}
-    for expected in (inp.tasks.expected_requests, 1):
-        small = dataclasses.replace(inp, tasks=dataclasses.replace(inp.tasks, expected_requests=expected))
+    for expected in (inp.records.expected_requests, 1):
+        small = dataclasses.replace(inp, records=dataclasses.replace(inp.records, expected_requests=expected))
         engine = _core.Engine(small, np.random.PCG64(np.random.SeedSequence(0)))
         while engine.run(10**18, EVENT_CHUNK) == _core.EXIT_MAX_EVENTS:
             pass
         rows[expected] = engine.requests()
-    for key, column in rows[inp.tasks.expected_requests].items():
+    for key, column in rows[inp.records.expected_requests].items():
         np.testing.assert_array_equal(rows[1][key], column)
 
 

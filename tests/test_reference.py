@@ -325,9 +325,9 @@ def test_checks_reject_a_doubled_fqs_delay(variant):
     spec = load("cpu16_hz250").variants[variant]
     core = run_engine(spec, SEED)
     inp, _ = engine_input(spec)
-    gp = dataclasses.replace(inp.gp, jiffies_till_first_fqs=2 * inp.gp.jiffies_till_first_fqs,
-                             jiffies_till_next_fqs=2 * inp.gp.jiffies_till_next_fqs)
-    ref = run_reference(dataclasses.replace(inp, gp=gp), SEED, round(spec.run.max_sim_time_s * 1e9))
+    gp = dataclasses.replace(inp.tree_gp, jiffies_till_first_fqs=2 * inp.tree_gp.jiffies_till_first_fqs,
+                             jiffies_till_next_fqs=2 * inp.tree_gp.jiffies_till_next_fqs)
+    ref = run_reference(dataclasses.replace(inp, tree_gp=gp), SEED, round(spec.run.max_sim_time_s * 1e9))
     assert disagreements(core, ref)
 
 

@@ -25,8 +25,10 @@ from rcusim.kernel.sched_domains import sched_domains
 from rcusim.kernel.timer import lvl_depth
 from rcusim.kernel.topology import Geometry, nocb_groups, rcu_init_geometry
 
-__all__ = ["EngineInput", "engine_input", "rcu_geometry", "Sched", "Tree", "Gp", "Core", "Nocb", "SrNormal", "Exp",
-           "Classic", "Tasks", "ReaderTasks", "Kvfree", "RtLatency", "NoiseInput", "Records", "GP_SEQ_INIT"]
+__all__ = ["EngineInput", "engine_input", "rcu_geometry", "Sched", "Fair", "Placement", "Timer", "Cpuidle", "Kvm",
+           "Topology", "Locking", "Tree", "TreeGp", "TreeSrNormal", "TreeCallbacks", "TreeNocb", "TreeExp",
+           "TreeBarrier", "TreePlugin", "Classic", "SyncLoopInput", "KfreeScale", "KvfreeRcu", "RtLatency",
+           "CallRcuLoadInput", "NoiseInput", "Records", "RunEnd", "Vmalloc", "Tracepoint", "GP_SEQ_INIT"]
 
 #: The kernel starts rcu_state.gp_seq close to wrap on purpose: (0 - 300) << 2.
 GP_SEQ_INIT = -300 << 2
@@ -44,61 +46,89 @@ _section = dataclass(frozen=True, slots=True, kw_only=True)
 
 @_section
 class Sched:
-    """sched.pxi: the scheduler, ticks, interrupts and idle."""
+    """sched.pxi: run queues, wake-ups, context switches, the tick's and interrupts' costs."""
     jiffy_ns: int
     preemption: int            # CONFIG_PREEMPTION
     gp_cpu: int                # first CPU of the GP kthread and its kworkers (unbound fair ones move)
     ctxsw_ns: int
     wakeup_busy_ns: int
-    idle_mu: float             # lognormal idle-exit latency: mean of log(ns)
-    idle_sigma: float          # ... and its standard deviation
     ipi_latency_ns: int
     tick_ns: int
     softirq_ns: int
     ttwu_ns: int
     ttwu_reuse_since_ns: np.ndarray  # the bins' bounds of the time since the waker's CPU last woke a task
     ttwu_reuse_delta_ns: np.ndarray  # ... and the wake-up's cost from ttwu_ns in each (one more, the last open)
-    softirq_time_limit: int    # __do_softirq() bounded by time and need_resched too (v3.9)
-    ksoftirqd_does_its_job: int  # irq exit leaves softirqs to an awake ksoftirqd (v4.10)
-    timer_wheel_rounds_up: int     # timer.pxi: calc_index() rounds expiry up a bucket (v4.8 and later)
-    timer_lvl_depth: int       # timer.pxi: LVL_DEPTH, the wheel's levels
-    timer_pull: int            # timer.pxi: idle CPUs' timers expired by a migrator (v6.9 and later)
-    idle_exit_us: np.ndarray   # cpuidle.pxi: exit latency of each idle state (empty: no table)
-    idle_target_us: np.ndarray # cpuidle.pxi: target residency of each idle state
-    idle_polling0: int         # cpuidle.pxi: state 0 polls
-    menu_keeps_tick: int       # cpuidle.pxi: the governor decides the tick (v4.17 and later)
-    hz_periodic: int           # CONFIG_HZ_PERIODIC: the tick never stops, on idle CPUs too
-    idle_stop_tick_after_tick: int  # cpuidle.pxi: no driver's idle loop stops the tick after a tick (f4c31b07b136)
-    idle_mwait: np.ndarray     # cpuidle.pxi: the state is entered with MWAIT (no wake-up IPI needed)
-    idle_wake_ns: np.ndarray   # cpuidle.pxi: what leaving the state costs a wake-up
-    halt_poll: int             # kvm.pxi: the CPUs are KVM vCPUs, idle in HLT with host halt polling
-    halt_poll_max_ns: int      # kvm.pxi: kvm.halt_poll_ns
-    halt_poll_grow: int        # kvm.pxi: kvm.halt_poll_ns_grow
-    halt_poll_grow_start: int  # kvm.pxi: kvm.halt_poll_ns_grow_start
-    halt_poll_shrink: int      # kvm.pxi: kvm.halt_poll_ns_shrink
-    halt_wake_polled_ns: int   # kvm.pxi: a wake-up found by the host's poll loop
-    halt_wake_blocked_ns: int  # kvm.pxi: a wake-up of a blocked vCPU thread
-    cpu_core: np.ndarray       # sched.pxi: core of each CPU (empty: no topology, every remote wake an IPI)
-    cpu_llc: np.ndarray        # sched.pxi: LLC domain of each CPU
-    cpu_socket: np.ndarray     # sched.pxi: socket of each CPU
-    line_ns: list              # sched.pxi: one cache-line transfer by distance (DIST_*)
-    sd_imbalance_pct: np.ndarray # placement.pxi, balance.pxi: the scheduling domains' levels
+    fault: int                 # a deliberate model fault, for tests of the checker only
+
+
+@_section
+class Fair:
+    """fair.pxi: the fair class's policy and tunables."""
+    fair_policy: int           # POLICY_RR (before CFS), POLICY_CFS, POLICY_EEVDF
+    base_slice_ns: int         # EEVDF base slice, scaled with the CPU count
+    eevdf_delay_dequeue: int   # EEVDF's DELAY_DEQUEUE and DELAY_ZERO (v6.12)
+    sched_latency_ns: int      # CFS latency period, scaled
+    min_gran_ns: int           # CFS minimum granularity, scaled
+    wakeup_gran_ns: int        # CFS wake-up granularity, scaled
+    nr_latency: int            # CFS sched_nr_latency
+
+
+@_section
+class Placement:
+    """placement.pxi: the scheduling domains and the allowed-CPU masks."""
+    sd_imbalance_pct: np.ndarray  # per level (placement.pxi, balance.pxi)
     sd_cache_nice_tries: np.ndarray
     sd_shares_llc: np.ndarray
     sd_smt: int                # the lowest level is SMT (sched_smt_active())
     sd_of: np.ndarray          # each CPU's domain at each level, level-major
     sd_cpus: np.ndarray        # the CPUs of each domain
     sd_first: np.ndarray       # where each domain's CPUs start in sd_cpus
-    aff_masks: np.ndarray      # placement.pxi: (masks, nr_cpus) uint8 allowed-CPU masks; mask 0 is the
-                               # kthreads' housekeeping set, then one per unpinned sync_loop workload
-    fair_policy: int           # fair.pxi: POLICY_RR (before CFS), POLICY_CFS, POLICY_EEVDF
-    base_slice_ns: int         # fair.pxi: EEVDF base slice, scaled with the CPU count
-    eevdf_delay_dequeue: int         # fair.pxi: EEVDF's DELAY_DEQUEUE and DELAY_ZERO (v6.12)
-    sched_latency_ns: int      # fair.pxi: CFS latency period, scaled
-    min_gran_ns: int           # fair.pxi: CFS minimum granularity, scaled
-    wakeup_gran_ns: int        # fair.pxi: CFS wake-up granularity, scaled
-    nr_latency: int            # fair.pxi: CFS sched_nr_latency
-    fault: int                 # a deliberate model fault, for tests of the checker only
+    aff_masks: np.ndarray      # (masks, nr_cpus) uint8 allowed-CPU masks; mask 0 is the kthreads'
+                               # housekeeping set, then one per unpinned sync_loop workload
+
+
+@_section
+class Timer:
+    """timer.pxi: the timer wheel."""
+    timer_wheel_rounds_up: int  # calc_index() rounds expiry up a bucket (v4.8 and later)
+    timer_lvl_depth: int       # LVL_DEPTH, the wheel's levels
+    timer_pull: int            # idle CPUs' timers expired by a migrator (v6.9 and later)
+
+
+@_section
+class Cpuidle:
+    """cpuidle.pxi: idle states and the menu governor, or one idle-exit latency."""
+    idle_mu: float             # no states: lognormal idle-exit latency, mean of log(ns)
+    idle_sigma: float          # ... and its standard deviation
+    idle_exit_us: np.ndarray   # exit latency of each idle state (empty: no table)
+    idle_target_us: np.ndarray # target residency of each idle state
+    idle_polling0: int         # state 0 polls
+    menu_keeps_tick: int       # the governor decides the tick (v4.17 and later)
+    hz_periodic: int           # CONFIG_HZ_PERIODIC: the tick never stops, on idle CPUs too
+    idle_stop_tick_after_tick: int  # no driver's idle loop stops the tick after a tick (f4c31b07b136)
+    idle_mwait: np.ndarray     # the state is entered with MWAIT (no wake-up IPI needed)
+    idle_wake_ns: np.ndarray   # what leaving the state costs a wake-up
+
+
+@_section
+class Kvm:
+    """kvm.pxi: the CPUs are KVM vCPUs, idle in HLT with the host's halt polling."""
+    halt_poll: int             # a KVM guest
+    halt_poll_max_ns: int      # kvm.halt_poll_ns
+    halt_poll_grow: int        # kvm.halt_poll_ns_grow
+    halt_poll_grow_start: int  # kvm.halt_poll_ns_grow_start
+    halt_poll_shrink: int      # kvm.halt_poll_ns_shrink
+    halt_wake_polled_ns: int   # a wake-up found by the host's poll loop
+    halt_wake_blocked_ns: int  # a wake-up of a blocked vCPU thread
+
+
+@_section
+class Topology:
+    """topology.pxi: cores, LLCs and sockets (empty: no topology, every remote wake an IPI)."""
+    cpu_core: np.ndarray       # core of each CPU
+    cpu_llc: np.ndarray        # LLC domain of each CPU
+    cpu_socket: np.ndarray     # socket of each CPU
+    line_ns: list              # one cache-line transfer by distance (DIST_*)
 
 
 @_section
@@ -116,7 +146,7 @@ class Tree:
 
 
 @_section
-class Gp:
+class TreeGp:
     """tree_gp.pxi: the grace-period kthread."""
     jiffies_till_first_fqs: int
     jiffies_till_next_fqs: int
@@ -127,8 +157,8 @@ class Gp:
 
 
 @_section
-class Core:
-    """tree_callbacks.pxi: call_rcu(), rcu_core(), rcu_do_batch()."""
+class TreeCallbacks:
+    """tree_callbacks.pxi: call_rcu(), rcu_core(), rcu_do_batch(), softirq processing, rcuc."""
     preempt_rcu: int
     blimit: int
     qhimark: int
@@ -141,10 +171,13 @@ class Core:
     cb_barrier_ns: int         # rcu_barrier_callback(): complete(), as the profile's cb_wakeme_ns
     cb_kfree_ns: int
     cb_generic_ns: int
+    softirq_time_limit: int    # __do_softirq() bounded by time and need_resched too (v3.9)
+    ksoftirqd_does_its_job: int  # irq exit leaves softirqs to an awake ksoftirqd (v4.10)
+    rcuc_rt: int               # rcuc/N run SCHED_FIFO at kthread_prio (rcu_cpu_kthread_setup())
 
 
 @_section
-class Nocb:
+class TreeNocb:
     """tree_nocb.pxi: offloaded CPUs and their rcuog groups."""
     offloaded: np.ndarray      # per CPU: 1 if its callbacks are offloaded
     group_first: np.ndarray    # group g's CPUs are group_cpus[group_first[g]:group_first[g + 1]]
@@ -153,18 +186,23 @@ class Nocb:
     nocb_cb_rt: int
     jiffies_lazy_flush: int    # how long lazy callbacks may wait in the bypass list (LAZY_FLUSH_JIFFIES)
     nocb_lazy_defer_leader: int     # wake_nocb_gp_defer() reads the leader's deferral for LAZY (v6.17)
-    barrier_wakes_rcuog: int   # tree_barrier.pxi: rcu_barrier_entrain() wakes rcuog after flushing the bypass (v6.2)
 
 
 @_section
-class SrNormal:
+class TreeBarrier:
+    """tree_barrier.pxi: rcu_barrier()."""
+    barrier_wakes_rcuog: int   # rcu_barrier_entrain() wakes rcuog after flushing the bypass (v6.2)
+
+
+@_section
+class TreeSrNormal:
     """tree_sr_normal.pxi: synchronize_rcu() with rcutree.rcu_normal_wake_from_gp."""
     wake_from_gp: int
     sr_normal_sync_wq: int     # the cleanup work on sync_wq, an ordinary workqueue (v6.10); before, system_highpri_wq (nice -20)
 
 
 @_section
-class Exp:
+class TreeExp:
     """tree_exp.pxi: expedited grace periods."""
     exp_kthread_rt: int
     exp_mutex_rt: int
@@ -173,7 +211,12 @@ class Exp:
     exp_par_init: int
     ipi_send_ns: int
     ipi_handler_ns: int
-    mutex_handoff: int         # locking.pxi: MUTEX_FLAG_HANDOFF bounds a plain mutex's stealing (v4.10)
+
+
+@_section
+class Locking:
+    """locking.pxi: rcu_node spinlocks and sleeping mutexes."""
+    mutex_handoff: int         # MUTEX_FLAG_HANDOFF bounds a plain mutex's stealing (v4.10)
 
 
 @_section
@@ -186,7 +229,7 @@ class Classic:
 
 
 @_section
-class Tasks:
+class SyncLoopInput:
     """sync_loop.pxi: one row per sync_loop task, one per sync_loop workload."""
     cpu: np.ndarray
     aff: np.ndarray            # placement.pxi: index of the task's allowed-CPU mask (Sched), -1 = bound to cpu
@@ -197,7 +240,6 @@ class Tasks:
     loops: np.ndarray
     start_ns: np.ndarray
     workload: np.ndarray
-    expected_requests: int
     think_ns: list
     after_ns: list
     primitive: list            # _core.PRIMITIVES
@@ -213,7 +255,7 @@ class Tasks:
 
 
 @_section
-class ReaderTasks:
+class TreePlugin:
     """tree_plugin.pxi: one row per reader task, one per readers workload."""
     cpu: np.ndarray
     workload: np.ndarray
@@ -227,18 +269,23 @@ class ReaderTasks:
 
 
 @_section
-class Kvfree:
-    """kfree_scale.pxi and kvfree_rcu.pxi: rcuscale's kfree threads and kvfree_rcu() batching (no threads: cpu is empty)."""
+class KfreeScale:
+    """kfree_scale.pxi: rcuscale's kfree threads (none: cpu is empty)."""
     cpu: np.ndarray
-    has_thread: np.ndarray
     alloc_num: int
     loops: int
+    might_resched: int         # preempt=voluntary: the kfree threads' kmalloc(GFP_KERNEL) is a preemption point
+
+
+@_section
+class KvfreeRcu:
+    """kvfree_rcu.pxi: kvfree_rcu() batching on the CPUs of rcuscale's kfree threads."""
+    has_thread: np.ndarray
     gen: int                   # _core.KVFREE_GENERATIONS: what a kfree_rcu() call does
     lazy: int                  # kfree_by_call_rcu's call_rcu() queues lazy callbacks
     polled: int                # the polled patch as posted: the worker polls each page, synchronize_rcu() for the rest
     drain_ready: int           # kvfree_rcu_drain_ready() in the monitor, queue_rcu_work() for the rest
     chunk: int
-    might_resched: int         # preempt=voluntary: the kfree threads' kmalloc(GFP_KERNEL) is a preemption point
     form: int                  # 0 both kfree_rcu() forms at random, 1 single-argument, 2 two-argument
     max_entr: int
     drain_jiffies: int
@@ -258,12 +305,17 @@ class Kvfree:
 
 @_section
 class RtLatency:
-    """rt_latency.pxi and call_rcu_load.pxi: rt_latency_probe tasks and call_rcu_load tasks."""
+    """rt_latency.pxi: rt_latency_probe tasks."""
     probe_cpu: list
     probe_workload: list
     probe_period_ns: list
     probe_run_ns: list
     probe_samples: list
+
+
+@_section
+class CallRcuLoadInput:
+    """call_rcu_load.pxi: call_rcu_load tasks."""
     bg_cpu: list
     bg_workload: list
     bg_weight: list            # fair.pxi: load weight from nice, per workload
@@ -301,6 +353,7 @@ class NoiseInput:
 @_section
 class Records:
     """records.pxi: which request rows the engine keeps (run.records)."""
+    expected_requests: int     # the sync_loop tasks' calls, all told
     mode: int                  # _core.RECORDS_MODES
     sample_below: int          # "sample" keeps a request whose 64-bit hash is below this
 
@@ -335,18 +388,29 @@ class RunEnd:
 
 @_section
 class EngineInput:
+    """One section per engine file, named like it and read only by its init (tests/test_engine_input.py)."""
     sched: Sched
+    fair: Fair
+    placement: Placement
+    timer: Timer
+    cpuidle: Cpuidle
+    kvm: Kvm
+    topology: Topology
+    locking: Locking
     tree: Tree
-    gp: Gp
-    core: Core
-    nocb: Nocb
-    sr_normal: SrNormal
-    exp: Exp
+    tree_gp: TreeGp
+    tree_sr_normal: TreeSrNormal
+    tree_callbacks: TreeCallbacks
+    tree_nocb: TreeNocb
+    tree_exp: TreeExp
+    tree_barrier: TreeBarrier
+    tree_plugin: TreePlugin
     classic: Classic
-    tasks: Tasks
-    readers: ReaderTasks
-    kvfree: Kvfree
+    sync_loop: SyncLoopInput
+    kfree_scale: KfreeScale
+    kvfree_rcu: KvfreeRcu
     rt_latency: RtLatency
+    call_rcu_load: CallRcuLoadInput
     noise: NoiseInput
     records: Records
     run_end: RunEnd
@@ -355,22 +419,7 @@ class EngineInput:
 
 
 def _sched(spec, fault: int) -> Sched:
-    p, costs, states, hp = spec.params, spec.hardware.costs, spec.hardware.idle_states, spec.hardware.halt_poll
-    tun = fair_tunables(spec.hardware.nr_cpus, base_slice_700us=p.switches.base_slice_700us)
-    topo = spec.hardware.topology
-    if topo is None:
-        core = llc = socket = np.zeros(0, dtype=np.int32)
-        line = [0, 0, 0, 0]
-    else:
-        core, llc, socket = cpu_topology(spec.hardware.nr_cpus, topo["smt"], topo["cores_per_llc"],
-                                         topo["llcs_per_socket"])
-        line = [topo["line_ns"][d] for d in ("smt", "llc", "socket", "remote")]
-    sd = sched_domains(core, llc, socket)
-    # A profile gives idle states (cpuidle.pxi), a KVM host's halt polling (kvm.pxi)
-    # or one lognormal idle-exit latency.
-    reuse = spec.hardware.ttwu_reuse
-    median = max(costs.wakeup_idle_median_ns or 1, 1)
-    p99 = max(costs.wakeup_idle_p99_ns or 1, median)
+    p, costs, reuse = spec.params, spec.hardware.costs, spec.hardware.ttwu_reuse
     return Sched(
         jiffy_ns=1_000_000_000 // p.hz,
         preemption=int(p.preemption),
@@ -378,19 +427,59 @@ def _sched(spec, fault: int) -> Sched:
         gp_cpu=0,
         ctxsw_ns=costs.ctxsw_ns,
         wakeup_busy_ns=costs.wakeup_busy_ns,
-        idle_mu=math.log(median),
-        idle_sigma=(math.log(p99) - math.log(median)) / Z_P99,
         ipi_latency_ns=costs.ipi_latency_ns,
         tick_ns=costs.tick_ns,
         softirq_ns=costs.softirq_ns,
         ttwu_ns=costs.ttwu_ns,
         ttwu_reuse_since_ns=np.array(reuse["since_ns"] if reuse else (), dtype=np.int64),
         ttwu_reuse_delta_ns=np.array(reuse["delta_ns"] if reuse else (), dtype=np.int64),
-        softirq_time_limit=int(p.switches.softirq_time_limit),
-        ksoftirqd_does_its_job=int(p.switches.ksoftirqd_does_its_job),
-        timer_wheel_rounds_up=int(p.switches.timer_wheel_rounds_up),
-        timer_lvl_depth=lvl_depth(p.hz),
-        timer_pull=int(p.switches.timer_pull),
+        fault=fault,
+    )
+
+
+def _fair(spec) -> Fair:
+    p = spec.params
+    tun = fair_tunables(spec.hardware.nr_cpus, base_slice_700us=p.switches.base_slice_700us)
+    return Fair(fair_policy=POLICY_EEVDF if p.switches.eevdf else POLICY_CFS if p.switches.cfs else POLICY_RR,
+                base_slice_ns=tun.base_slice_ns, eevdf_delay_dequeue=int(p.switches.eevdf_delay_dequeue),
+                sched_latency_ns=tun.latency_ns, min_gran_ns=tun.min_gran_ns, wakeup_gran_ns=tun.wakeup_gran_ns,
+                nr_latency=tun.nr_latency)
+
+
+def _topology(spec) -> Topology:
+    topo = spec.hardware.topology
+    if topo is None:
+        empty = np.zeros(0, dtype=np.int32)
+        return Topology(cpu_core=empty, cpu_llc=empty, cpu_socket=empty, line_ns=[0, 0, 0, 0])
+    core, llc, socket = cpu_topology(spec.hardware.nr_cpus, topo["smt"], topo["cores_per_llc"],
+                                     topo["llcs_per_socket"])
+    return Topology(cpu_core=core, cpu_llc=llc, cpu_socket=socket,
+                    line_ns=[topo["line_ns"][d] for d in ("smt", "llc", "socket", "remote")])
+
+
+def _placement(spec, topo: Topology) -> Placement:
+    sd = sched_domains(topo.cpu_core, topo.cpu_llc, topo.cpu_socket)
+    return Placement(sd_imbalance_pct=sd.imbalance_pct, sd_cache_nice_tries=sd.cache_nice_tries,
+                     sd_shares_llc=sd.shares_llc, sd_smt=int(sd.names[:1] == ("SMT",)),
+                     sd_of=sd.domain_of.ravel(), sd_cpus=sd.domain_cpus, sd_first=sd.domain_first,
+                     aff_masks=_affinity_masks(spec))
+
+
+def _timer(spec) -> Timer:
+    p = spec.params
+    return Timer(timer_wheel_rounds_up=int(p.switches.timer_wheel_rounds_up), timer_lvl_depth=lvl_depth(p.hz),
+                 timer_pull=int(p.switches.timer_pull))
+
+
+def _cpuidle(spec) -> Cpuidle:
+    # A profile gives idle states, a KVM host's halt polling (kvm.pxi) or one lognormal
+    # idle-exit latency.
+    p, costs, states = spec.params, spec.hardware.costs, spec.hardware.idle_states
+    median = max(costs.wakeup_idle_median_ns or 1, 1)
+    p99 = max(costs.wakeup_idle_p99_ns or 1, median)
+    return Cpuidle(
+        idle_mu=math.log(median),
+        idle_sigma=(math.log(p99) - math.log(median)) / Z_P99,
         idle_exit_us=np.array([s["exit_latency_us"] for s in states], dtype=np.int64),
         idle_target_us=np.array([s["target_residency_us"] for s in states], dtype=np.int64),
         idle_polling0=int(bool(states) and states[0]["polling"]),
@@ -399,6 +488,12 @@ def _sched(spec, fault: int) -> Sched:
         idle_stop_tick_after_tick=int(p.switches.idle_stop_tick_after_tick),
         idle_mwait=np.array([s["mwait"] for s in states], dtype=np.int8),
         idle_wake_ns=np.array([s["wake_ns"] for s in states], dtype=np.int64),
+    )
+
+
+def _kvm(spec) -> Kvm:
+    hp = spec.hardware.halt_poll
+    return Kvm(
         halt_poll=int(hp is not None),
         halt_poll_max_ns=hp["halt_poll_ns"] if hp else 0,
         halt_poll_grow=hp["halt_poll_ns_grow"] if hp else 0,
@@ -406,19 +501,6 @@ def _sched(spec, fault: int) -> Sched:
         halt_poll_shrink=hp["halt_poll_ns_shrink"] if hp else 0,
         halt_wake_polled_ns=hp["wake_polled_ns"] if hp else 0,
         halt_wake_blocked_ns=hp["wake_blocked_ns"] if hp else 0,
-        cpu_core=core, cpu_llc=llc, cpu_socket=socket, line_ns=line,
-        sd_imbalance_pct=sd.imbalance_pct, sd_cache_nice_tries=sd.cache_nice_tries,
-        sd_shares_llc=sd.shares_llc, sd_smt=int(sd.names[:1] == ("SMT",)),
-        sd_of=sd.domain_of.ravel(), sd_cpus=sd.domain_cpus, sd_first=sd.domain_first,
-        aff_masks=_affinity_masks(spec),
-        fair_policy=POLICY_EEVDF if p.switches.eevdf else POLICY_CFS if p.switches.cfs else POLICY_RR,
-        base_slice_ns=tun.base_slice_ns,
-        eevdf_delay_dequeue=int(p.switches.eevdf_delay_dequeue),
-        sched_latency_ns=tun.latency_ns,
-        min_gran_ns=tun.min_gran_ns,
-        wakeup_gran_ns=tun.wakeup_gran_ns,
-        nr_latency=tun.nr_latency,
-        fault=fault,
     )
 
 
@@ -428,9 +510,9 @@ def _tree(spec, geom: Geometry) -> Tree:
                 cpu_grpnum=geom.cpu_grpnum, gp_seq_init=GP_SEQ_INIT, rnp_lock_ns=spec.hardware.costs.rnp_lock_ns)
 
 
-def _gp(spec) -> Gp:
+def _tree_gp(spec) -> TreeGp:
     p = spec.params
-    return Gp(
+    return TreeGp(
         jiffies_till_first_fqs=p.jiffies_till_first_fqs,
         jiffies_till_next_fqs=p.jiffies_till_next_fqs,
         # The kernel takes any long here; larger values than the engine's C types
@@ -444,9 +526,9 @@ def _gp(spec) -> Gp:
     )
 
 
-def _core_section(spec) -> Core:
+def _tree_callbacks(spec) -> TreeCallbacks:
     p, costs, reuse = spec.params, spec.hardware.costs, spec.hardware.ttwu_reuse
-    return Core(
+    return TreeCallbacks(
         preempt_rcu=int(p.preempt_rcu),
         # No CPU queues 2**31 callbacks: a larger blimit means no limit, as to the kernel.
         blimit=min(p.blimit, C_INT_MAX),
@@ -460,15 +542,18 @@ def _core_section(spec) -> Core:
         cb_barrier_ns=costs.cb_wakeme_ns,
         cb_kfree_ns=costs.cb_kfree_ns,
         cb_generic_ns=costs.cb_generic_ns,
+        softirq_time_limit=int(p.switches.softirq_time_limit),
+        ksoftirqd_does_its_job=int(p.switches.ksoftirqd_does_its_job),
+        rcuc_rt=int(p.kthread_prio > 0 or not p.switches.gp_kthread),  # as the GP kthread
     )
 
 
-def _nocb(spec) -> Nocb:
+def _tree_nocb(spec) -> TreeNocb:
     p, nr_cpus = spec.params, spec.hardware.nr_cpus
     offloaded = np.zeros(nr_cpus, dtype=np.int8)
     offloaded[list(p.nocb_cpus)] = 1
     groups = nocb_groups(list(p.nocb_cpus), nr_cpus, p.nocb_gp_stride) if p.nocb_cpus else []
-    return Nocb(
+    return TreeNocb(
         offloaded=offloaded,
         group_first=np.cumsum([0] + [len(g) for g in groups]).astype(np.int32),
         group_cpus=np.array([c for g in groups for c in g], dtype=np.int32),
@@ -477,23 +562,22 @@ def _nocb(spec) -> Nocb:
         nocb_cb_rt=int(p.nocb_cb_boost and p.kthread_prio > 0),
         jiffies_lazy_flush=10 * p.hz,  # LAZY_FLUSH_JIFFIES = 10 * HZ
         nocb_lazy_defer_leader=int(p.switches.nocb_lazy_defer_leader),
-        barrier_wakes_rcuog=int(p.switches.barrier_wakes_rcuog),
     )
 
 
-def _sr_normal(spec) -> SrNormal:
+def _tree_sr_normal(spec) -> TreeSrNormal:
     p = spec.params
-    return SrNormal(wake_from_gp=int(p.rcu_normal_wake_from_gp),
+    return TreeSrNormal(wake_from_gp=int(p.rcu_normal_wake_from_gp),
                     sr_normal_sync_wq=int(p.switches.sr_normal_sync_wq))
 
 
-def _exp(spec) -> Exp:
+def _tree_exp(spec) -> TreeExp:
     p, costs = spec.params, spec.hardware.costs
     sw = p.switches
-    return Exp(exp_kthread_rt=int(p.exp_kthread_rt), exp_mutex_rt=int(p.exp_mutex_rt),
-               exp_funnel_wait_queues=int(sw.exp_funnel_wait_queues), exp_gp_workqueue=int(sw.exp_gp_workqueue),
-               exp_par_init=int(sw.exp_par_init), ipi_send_ns=costs.ipi_send_ns, ipi_handler_ns=costs.ipi_handler_ns,
-               mutex_handoff=int(sw.mutex_handoff))
+    return TreeExp(exp_kthread_rt=int(p.exp_kthread_rt), exp_mutex_rt=int(p.exp_mutex_rt),
+                   exp_funnel_wait_queues=int(sw.exp_funnel_wait_queues), exp_gp_workqueue=int(sw.exp_gp_workqueue),
+                   exp_par_init=int(sw.exp_par_init), ipi_send_ns=costs.ipi_send_ns,
+                   ipi_handler_ns=costs.ipi_handler_ns)
 
 
 def _classic(spec) -> Classic:
@@ -522,7 +606,7 @@ def _column(parts: list, dtype) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
-def _tasks(spec) -> Tasks:
+def _sync_loop(spec) -> SyncLoopInput:
     costs, p = spec.hardware.costs, spec.params
     cpu, rt, weight, loops, start, wl_idx, think, after, prim, vmalloc = [], [], [], [], [], [], [], [], [], []
     sleep, runtime, async_max, all_done = [], [], [], []
@@ -559,13 +643,12 @@ def _tasks(spec) -> Tasks:
         runtime.append(-1 if wl.min_runtime_s is None else round(wl.min_runtime_s * p.hz))
         all_done.append(int(wl.until_all_done))
         async_max.append(0 if wl.primitive != "call_rcu_hurry" else wl.async_max or GP_ASYNC_MAX_DEFAULT)
-    loops_column = _column(loops, np.int64)
-    return Tasks(cpu=_column(cpu, np.int32), aff=_column(aff, np.int32), kthread=_column(kthread, np.int8),
+    return SyncLoopInput(cpu=_column(cpu, np.int32), aff=_column(aff, np.int32), kthread=_column(kthread, np.int8),
                  fork_balance=_column(fork, np.int8),
                  rt=_column(rt, np.int8), weight=_column(weight, np.int32),
-                 loops=loops_column,
+                 loops=_column(loops, np.int64),
                  start_ns=_column(start, np.int64), workload=_column(wl_idx, np.int32),
-                 expected_requests=int(loops_column.sum()), think_ns=think, after_ns=after, primitive=prim,
+                 think_ns=think, after_ns=after, primitive=prim,
                  async_max=async_max, rcuscale_async_per_task=int(p.switches.rcuscale_async_per_task),
                  # rcu_scale_alloc() pops the task's own llist from v6.12: a few ns, not charged.
                  async_kmalloc_ns=0 if p.switches.rcuscale_async_per_task else costs.kmalloc_ns,
@@ -588,7 +671,7 @@ def _tracepoint(spec) -> Tracepoint:
     return Tracepoint(events=sum(_core.TRACEPOINTS[name] for name in events), **cost)
 
 
-def _readers(spec) -> ReaderTasks:
+def _tree_plugin(spec) -> TreePlugin:
     cpu, workload, len_ns, gap_ns, len_exp, gap_busy, preemptible, rt, weight = [], [], [], [], [], [], [], [], []
     for wl, cpus in zip(spec.workloads, spec.resolution.cpus):
         if not isinstance(wl, Readers):
@@ -603,30 +686,39 @@ def _readers(spec) -> ReaderTasks:
         preemptible.append(int(spec.params.preempt_rcu if wl.preemptible is None else wl.preemptible))
         rt.append(int(wl.rt))
         weight.append(weight_of(wl.nice))
-    return ReaderTasks(cpu=np.asarray(cpu, dtype=np.int32), workload=np.asarray(workload, dtype=np.int32),
+    return TreePlugin(cpu=np.asarray(cpu, dtype=np.int32), workload=np.asarray(workload, dtype=np.int32),
                        len_ns=len_ns, gap_ns=gap_ns, len_exp=len_exp, gap_busy=gap_busy,
                        preemptible=preemptible, rt=rt, weight=weight)
 
 
-def _kvfree(spec, chunk: int) -> Kvfree:
-    """rcuscale's kfree threads; `chunk` 1 gives one event per kfree_rcu() call instead
-    of one per page (the aggregation check in the tests)."""
+def _kfree_threads(spec) -> np.ndarray:
+    """The CPU of each of rcuscale's kfree threads: set_cpus_allowed_ptr(cpumask_of(me % nr_cpu_ids))."""
+    nr = spec.hardware.nr_cpus
+    flood = next((w for w in spec.workloads if isinstance(w, KfreeRcuFlood)), None)
+    if flood is None:
+        return np.zeros(0, dtype=np.int32)
+    return np.arange(compute_real(flood.kfree_nthreads, nr), dtype=np.int32) % nr
+
+
+def _kfree_scale(spec) -> KfreeScale:
+    flood = next((w for w in spec.workloads if isinstance(w, KfreeRcuFlood)), None)
+    return KfreeScale(cpu=_kfree_threads(spec), alloc_num=flood.kfree_alloc_num if flood else 0,
+                      loops=flood.kfree_loops if flood else 0, might_resched=int(spec.resolution.might_resched))
+
+
+def _kvfree_rcu(spec, chunk: int) -> KvfreeRcu:
+    """kvfree_rcu() on the kfree threads' CPUs; `chunk` 1 gives one event per kfree_rcu() call
+    instead of one per page (the aggregation check in the tests)."""
     nr, p, costs, res = spec.hardware.nr_cpus, spec.params, spec.hardware.costs, spec.resolution
     flood = next((w for w in spec.workloads if isinstance(w, KfreeRcuFlood)), None)
     has_thread = np.zeros(nr, dtype=np.int8)
-    cpus = np.zeros(0, dtype=np.int32)
+    has_thread[_kfree_threads(spec)] = 1
     sw = p.switches
-    if flood is not None:
-        n = compute_real(flood.kfree_nthreads, nr)
-        cpus = np.arange(n, dtype=np.int32) % nr  # set_cpus_allowed_ptr(cpumask_of(me % nr_cpu_ids))
-        has_thread[cpus] = 1
-    return Kvfree(
-        cpu=cpus, has_thread=has_thread,
-        alloc_num=flood.kfree_alloc_num if flood else 0,
-        loops=flood.kfree_loops if flood else 0,
+    return KvfreeRcu(
+        has_thread=has_thread,
         gen=_core.KVFREE_GENERATIONS[res.kfree_gen], lazy=int(res.kfree_lazy),
         polled=int(p.kvfree_polled and not p.kvfree_drain_ready), drain_ready=int(p.kvfree_drain_ready),
-        chunk=chunk, might_resched=int(res.might_resched), form=res.kfree_form,
+        chunk=chunk, form=res.kfree_form,
         max_entr=kvfree_bulk_max_entr(sw),
         drain_jiffies=p.kfree_drain_jiffies, kfree_drain_5hz=int(sw.kfree_drain_5hz),
         kvfree_page_cache_work=int(sw.kvfree_page_cache_work),
@@ -650,7 +742,13 @@ def _rt_latency(spec) -> RtLatency:
             out["probe_period_ns"].append(round(wl.period_us * 1000))
             out["probe_run_ns"].append(round(wl.run_us * 1000))
             out["probe_samples"].append(wl.samples)
-        elif isinstance(wl, CallRcuLoad):
+    return RtLatency(**out)
+
+
+def _call_rcu_load(spec) -> CallRcuLoadInput:
+    out = {name: [] for name in CallRcuLoadInput.__dataclass_fields__}
+    for wl, cpus in zip(spec.workloads, spec.resolution.cpus):
+        if isinstance(wl, CallRcuLoad):
             k = len(out["bg_work_ns"])
             for c in cpus:
                 out["bg_cpu"] += [c] * wl.tasks_per_cpu
@@ -669,7 +767,7 @@ def _rt_latency(spec) -> RtLatency:
                 cum += row.per_op
                 out["bg_sec_ns"].append(round(row.us * 1000))
                 out["bg_sec_cum"].append(cum)
-    return RtLatency(**out)
+    return CallRcuLoadInput(**out)
 
 
 def _noise(spec) -> NoiseInput:
@@ -713,9 +811,9 @@ def _quantiles_ns(dist) -> tuple[np.ndarray, np.ndarray]:
             np.round(np.asarray(tail) * 1000).astype(np.int64))
 
 
-def _records(spec) -> Records:
+def _records(spec, sync_loop: SyncLoopInput) -> Records:
     run = spec.run
-    return Records(mode=_core.RECORDS_MODES[run.records],
+    return Records(expected_requests=int(sync_loop.loops.sum()), mode=_core.RECORDS_MODES[run.records],
                    sample_below=min(round(run.sample_fraction * 2**64), 2**64 - 1))
 
 
@@ -728,10 +826,16 @@ def rcu_geometry(spec) -> Geometry:
 def engine_input(spec, fault: int = 0, kfree_chunk: int = 0) -> tuple[EngineInput, Geometry]:
     """The engine's input for one variant, and the rcu_node geometry it was built from."""
     geom = rcu_geometry(spec)
-    inp = EngineInput(sched=_sched(spec, fault), tree=_tree(spec, geom), gp=_gp(spec), core=_core_section(spec),
-                      nocb=_nocb(spec), sr_normal=_sr_normal(spec), exp=_exp(spec), classic=_classic(spec),
-                      tasks=_tasks(spec), readers=_readers(spec), kvfree=_kvfree(spec, kfree_chunk),
-                      rt_latency=_rt_latency(spec), noise=_noise(spec), records=_records(spec),
-                      run_end=RunEnd(timed=int(spec.run.duration_s is not None)), vmalloc=_vmalloc(spec),
-                      tracepoint=_tracepoint(spec))
+    topology, sync_loop = _topology(spec), _sync_loop(spec)
+    inp = EngineInput(sched=_sched(spec, fault), fair=_fair(spec), placement=_placement(spec, topology),
+                      timer=_timer(spec), cpuidle=_cpuidle(spec), kvm=_kvm(spec), topology=topology,
+                      locking=Locking(mutex_handoff=int(spec.params.switches.mutex_handoff)),
+                      tree=_tree(spec, geom), tree_gp=_tree_gp(spec), tree_sr_normal=_tree_sr_normal(spec),
+                      tree_callbacks=_tree_callbacks(spec), tree_nocb=_tree_nocb(spec), tree_exp=_tree_exp(spec),
+                      tree_barrier=TreeBarrier(barrier_wakes_rcuog=int(spec.params.switches.barrier_wakes_rcuog)),
+                      tree_plugin=_tree_plugin(spec), classic=_classic(spec), sync_loop=sync_loop,
+                      kfree_scale=_kfree_scale(spec), kvfree_rcu=_kvfree_rcu(spec, kfree_chunk),
+                      rt_latency=_rt_latency(spec), call_rcu_load=_call_rcu_load(spec), noise=_noise(spec),
+                      records=_records(spec, sync_loop), run_end=RunEnd(timed=int(spec.run.duration_s is not None)),
+                      vmalloc=_vmalloc(spec), tracepoint=_tracepoint(spec))
     return inp, geom

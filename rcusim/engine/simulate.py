@@ -96,14 +96,14 @@ def draws_at_random(spec) -> bool:
     if any(isinstance(wl, MembarrierLoop) for wl in spec.workloads):
         return True  # engine/membarrier.py: the CPUs' tick phases
     inp, _ = engine_input(spec)
-    return bool(any(inp.tasks.sleep_jiffies_max)                     # sync_loop.pxi: a sleep of 1 to max jiffies
-                or len(inp.readers.cpu)                             # tree_plugin.pxi: exponential gaps and sections
-                or (len(inp.kvfree.cpu) and inp.kvfree.form == 0)   # kvfree_rcu.pxi: each call's kfree_rcu() form
-                or inp.rt_latency.bg_cpu                            # call_rcu_load.pxi: its work and calls
+    return bool(any(inp.sync_loop.sleep_jiffies_max)                     # sync_loop.pxi: a sleep of 1 to max jiffies
+                or len(inp.tree_plugin.cpu)                             # tree_plugin.pxi: exponential gaps and sections
+                or (len(inp.kfree_scale.cpu) and inp.kvfree_rcu.form == 0)   # kvfree_rcu.pxi: each call's kfree_rcu() form
+                or inp.call_rcu_load.bg_cpu                            # call_rcu_load.pxi: its work and calls
                 or inp.noise.irq_gap_ns.any() or inp.noise.kthread_gap_ns.any()  # noise.pxi: arrivals, lengths
                 or inp.noise.timer_delay.any()                      # noise.pxi: each timer interrupt's delay
                 or inp.noise.host_gap_ns.any()                      # noise.pxi: host stalls' arrivals, lengths
-                or not (inp.sched.halt_poll or len(inp.sched.idle_exit_us)))  # sched.pxi: lognormal idle exits
+                or not (inp.kvm.halt_poll or len(inp.cpuidle.idle_exit_us)))  # sched.pxi: lognormal idle exits
 
 
 def build_engine(spec, seed: int, fault: str | None = None, kfree_chunk: int = 0) -> tuple[_core.Engine, dict]:
@@ -116,7 +116,7 @@ def build_engine(spec, seed: int, fault: str | None = None, kfree_chunk: int = 0
     inp, geometry = engine_input(spec, fault_code(fault) if fault else 0, kfree_chunk)
     bitgen = np.random.PCG64(np.random.SeedSequence(seed))
     engine = _core.Engine(inp, bitgen)
-    return engine, {"geometry": geometry, "expected_requests": inp.tasks.expected_requests}
+    return engine, {"geometry": geometry, "expected_requests": inp.records.expected_requests}
 
 
 @dataclass

@@ -14,12 +14,11 @@ from rcusim.kernel.cpuidle import NO_TIMER_US, Menu
 def cpuidle_init(sim) -> None:
     """The profile's states; every CPU starts idle with its tick stopped, unless the
     governor keeps it."""
-    s = sim.inp.sched
-    if not len(s.idle_exit_us):
+    if not len(sim.inp.cpuidle.idle_exit_us):
         return
     for cpu in sim.cpus:
-        cpu.menu = Menu(tuple(int(x) for x in s.idle_exit_us), tuple(int(x) for x in s.idle_target_us),
-                        bool(s.idle_polling0), s.jiffy_ns // 1000, bool(s.menu_keeps_tick))
+        cpu.menu = Menu(tuple(int(x) for x in sim.inp.cpuidle.idle_exit_us), tuple(int(x) for x in sim.inp.cpuidle.idle_target_us),
+                        bool(sim.inp.cpuidle.idle_polling0), sim.inp.sched.jiffy_ns // 1000, bool(sim.inp.cpuidle.menu_keeps_tick))
         cpuidle_select(sim, cpu)
         if not cpu.stop_tick:  # the governor keeps the tick of this idle CPU
             cpu.start_tick()
@@ -47,12 +46,11 @@ def cpuidle_idle_call(sim, cpu, got_tick: bool) -> None:
     decides the tick with two states or more; without a driver (or with one state)
     f4c31b07b136 stops it only after it woke the loop, before it a driverless CPU
     stopped it at once."""
-    s = sim.inp.sched
-    n = len(s.idle_exit_us)
-    if n > 1 or (n == 1 and not s.idle_stop_tick_after_tick):
+    n = len(sim.inp.cpuidle.idle_exit_us)
+    if n > 1 or (n == 1 and not sim.inp.cpuidle.idle_stop_tick_after_tick):
         cpuidle_select(sim, cpu)
         return
-    if s.idle_stop_tick_after_tick:
+    if sim.inp.cpuidle.idle_stop_tick_after_tick:
         cpu.stop_tick = got_tick or not cpu.tick_on
     if cpu.menu:
         cpu.menu.state = 0  # call_cpuidle(drv, dev, 0), the governor skipped
@@ -61,7 +59,7 @@ def cpuidle_idle_call(sim, cpu, got_tick: bool) -> None:
 
 def cpuidle_exit_ns(sim, cpu) -> int:
     """A wake-up takes the CPU out of its state: the exit latency."""
-    lat = int(sim.inp.sched.idle_wake_ns[cpu.menu.state])
+    lat = int(sim.inp.cpuidle.idle_wake_ns[cpu.menu.state])
     cpu.menu.reflect((sim.env.now + lat - cpu.menu_enter) // 1000, False)
     sim.counters["idle_exit_latency_ns"] += lat
     return lat

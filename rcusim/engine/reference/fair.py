@@ -21,16 +21,15 @@ class CfsRq:
     """struct cfs_rq of one CPU."""
 
     def __init__(self, sim, cpu):
-        s = sim.inp.sched
         self.cpu = cpu
-        self.policy = s.fair_policy
-        self.base_slice = s.base_slice_ns
-        self.latency = s.sched_latency_ns
-        self.min_gran = s.min_gran_ns
-        self.wakeup_gran = s.wakeup_gran_ns
-        self.nr_latency = s.nr_latency
-        self.tick_ns = s.jiffy_ns
-        self.eevdf_delay_dequeue = bool(s.eevdf_delay_dequeue)
+        self.policy = sim.inp.fair.fair_policy
+        self.base_slice = sim.inp.fair.base_slice_ns
+        self.latency = sim.inp.fair.sched_latency_ns
+        self.min_gran = sim.inp.fair.min_gran_ns
+        self.wakeup_gran = sim.inp.fair.wakeup_gran_ns
+        self.nr_latency = sim.inp.fair.nr_latency
+        self.tick_ns = sim.inp.sched.jiffy_ns
+        self.eevdf_delay_dequeue = bool(sim.inp.fair.eevdf_delay_dequeue)
         self.sim = sim
         self.queued = []          # the queued entities (not the running one)
         self.min_vruntime = 0

@@ -98,7 +98,7 @@ class Model:
         self.srs_done_heads = 0
         # expedited GPs: rcu_state.expedited_sequence and the kworker's state
         self.exp_seq = 0
-        self.exp_mutex = SleepingMutex(bool(p.exp.exp_mutex_rt))
+        self.exp_mutex = SleepingMutex(bool(p.tree_exp.exp_mutex_rt))
         self.exp_phase = tree_exp.EXP_IDLE
         self.exp_work_queued = False
         self.exp_par_pending = 0     # per-leaf selections not yet flushed
@@ -117,7 +117,7 @@ class Model:
         self.cpus = []
         for c, (leaf, grpnum) in enumerate(zip(inp.tree.cpu_leaf, inp.tree.cpu_grpnum)):
             cpu = Cpu(self, c)
-            cpu.rdp = RcuData(self.nodes[int(leaf)], 1 << int(grpnum), self.gp_seq, p.core.blimit)
+            cpu.rdp = RcuData(self.nodes[int(leaf)], 1 << int(grpnum), self.gp_seq, p.tree_callbacks.blimit)
             cpu.rdp.cpu = cpu
             cpu.rdp.mynode.qsmaskinit |= cpu.rdp.grpmask
             cpu.rdp.mynode.expmaskinit |= cpu.rdp.grpmask
@@ -127,29 +127,29 @@ class Model:
 
         # Tasks first (their index is the request's task id), then kthreads.
         self.tasks = []
-        self.wl_unfinished = [int((np.asarray(inp.tasks.workload) == w).sum()) for w in range(len(inp.tasks.think_ns))]
-        self.wl_done_ns = [0] * len(inp.tasks.think_ns)  # the latest return at which a task was done
-        for i in range(len(inp.tasks.cpu)):
-            task = Entity(self, int(inp.tasks.cpu[i]), bool(inp.tasks.rt[i]), f"task/{i}",
-                          weight=int(inp.tasks.weight[i]), initial=True)
+        self.wl_unfinished = [int((np.asarray(inp.sync_loop.workload) == w).sum()) for w in range(len(inp.sync_loop.think_ns))]
+        self.wl_done_ns = [0] * len(inp.sync_loop.think_ns)  # the latest return at which a task was done
+        for i in range(len(inp.sync_loop.cpu)):
+            task = Entity(self, int(inp.sync_loop.cpu[i]), bool(inp.sync_loop.rt[i]), f"task/{i}",
+                          weight=int(inp.sync_loop.weight[i]), initial=True)
             task.index = i
-            task.per_cpu_kthread = bool(inp.tasks.kthread[i])  # a module's kthread; the reference pins every task
-            task.loops_left = int(inp.tasks.loops[i])
-            task.primitive = int(inp.tasks.primitive[int(inp.tasks.workload[i])])
-            w = int(inp.tasks.workload[i])
+            task.per_cpu_kthread = bool(inp.sync_loop.kthread[i])  # a module's kthread; the reference pins every task
+            task.loops_left = int(inp.sync_loop.loops[i])
+            task.primitive = int(inp.sync_loop.primitive[int(inp.sync_loop.workload[i])])
+            w = int(inp.sync_loop.workload[i])
             task.workload, task.done = w, False
-            task.start(sync_loop(self, task, int(inp.tasks.think_ns[w]), int(inp.tasks.after_ns[w])))
-            self.env.timeout(int(inp.tasks.start_ns[i])).callbacks.append(
+            task.start(sync_loop(self, task, int(inp.sync_loop.think_ns[w]), int(inp.sync_loop.after_ns[w])))
+            self.env.timeout(int(inp.sync_loop.start_ns[i])).callbacks.append(
                 lambda _ev, t=task: t.cpu.activate(t))
             task.state = RUNNABLE  # until its start time
             self.tasks.append(task)
         self.tasks_left = len(self.tasks)
         self.all_exited = self.env.event()
-        self.gp_kthread = Entity(self, p.sched.gp_cpu, bool(p.gp.gp_kthread_rt), "rcu_preempt")
+        self.gp_kthread = Entity(self, p.sched.gp_cpu, bool(p.tree_gp.gp_kthread_rt), "rcu_preempt")
         placement.kthread_place_at_wakeup(self, self.gp_kthread)  # kthread_create(rcu_gp_kthread)
         self.gp_timer_cpu = self.gp_ran_cpu = self.gp_kthread.cpu  # where the FQS wait's timer was armed
         self.gp_kthread.start(tree_gp.rcu_gp_kthread(self))
-        highpri = not p.sr_normal.sr_normal_sync_wq
+        highpri = not p.tree_sr_normal.sr_normal_sync_wq
         self.sr_worker = Entity(self, p.sched.gp_cpu, False, "kworker/sr", head_enqueue=highpri,
                                 weight=weight_of(-20) if highpri else NICE_0_LOAD)
         self.sr_worker.per_cpu_kthread = True
@@ -159,7 +159,7 @@ class Model:
             cpu.rdp.ksoftirqd.per_cpu_kthread = True
             cpu.rdp.ksoftirqd.start(ksoftirqd(self, cpu))
         # Expedited GPs: the kworker (unbound where it may move), one worker per leaf on its first CPU.
-        exp_rt = bool(p.exp.exp_kthread_rt)
+        exp_rt = bool(p.tree_exp.exp_kthread_rt)
         self.exp_kworker = Entity(self, p.sched.gp_cpu, exp_rt, "rcu_exp_gp_kthread_worker")
         placement.kthread_place_at_wakeup(self, self.exp_kworker)
         self.exp_kworker.start(tree_exp.rcu_exp_sel_wait_wake(self, self.exp_kworker))
@@ -190,7 +190,7 @@ class Model:
             r = math.sqrt(-2.0 * math.log(u1))
             z = r * math.cos(2.0 * math.pi * u2)
             self.spare = r * math.cos(2.0 * math.pi * u2 + math.pi / 2)
-        return int(math.exp(self.inp.sched.idle_mu + self.inp.sched.idle_sigma * z))
+        return int(math.exp(self.inp.cpuidle.idle_mu + self.inp.cpuidle.idle_sigma * z))
 
     @contextmanager
     def action(self, cpu, gp_kthread: bool = False):
@@ -244,32 +244,32 @@ class Model:
 
 def _check_scope(inp: EngineInput) -> None:
     p = inp
-    if len(inp.readers.cpu):
+    if len(inp.tree_plugin.cpu):
         raise NotImplementedError("the reference model has no readers workload; readers are out of its scope")
-    if np.any(inp.nocb.offloaded):
+    if np.any(inp.tree_nocb.offloaded):
         raise NotImplementedError(
             "the reference model does not model NOCB: offloaded CPUs (rcu_nocbs=) are out of its "
             "scope; compare configurations without rcu_nocbs")
-    if np.any(inp.tasks.aff >= 0):
+    if np.any(inp.sync_loop.aff >= 0):
         raise NotImplementedError("the reference model keeps every task on its CPU; unpinned tasks "
                                   "(placement and load balancing) are out of its scope")
     if np.any(inp.noise.irq_gap_ns) or np.any(inp.noise.kthread_gap_ns) or np.any(inp.noise.timer_delay):
         raise NotImplementedError("the reference model has no OS noise; the noise workload is out of its scope")
-    if any(inp.tasks.vmalloc):
+    if any(inp.sync_loop.vmalloc):
         raise NotImplementedError("the reference model has no vmalloc()/vfree() (work_after: vfree); "
                                   "compare with work_after: kfree or none")
     if inp.tracepoint.events:
         raise NotImplementedError("the reference model prices no tracepoints: a traced kernel (trace_event=), "
                                   "the real-kernel twin's, is out of its scope")
-    if inp.sched.halt_poll:
+    if inp.kvm.halt_poll:
         raise NotImplementedError("the reference model has no KVM guest: HLT idle with the host's halt "
                                   "polling is out of its scope; compare on a profile that is not a guest")
-    if not p.core.use_softirq:
+    if not p.tree_callbacks.use_softirq:
         raise NotImplementedError(
             "the reference model runs rcu_core() as RCU_SOFTIRQ only; rcutree.use_softirq=0 "
             "(rcuc kthreads) is out of its scope")
-    if any(prim != _core.PRIMITIVES["synchronize_rcu"] for prim in inp.tasks.primitive) and (
-            not p.exp.exp_funnel_wait_queues or not p.exp.exp_gp_workqueue or not p.exp.exp_par_init):
+    if any(prim != _core.PRIMITIVES["synchronize_rcu"] for prim in inp.sync_loop.primitive) and (
+            not p.tree_exp.exp_funnel_wait_queues or not p.tree_exp.exp_gp_workqueue or not p.tree_exp.exp_par_init):
         raise NotImplementedError(
             "the reference model has the expedited machinery of v4.17 and later (per-leaf "
             "workers, exp_wq funnel); earlier releases are out of its scope")

@@ -19,20 +19,19 @@ class Domains:
     the LLCs' idle-core and SIS_UTIL state."""
 
     def __init__(self, sim):
-        s = sim.inp.sched
         self.nr_cpus = len(sim.cpus)
-        self.n_levels = len(s.sd_imbalance_pct)
-        self.imbalance_pct = [int(x) for x in s.sd_imbalance_pct]
+        self.n_levels = len(sim.inp.placement.sd_imbalance_pct)
+        self.imbalance_pct = [int(x) for x in sim.inp.placement.sd_imbalance_pct]
         self.llc_level = -1
-        for i, shares in enumerate(s.sd_shares_llc):
+        for i, shares in enumerate(sim.inp.placement.sd_shares_llc):
             if shares:
                 self.llc_level = i
-        self.smt_active = bool(s.sd_smt) if self.n_levels else False
-        self.sd_of = [int(x) for x in s.sd_of]
-        self.sd_cpus = [int(x) for x in s.sd_cpus]
-        self.sd_first = [int(x) for x in s.sd_first]
-        self.cpu_llc = [int(x) for x in s.cpu_llc]
-        self.aff = [[bool(v) for v in m] for m in s.aff_masks]
+        self.smt_active = bool(sim.inp.placement.sd_smt) if self.n_levels else False
+        self.sd_of = [int(x) for x in sim.inp.placement.sd_of]
+        self.sd_cpus = [int(x) for x in sim.inp.placement.sd_cpus]
+        self.sd_first = [int(x) for x in sim.inp.placement.sd_first]
+        self.cpu_llc = [int(x) for x in sim.inp.topology.cpu_llc]
+        self.aff = [[bool(v) for v in m] for m in sim.inp.placement.aff_masks]
         nd = len(self.sd_first) - 1 if self.n_levels else 0
         self.has_idle_cores = [self.smt_active] * nd
         self.nr_idle_scan = [self.weight(d) for d in range(nd)]
@@ -224,7 +223,7 @@ def set_task_cpu(sim, ent, cpu) -> None:
         return
     if ent.sched_delayed:
         src.cfs.finish_delayed_dequeue(ent)
-    if ent.fair and sim.inp.sched.fair_policy == POLICY_CFS:
+    if ent.fair and sim.inp.fair.fair_policy == POLICY_CFS:
         ent.vruntime += cpu.cfs.min_vruntime - src.cfs.min_vruntime
     ent.cpu = cpu
 

@@ -71,7 +71,7 @@ class Entity:
                  weight: int = NICE_0_LOAD, initial: bool = False):
         self.cpu = sim.cpus[cpu]
         self.rq = RQ_RT if rt else RQ_NORMAL
-        self.fair = not rt and sim.inp.sched.fair_policy != POLICY_RR
+        self.fair = not rt and sim.inp.fair.fair_policy != POLICY_RR
         self.name = name
         self.head_enqueue = head_enqueue
         self.state = BLOCKED
@@ -277,7 +277,7 @@ class Cpu:
     def dequeue(self):
         if self.rq[RQ_RT]:
             return self.rq[RQ_RT].popleft()
-        if self.sim.inp.sched.fair_policy != POLICY_RR:
+        if self.sim.inp.fair.fair_policy != POLICY_RR:
             return self.cfs.pick()
         return self.rq[RQ_NORMAL].popleft() if self.rq[RQ_NORMAL] else None
 
@@ -406,7 +406,7 @@ def sched_set_normal(sim, task) -> None:
     elif cfs.policy == POLICY_CFS:
         task.vruntime = cfs.min_vruntime
     task.rq = RQ_NORMAL
-    task.fair = sim.inp.sched.fair_policy != POLICY_RR  # before CFS: the round-robin list
+    task.fair = sim.inp.fair.fair_policy != POLICY_RR  # before CFS: the round-robin list
     task.exec_start = sim.env.now
     task.prev_sum_exec = task.sum_exec
 
@@ -443,7 +443,7 @@ def ttwu(sim, ent: Entity, from_cpu, t: int, local_ns: int, paid: bool) -> int:
     prev = ent.cpu
     if ent.aff >= 0 and ent.fair and not ent.sched_delayed:  # a delayed one is still queued
         placement.set_task_cpu(sim, ent, sim.cpus[placement.select_task_rq_fair(sim, ent, from_cpu)])
-    if paid and len(sim.inp.sched.cpu_core) and from_cpu is not None:
+    if paid and len(sim.inp.topology.cpu_core) and from_cpu is not None:
         if prev is not from_cpu:
             cost[0] += line_cost(sim, from_cpu, prev)  # p->pi_lock, p->on_rq, p->on_cpu
         # The rq lock is asked before the local path, which holds it for the enqueue.
@@ -464,12 +464,11 @@ def ttwu(sim, ent: Entity, from_cpu, t: int, local_ns: int, paid: bool) -> int:
 def ttwu_reuse(sim, cpu, t: int) -> int:
     """A wake-up's cost from ttwu_ns by the time since cpu last woke a task (the engine's
     ttwu_reuse())."""
-    s = sim.inp.sched
-    i = len(s.ttwu_reuse_since_ns)
+    i = len(sim.inp.sched.ttwu_reuse_since_ns)
     if cpu.ttwu_last >= 0:
-        i = int(np.searchsorted(s.ttwu_reuse_since_ns, t - cpu.ttwu_last, side="left"))
+        i = int(np.searchsorted(sim.inp.sched.ttwu_reuse_since_ns, t - cpu.ttwu_last, side="left"))
     cpu.ttwu_last = t
-    return int(s.ttwu_reuse_delta_ns[i])
+    return int(sim.inp.sched.ttwu_reuse_delta_ns[i])
 
 
 def ev_wake(ent) -> None:
@@ -484,33 +483,32 @@ def ttwu_queue(sim, waker, target, t: int, cost, hold: int) -> int:
     flag (POLL or an MWAIT idle state: one line transfer) or by an IPI. No topology:
     always an IPI.  With `cost` (a one-item list, given with a topology only) the waker
     pays for it."""
-    s = sim.inp.sched
     if waker is target:
         sim.counters["wakeups_local"] += 1
         if cost is not None:
             cost[0] += rq_lock(sim, target, waker, t, hold)
         return 0
-    if waker is None or not len(s.cpu_core):
+    if waker is None or not len(sim.inp.topology.cpu_core):
         sim.counters["wakeups_ipi"] += 1
-        return s.wakeup_busy_ns
+        return sim.inp.sched.wakeup_busy_ns
     line = line_cost(sim, waker, target)
     idle = target.state == CPU_IDLE
-    if not idle and s.cpu_llc[waker.index] == s.cpu_llc[target.index]:
+    if not idle and sim.inp.topology.cpu_llc[waker.index] == sim.inp.topology.cpu_llc[target.index]:
         sim.counters["wakeups_remote_enqueue"] += 1
         if cost is not None:
             cost[0] += rq_lock(sim, target, waker, t, hold)
             return 0
         return line
     menu = target.menu
-    if idle and menu and (s.idle_mwait[menu.state] or (menu.state == 0 and menu.polling0)):
+    if idle and menu and (sim.inp.cpuidle.idle_mwait[menu.state] or (menu.state == 0 and menu.polling0)):
         sim.counters["wakeups_polling"] += 1
         if cost is not None:
             cost[0] += line
         return line
     sim.counters["wakeups_ipi"] += 1
     if cost is not None:
-        cost[0] += sim.inp.exp.ipi_send_ns
-    return s.wakeup_busy_ns
+        cost[0] += sim.inp.tree_exp.ipi_send_ns
+    return sim.inp.sched.wakeup_busy_ns
 
 
 def rq_lock(sim, cpu, taker, t: int, hold: int) -> int:

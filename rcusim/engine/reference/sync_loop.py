@@ -19,13 +19,13 @@ def sync_loop(sim, task, think_ns: int, after_ns: int):
     p = sim.inp
     cpu = task.cpu
     expedited = task.primitive == 1
-    entry_ns = p.tasks.sync_entry_ns
-    if not expedited and not p.sr_normal.wake_from_gp:
-        entry_ns += p.core.call_rcu_ns
+    entry_ns = p.sync_loop.sync_entry_ns
+    if not expedited and not p.tree_sr_normal.wake_from_gp:
+        entry_ns += p.tree_callbacks.call_rcu_ns
     work = 0
     t0 = yield SLEEP  # woken at its start time
     w = task.workload
-    runtime = int(p.tasks.runtime_jiffies[w])
+    runtime = int(p.sync_loop.runtime_jiffies[w])
     jiffy = p.sched.jiffy_ns
     # jdone = jiffies + minruntime * HZ: the task may end once time_after(jiffies, jdone).
     end_ns = (sim.env.now // jiffy + runtime + 1) * jiffy if runtime >= 0 else 0
@@ -39,7 +39,7 @@ def sync_loop(sim, task, think_ns: int, after_ns: int):
             t0 = yield from synchronize_rcu_expedited(sim, task)
         else:
             with sim.action(cpu):
-                if p.sr_normal.wake_from_gp:
+                if p.tree_sr_normal.wake_from_gp:
                     synchronize_rcu_normal(sim, task, cpu)
                 else:
                     # wait_rcu_gp(call_rcu_hurry): wakeme_after_rcu behind other callbacks.
@@ -65,8 +65,8 @@ def task_leaves(sim, task, past_runtime: bool, t: int) -> bool:
         task.done = True
         sim.wl_unfinished[w] -= 1
         sim.wl_done_ns[w] = max(sim.wl_done_ns[w], t)
-        if sim.inp.tasks.until_all_done[w]:
+        if sim.inp.sync_loop.until_all_done[w]:
             sched_set_normal(sim, task)
     if not task.done:
         return False
-    return not sim.inp.tasks.until_all_done[w] or (sim.wl_unfinished[w] == 0 and t >= sim.wl_done_ns[w])
+    return not sim.inp.sync_loop.until_all_done[w] or (sim.wl_unfinished[w] == 0 and t >= sim.wl_done_ns[w])

@@ -25,7 +25,7 @@ def timer_expiry_cpu(sim, cpu):
     enclosing group of 8, 64, ... CPUs, or with every CPU idle the last one
     to go idle.
     """
-    if not sim.inp.sched.timer_pull or not tick_stopped(cpu):
+    if not sim.inp.timer.timer_pull or not tick_stopped(cpu):
         return cpu
     size = TMIGR_CHILDREN_PER_GROUP
     while True:

@@ -9,5 +9,5 @@ from rcusim.kernel.cpus import cpu_distance
 
 def line_cost(sim, a, b) -> int:
     """One cache-line transfer between CPUs a and b."""
-    s = sim.inp.sched
+    s = sim.inp.topology
     return s.line_ns[cpu_distance(a.index, b.index, s.cpu_core, s.cpu_llc, s.cpu_socket)]

@@ -199,7 +199,7 @@ def rcu_sched_clock_irq(sim, cpu) -> None:
     # rcu_flavor_sched_clock_irq(): PREEMPT_RCU counts a tick that interrupted a
     # task outside a reader (the idle task runs with preemption disabled);
     # !PREEMPT_RCU one that interrupted idle or user mode.
-    if (not idle if sim.inp.core.preempt_rcu else idle or cpu.user_from <= now < cpu.user_to):
+    if (not idle if sim.inp.tree_callbacks.preempt_rcu else idle or cpu.user_from <= now < cpu.user_to):
         rdp.cpu_no_qs = False
     if rdp.urgent_qs and not idle:
         # rcu_urgent_qs: set need_resched; the context switch is a QS.

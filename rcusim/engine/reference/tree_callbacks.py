@@ -29,7 +29,7 @@ def call_rcu(sim, cpu, task) -> None:
     rdp.cblist.enqueue(Callback(task, sim.env.now))
     # call_rcu_core(): a callback flood forces the GP machinery along.
     n = rdp.cblist.n_cbs()
-    if n > rdp.qlen_last_fqs_check + sim.inp.core.qhimark:
+    if n > rdp.qlen_last_fqs_check + sim.inp.tree_callbacks.qhimark:
         rnp_lock(sim, rdp.mynode)
         note_gp_changes_locked(sim, rdp)
         if not rcu_seq_state(sim.gp_seq):
@@ -50,12 +50,12 @@ def rcu_do_batch(sim, cpu, t0: int) -> int:
     done = rdp.cblist.seg[RCU_DONE_TAIL]
     if not done:
         return 0
-    bl = max(len(done) >> sim.inp.core.rcu_divisor, rdp.blimit)
-    tlimit = t0 + sim.inp.core.rcu_resched_ns if bl > 100 else 0
+    bl = max(len(done) >> sim.inp.tree_callbacks.rcu_divisor, rdp.blimit)
+    tlimit = t0 + sim.inp.tree_callbacks.rcu_resched_ns if bl > 100 else 0
     t, count = t0, 0
     while done:
         cb = done.popleft()
-        t += try_to_wake_up(sim, cb.task, cpu, t, sim.inp.core.cb_wakeme_ns)  # wakeme_after_rcu(): complete()
+        t += try_to_wake_up(sim, cb.task, cpu, t, sim.inp.tree_callbacks.cb_wakeme_ns)  # wakeme_after_rcu(): complete()
         count += 1
         sim.counters["callbacks_invoked"] += 1
         # need_resched() or current is not the idle task; a callback waking a task
@@ -64,8 +64,8 @@ def rcu_do_batch(sim, cpu, t0: int) -> int:
             break
         if tlimit and count % 32 == 0 and t >= tlimit:
             break
-    if rdp.blimit == DEFAULT_MAX_RCU_BLIMIT and rdp.cblist.n_cbs() <= sim.inp.core.qlowmark:
-        rdp.blimit = sim.inp.core.blimit
+    if rdp.blimit == DEFAULT_MAX_RCU_BLIMIT and rdp.cblist.n_cbs() <= sim.inp.tree_callbacks.qlowmark:
+        rdp.blimit = sim.inp.tree_callbacks.blimit
     return t - t0
 
 

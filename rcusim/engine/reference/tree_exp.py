@@ -212,7 +212,7 @@ def exp_select_node_cpus(sim, rnp, self_cpu, t0: int) -> int:
         if cpu is self_cpu or cpu.state != CPU_BUSY:
             qs |= 1 << bit
             continue
-        t += p.exp.ipi_send_ns
+        t += p.tree_exp.ipi_send_ns
         urgent_at(sim, t + p.sched.ipi_latency_ns, lambda _ev, c=cpu: ev_exp_ipi(sim, c))
         sim.counters["exp_ipis"] += 1
         sim.exp_gp_ipis += 1
@@ -238,7 +238,7 @@ def ev_exp_ipi(sim, cpu) -> None:
                 urgent_at(sim, cpu.nonpreempt_until, lambda _ev: ev_exp_deferred(sim, cpu))
         else:
             rcu_report_exp_rdp(sim, cpu)
-    cpu.steal(sim.inp.exp.ipi_handler_ns + sim.acc)
+    cpu.steal(sim.inp.tree_exp.ipi_handler_ns + sim.acc)
 
 
 def ev_exp_deferred(sim, cpu) -> None:

@@ -55,7 +55,7 @@ def rcu_gp_fqs_loop(sim):
     """Scan for holdouts every jiffies_till_*_fqs until the root's qsmask is empty."""
     root = sim.nodes[0]
     first = True
-    gp_arm_fqs_timer(sim, sim.inp.gp.jiffies_till_first_fqs)
+    gp_arm_fqs_timer(sim, sim.inp.tree_gp.jiffies_till_first_fqs)
     while True:
         # RCU_GP_WAIT_FQS: the timeout, or rcu_report_qs_rsp() setting FQS.
         yield from swait_event(sim, lambda: not root.qsmask or sim.gp_flags & RCU_GP_FLAG_FQS
@@ -68,21 +68,20 @@ def rcu_gp_fqs_loop(sim):
         with sim.action(sim.gp_kthread.cpu, gp_kthread=True):
             rcu_gp_fqs(sim, first)
             sim.gp_flags &= ~RCU_GP_FLAG_FQS
-            gp_arm_fqs_timer(sim, sim.inp.gp.jiffies_till_next_fqs)
+            gp_arm_fqs_timer(sim, sim.inp.tree_gp.jiffies_till_next_fqs)
         first = False
 
 
 def gp_arm_fqs_timer(sim, j: int) -> None:
     """jiffies_force_qs = jiffies + j, and the WAIT_FQS timeout on the timer wheel."""
-    s = sim.inp.sched
-    clk = sim.env.now // s.jiffy_ns
-    sim.fqs_deadline = (clk + j) * s.jiffy_ns
-    expiry = timer_expiry_jiffy(clk, clk + j, 1_000_000_000 // s.jiffy_ns, bool(s.timer_wheel_rounds_up))
+    clk = sim.env.now // sim.inp.sched.jiffy_ns
+    sim.fqs_deadline = (clk + j) * sim.inp.sched.jiffy_ns
+    expiry = timer_expiry_jiffy(clk, clk + j, 1_000_000_000 // sim.inp.sched.jiffy_ns, bool(sim.inp.timer.timer_wheel_rounds_up))
     sim.gp_timer_gen += 1
     sim.gp_timer_cpu = sim.gp_kthread.cpu  # schedule_timeout() arms it on the kthread's CPU
-    sim.gp_timer_expires = expiry * s.jiffy_ns
+    sim.gp_timer_expires = expiry * sim.inp.sched.jiffy_ns
     gen = sim.gp_timer_gen
-    sim.env.timeout(expiry * s.jiffy_ns - sim.env.now).callbacks.append(lambda _ev: ev_gp_timer(sim, gen))
+    sim.env.timeout(expiry * sim.inp.sched.jiffy_ns - sim.env.now).callbacks.append(lambda _ev: ev_gp_timer(sim, gen))
 
 
 def ev_gp_timer(sim, gen: int) -> None:
@@ -119,7 +118,7 @@ def rcu_gp_init(sim) -> None:
         rnp.gp_seq = sim.gp_seq
     rdp = sim.gp_kthread.cpu.rdp
     note_gp_changes_locked(sim, rdp)
-    if sim.inp.gp.gp_kthread_cpu_qs_early:
+    if sim.inp.tree_gp.gp_kthread_cpu_qs_early:
         # rcu_qs() and rcu_report_qs_rdp(): no first scan can see this CPU idle.
         rdp.cpu_no_qs = False
         rcu_report_qs_rdp(sim, rdp)
@@ -153,9 +152,9 @@ def rcu_gp_fqs(sim, first: bool) -> None:
             elif cpu.state != CPU_BUSY or cpu.watching != rdp.watching_snap:
                 mask |= 1 << bit
             else:
-                if age > sim.inp.gp.jiffies_to_sched_qs:
+                if age > sim.inp.tree_gp.jiffies_to_sched_qs:
                     rdp.urgent_qs = True
-                if age > sim.inp.gp.jiffies_resched:
+                if age > sim.inp.tree_gp.jiffies_resched:
                     resched_cpu(sim, cpu)
         if mask:
             rcu_report_qs_rnp(sim, mask, rnp, rnp.gp_seq, fqs_qs_src(sim, rnp, mask), sim.gp_kthread.cpu)

@@ -45,7 +45,7 @@ def rcu_sr_normal_gp_cleanup(sim) -> None:
     waiters, sim.srs_wait = sim.srs_wait, deque()
     gp_cpu = sim.gp_kthread.cpu
     for _ in range(min(SR_MAX_USERS_WAKE_FROM_GP, len(waiters))):
-        wake_from_acc(sim, waiters.popleft(), gp_cpu, sim.inp.core.cb_wakeme_ns)
+        wake_from_acc(sim, waiters.popleft(), gp_cpu, sim.inp.tree_callbacks.cb_wakeme_ns)
     if not waiters and not sim.srs_done_heads:
         sim.srs_heads_inuse -= 1
         return
@@ -66,7 +66,7 @@ def rcu_sr_normal_gp_cleanup_work(sim, worker):
         waiters, sim.srs_done = sim.srs_done, deque()
         t = t0
         for task in waiters:
-            t += try_to_wake_up(sim, task, worker.cpu, t, sim.inp.core.cb_wakeme_ns)
+            t += try_to_wake_up(sim, task, worker.cpu, t, sim.inp.tree_callbacks.cb_wakeme_ns)
         sim.srs_heads_inuse -= sim.srs_done_heads
         sim.srs_done_heads = 0
         t0 = yield t - t0
