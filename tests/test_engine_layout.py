@@ -2,6 +2,8 @@
 
 - _core.pyx includes every .pxi file once; its docstring's file table and docs/model.md's
   list exactly those files, in that order;
+- each module of the SimPy reference model (rcusim/engine/reference/) is named after the
+  engine file whose mechanism it implements again;
 - no mechanism's file calls into more than a third of the others: what dispatches to every
   mechanism (the entities' steps, the callbacks' functions, the events) is _core.pyx's.
 
@@ -89,3 +91,22 @@ def test_fan_out_finds_the_calls_and_the_wide_file():
     fans = fan_out(sources)
     assert fans == {"a.pxi": {"b.pxi", "c.pxi"}, "b.pxi": set(), "c.pxi": set(), "d.pxi": {"a.pxi"}}
     assert too_wide(fans) == {"a.pxi": {"b.pxi", "c.pxi"}}
+
+
+#: The reference model's own modules: its driver and the comparison with the engine.
+REFERENCE_OWN = {"__init__", "model", "compare"}
+
+
+def unmatched_reference_modules(modules: list[str], engine_files: list[str]) -> list[str]:
+    """Reference modules (rcusim/engine/reference/) not named after an engine file."""
+    stems = {Path(name).stem for name in engine_files}
+    return sorted(m for m in modules if m not in REFERENCE_OWN and m not in stems)
+
+
+def test_each_reference_module_is_named_after_its_engine_file():
+    modules = [p.stem for p in (ROOT / "rcusim" / "engine" / "reference").glob("*.py")]
+    assert unmatched_reference_modules(modules, list(_mechanisms())) == []
+
+
+def test_unmatched_reference_modules_finds_a_stray_name():
+    assert unmatched_reference_modules(["model", "tree_exp", "exp"], ["tree_exp.pxi"]) == ["exp"]
