@@ -19,7 +19,7 @@ from importlib import import_module
 #: The package's names and the modules that define them, imported when first used, so that
 #: ``python -m rcusim`` sets up its handling of interruptions before the engine and pandas load.
 _EXPORTS = {"run": "rcusim.results.run", "load_scenario": "rcusim.input.scenario",
-            "Result": "rcusim.results.result", "installed_version": "rcusim.results.result"}
+            "Result": "rcusim.results.result", "installed_version": "rcusim.results.provenance"}
 
 __all__ = ["run", "load_scenario", "Result", "__version__"]
 

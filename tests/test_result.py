@@ -13,8 +13,9 @@ import pytest
 
 import rcusim.plots
 from rcusim.plots import save_result_figures
+from rcusim.results.frames import make_gps_frame, make_requests_frame
 from rcusim.results.histogram import format_log2_histogram
-from rcusim.results.result import Result, VariantResult, make_gps_frame, make_requests_frame
+from rcusim.results.result import Result, VariantResult
 
 N_REQUESTS = 2000
 

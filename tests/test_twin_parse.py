@@ -20,8 +20,8 @@ from rcusim import _core
 from rcusim.errors import ScenarioError
 from rcusim.input.scenario import load_scenario
 from rcusim.results import trace
+from rcusim.results.frames import LAST_QS_NAMES, make_requests_frame
 from rcusim.results.ftrace_read import EVENT_COLUMNS, gp_marks, grace_periods, read_ftrace, time_breakdown
-from rcusim.results.result import LAST_QS_NAMES, make_requests_frame
 from rcusim.results.run import run_scenario
 from rcusim.twin import collect
 from rcusim.twin.image import MODULES, find_image

@@ -35,7 +35,7 @@ from rcusim.input.scenario import SUMMARY_MAX_BYTES, load_scenario, read_text_fi
 from rcusim.input.schema import key_reference, scenario_json_schema, with_key_reference
 from rcusim.progress import Stages
 from rcusim.results import trace
-from rcusim.results.result import installed_version, source_revision
+from rcusim.results.provenance import installed_version, source_revision
 from rcusim.results.run import resolved_config, run_scenario
 
 EXIT_USAGE = 2

@@ -21,7 +21,7 @@ from rcusim.errors import ScenarioError
 from rcusim.input.scenario import SUMMARY_MAX_BYTES, read_text_file
 from rcusim.plots import LatencyHistogramDisplay
 from rcusim.plots.axes import agg_figure
-from rcusim.results.result import text_table
+from rcusim.results.text import text_table
 
 __all__ = ["load_summary", "flatten_metrics", "compare_table", "figures_table", "add_parser", "cmd_compare"]
 

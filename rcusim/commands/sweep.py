@@ -62,7 +62,7 @@ from rcusim.errors import ScenarioError, did_you_mean, show_value
 from rcusim.input.scenario import NAME_ALLOWED, is_file_name, load_scenario, read_text_file
 from rcusim.plots import save_percentiles
 from rcusim.results.atomic import INTERRUPTIONS, atomic_directory, atomic_file
-from rcusim.results.result import installed_version
+from rcusim.results.provenance import installed_version
 from rcusim.results.run import run_scenario
 from rcusim.results.stats import mean_ci
 

@@ -27,7 +27,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from rcusim.results.result import LAST_QS_NAMES, make_gps_frame
+from rcusim.results.frames import LAST_QS_NAMES, make_gps_frame
 from rcusim.results.run import BREAKDOWN_PARTS
 
 __all__ = ["EVENT_COLUMNS", "read_ftrace", "seq_events", "gp_marks", "exp_marks", "grace_periods", "make_gps_from_marks", "GP_KTHREADS",

@@ -16,15 +16,16 @@ variants of one scenario and turns them into
   latency histograms in bcc ``funclatency -u`` form
   (:meth:`Result.report_text`),
 * a results directory written atomically (:meth:`Result.write`).
+
+The tables' columns and builders are in :mod:`rcusim.results.frames`, the figures in
+:mod:`rcusim.results.metrics`, the text layout in :mod:`rcusim.results.text` and what
+produced a result in :mod:`rcusim.results.provenance`.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
-import math
 import os
-import subprocess
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -33,354 +34,18 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from rcusim import _core
 from rcusim.engine.rcuscale import rcuscale_line
 from rcusim.results.atomic import atomic_directory
-from rcusim.results.digest import FINE_RELATIVE_ERROR, digest_of, fine_percentiles
+from rcusim.results.digest import FINE_RELATIVE_ERROR, digest_of
+from rcusim.results.frames import (DERIVED_COLUMNS, GP_COLUMNS, LAST_QS_NAMES, PRIMITIVE_NAMES, REQUEST_COLUMNS,
+                                   check_columns, stack, stack_runs)
 from rcusim.results.histogram import format_log2_counts
-
-#: Value of the ``primitive`` column for each ``synchronize_rcu*()`` kind.
-PRIMITIVE_NAMES = {code: name for name, code in _core.PRIMITIVES.items()}
-
-#: Columns every ``requests`` frame must have.
-REQUEST_COLUMNS = ("task", "cpu", "primitive", "t_start_ns", "t_end_ns", "latency_ns")
-
-#: Columns of a frame that ``write`` leaves out of its Parquet file: they are derived
-#: from others (``latency_ns = t_end_ns - t_start_ns``).
-DERIVED_COLUMNS = {"requests": ("latency_ns",)}
-
-#: Columns every ``gps`` frame must have.
-GP_COLUMNS = ("gp_seq", "t_start_ns", "t_end_ns", "expedited", "fqs_scans", "last_qs")
-
-#: Whose report emptied the root's qsmask (the ``last_qs`` column; -1: not recorded).
-LAST_QS_NAMES = {code: name for name, code in _core.LAST_QS_KINDS.items()}
-
-#: Percentiles of the normal-GP length reported in ``metrics["normal_gp"]``.
-GP_LENGTH_PERCENTILES = (50, 90, 99)
-
-#: Percentiles reported in ``metrics["latency_us"]``.
-LATENCY_PERCENTILES = (50, 90, 99)
-
-# Decimal places kept in metrics and in the summary. Latencies are whole
-# nanoseconds, so 3 decimals of a microsecond (and 9 of a second) lose
-# nothing but the float noise of interpolated percentiles and means.
-_US_DECIMALS = 3
-_S_DECIMALS = 9
-_RATIO_DECIMALS = 3
-_WALL_DECIMALS = 6
-
-#: Widest line of :meth:`Result.table` and of :meth:`Result.report_text`: a terminal's.
-LINE_WIDTH = 100
-
-#: Width of the labels of :meth:`Result.report_text`'s metric lines.
-_LABEL_WIDTH = 26
-
-
-def source_revision() -> str | None:
-    """The git revision of rcusim's source tree ("<sha>" or "<sha>-dirty"), or None
-    when the package does not run from a git checkout."""
-    root = Path(__file__).resolve().parents[2]
-    if not (root / ".git").exists():
-        return None
-    try:
-        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return sha + ("-dirty" if dirty else "")
-
-
-def installed_version() -> str:
-    """Version of the installed rcusim distribution, "0.1.0" if not installed."""
-    try:
-        return importlib.metadata.version("rcusim")
-    except importlib.metadata.PackageNotFoundError:
-        return "0.1.0"
-
-
-def make_requests_frame(task, cpu, primitive, t_start_ns, t_end_ns) -> pd.DataFrame:
-    """Build a ``requests`` frame from NumPy columns, with the documented dtypes.
-
-    Parameters
-    ----------
-    task, cpu : array_like of int
-        Task id and CPU of the caller.
-    primitive : array_like of int
-        0 for ``synchronize_rcu()``, 1 for ``synchronize_rcu_expedited()``.
-    t_start_ns, t_end_ns : array_like of int
-        Simulated time of the call and of the return.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns :data:`REQUEST_COLUMNS`; ``latency_ns = t_end_ns - t_start_ns``.
-    """
-    t_start = np.asarray(t_start_ns, dtype=np.int64)
-    t_end = np.asarray(t_end_ns, dtype=np.int64)
-    # The engine's arrays become the columns as they are: no copy of millions of rows.
-    return pd.DataFrame(
-        {
-            "task": np.asarray(task, dtype=np.int32),
-            "cpu": np.asarray(cpu, dtype=np.int32),
-            "primitive": np.asarray(primitive, dtype=np.int8),
-            "t_start_ns": t_start,
-            "t_end_ns": t_end,
-            "latency_ns": t_end - t_start,
-        },
-        copy=False,
-    )
-
-
-def make_gps_frame(gp_seq, t_start_ns, t_end_ns, expedited, fqs_scans=None, last_qs=None) -> pd.DataFrame:
-    """Build a ``gps`` frame from NumPy columns, with the documented dtypes.
-
-    Parameters
-    ----------
-    gp_seq : array_like of int
-        Grace-period sequence number.
-    t_start_ns, t_end_ns : array_like of int
-        Simulated start and end time of the grace period.
-    expedited : array_like of bool
-        True for an expedited grace period.
-    fqs_scans : array_like of int, optional
-        Force-quiescent-state scans the GP took (0 where not recorded).
-    last_qs : array_like of int, optional
-        Whose report emptied the root (:data:`LAST_QS_NAMES`; -1 where not recorded).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns :data:`GP_COLUMNS`.
-    """
-    n = len(gp_seq)
-    return pd.DataFrame(
-        {
-            "gp_seq": np.asarray(gp_seq, dtype=np.int64),
-            "t_start_ns": np.asarray(t_start_ns, dtype=np.int64),
-            "t_end_ns": np.asarray(t_end_ns, dtype=np.int64),
-            "expedited": np.asarray(expedited, dtype=bool),
-            "fqs_scans": np.zeros(n, np.int64) if fqs_scans is None else np.asarray(fqs_scans, dtype=np.int64),
-            "last_qs": np.full(n, -1, np.int8) if last_qs is None else np.asarray(last_qs, dtype=np.int8),
-        }
-    )
-
-
-def _check_columns(frame: pd.DataFrame, required: tuple[str, ...], what: str) -> None:
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{what} frame lacks column(s) {', '.join(missing)}")
-
-
-def _round_or_none(x, decimals: int):
-    if x is None:
-        return None
-    x = float(x)
-    if not math.isfinite(x):
-        return None
-    return round(x, decimals)
-
-
-def _to_builtin(obj):
-    """Turn NumPy scalars and arrays into plain Python values for JSON.
-
-    Non-finite floats become None because JSON has no NaN or infinity.
-    """
-    if isinstance(obj, dict):
-        return {str(k): _to_builtin(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_to_builtin(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return [_to_builtin(v) for v in obj.tolist()]
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, (int, np.integer)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        return float(obj) if math.isfinite(obj) else None
-    return obj
-
-
-def latency_stats_us(latency_ns) -> dict:
-    """Count, min, mean, percentiles and max of latencies, in microseconds.
-
-    Parameters
-    ----------
-    latency_ns : array_like of int
-        Latencies in nanoseconds.
-
-    Returns
-    -------
-    dict
-        ``{"count", "min", "mean", "p50", "p90", "p99", "max"}``; ``count``
-        is an int, the others floats in µs rounded to the nanosecond
-        (percentiles by linear interpolation, NumPy's ``method="linear"``),
-        or None when there are no latencies.
-    """
-    lat_us = np.asarray(latency_ns, dtype=np.int64) / 1e3
-    if lat_us.size == 0:
-        return _latency_stats(0, {})
-    stats = {"min": lat_us.min(), "mean": lat_us.mean(), "max": lat_us.max()}
-    # lat_us is ours: let the selection reorder it rather than copy millions of values.
-    pct = np.percentile(lat_us, LATENCY_PERCENTILES, method="linear", overwrite_input=True)
-    stats.update({f"p{q}": value for q, value in zip(LATENCY_PERCENTILES, pct)})
-    return _latency_stats(lat_us.size, stats)
-
-
-def digest_stats_us(digest: dict) -> dict:
-    """:func:`latency_stats_us` of every request of a latency digest
-    (:mod:`rcusim.results.digest`): count, min, mean and max exact, percentiles read from
-    its log-linear histogram (within :data:`~rcusim.results.digest.FINE_RELATIVE_ERROR`)."""
-    count = sum(d["count"] for d in digest.values())
-    if count == 0:
-        return _latency_stats(0, {})
-    stats = {"min": min(d["min_ns"] for d in digest.values()) / 1e3,
-             "mean": sum(d["sum_ns"] for d in digest.values()) / count / 1e3,
-             "max": max(d["max_ns"] for d in digest.values()) / 1e3}
-    pct = fine_percentiles(sum(d["fine"] for d in digest.values()), LATENCY_PERCENTILES)
-    stats.update({f"p{q}": value / 1e3 for q, value in zip(LATENCY_PERCENTILES, pct)})
-    return _latency_stats(count, stats)
-
-
-def _latency_stats(count: int, stats_us: dict) -> dict:
-    """The ``latency_us`` dict in its key order, values rounded to the nanosecond."""
-    keys = ["min", "mean"] + [f"p{q}" for q in LATENCY_PERCENTILES] + ["max"]
-    return {"count": int(count), **{k: _round_or_none(stats_us.get(k), _US_DECIMALS) for k in keys}}
-
-
-def normal_gp_stats(gps: pd.DataFrame) -> dict | None:
-    """Length, FQS scans and last reporter of the normal grace periods.
-
-    Parameters
-    ----------
-    gps : pandas.DataFrame
-        A ``gps`` frame (:data:`GP_COLUMNS`).
-
-    Returns
-    -------
-    dict or None
-        ``length_us`` (p50, p90, p99, max; µs, percentiles by linear
-        interpolation), ``fqs_scans`` (mean, p99) and ``last_qs`` (a count per
-        name of :data:`LAST_QS_NAMES`); None without normal grace periods
-        whose reporters were recorded (classic RCU records none).
-    """
-    normal = gps[~gps["expedited"].to_numpy(dtype=bool)]
-    last = normal["last_qs"].to_numpy()
-    if last.size == 0 or np.all(last < 0):
-        return None
-    length_us = (normal["t_end_ns"].to_numpy() - normal["t_start_ns"].to_numpy()) / 1e3
-    scans = normal["fqs_scans"].to_numpy()
-    pct = np.percentile(length_us, GP_LENGTH_PERCENTILES, method="linear")
-    return {
-        "length_us": {**{f"p{q}": _round_or_none(v, _US_DECIMALS) for q, v in zip(GP_LENGTH_PERCENTILES, pct)},
-                      "max": _round_or_none(length_us.max(), _US_DECIMALS)},
-        "fqs_scans": {"mean": _round_or_none(scans.mean(), _RATIO_DECIMALS),
-                      "p99": _round_or_none(np.percentile(scans, 99, method="linear"), _RATIO_DECIMALS)},
-        "last_qs": {name: int(np.count_nonzero(last == code)) for code, name in LAST_QS_NAMES.items()},
-    }
-
-
-#: How a KVM guest's vCPU halts end (``metrics["sched"]["kvm_halts"]``, kvm.pxi).
-HALT_ENDS = ("polled", "blocked")
-
-#: Percentiles of the run-queue length reported in ``metrics["sched"]``.
-RQ_LENGTH_PERCENTILES = (50, 99)
-
-
-#: Why an entity changed CPU: wake-up placement, a CPU going idle, periodic or nohz balancing.
-MIGRATION_KINDS = ("wakeup", "newidle", "balance")
-
-
-def sched_stats(busy_ns, rqlen_ns, sim_time_ns: int, counters: dict) -> dict:
-    """The scheduler's figures of a run.
-
-    Returns
-    -------
-    dict
-        ``utilisation``: min, median and max over CPUs of the fraction of the
-        run each CPU spent running an entity; ``rq_length``: percentiles of
-        nr_running (queued plus running) weighted by CPU time; ``wakeups``:
-        local, remote_enqueue (a direct enqueue in the waker's LLC), polling
-        (an idle CPU woken by its polling flag) and ipi; ``rq_lock_wait_ms``: the
-        time wakers spun on a target's rq lock held by another waker; ``migrations``: entities
-        moved by wake-up placement, by a CPU going idle (newidle) and by periodic
-        or nohz idle balancing; on a KVM guest also ``kvm_halts``: how the
-        vCPUs' halts ended, found by the host's poll loop (polled) or with the
-        vCPU thread blocked.
-    """
-    util = np.asarray(busy_ns, dtype=np.float64) / sim_time_ns if sim_time_ns > 0 else np.zeros(len(busy_ns))
-    hist = np.asarray(rqlen_ns, dtype=np.float64)
-    cum = np.cumsum(hist)
-    lengths = {}
-    for q in RQ_LENGTH_PERCENTILES:
-        lengths[f"p{q}"] = int(np.searchsorted(cum, cum[-1] * q / 100)) if cum[-1] > 0 else None
-    out = {
-        "utilisation": {"min": round(float(util.min()), 4), "median": round(float(np.median(util)), 4),
-                        "max": round(float(util.max()), 4)},
-        "rq_length": lengths,
-        "wakeups": {k: int(counters.get(f"wakeups_{k}", 0)) for k in ("local", "remote_enqueue", "polling", "ipi")},
-        "rq_lock_wait_ms": round(counters.get("rq_lock_wait_ns", 0) / 1e6, 3),
-        "migrations": {k: int(counters.get(f"migrations_{k}", 0)) for k in MIGRATION_KINDS},
-    }
-    if "halts_polled" in counters:
-        out["kvm_halts"] = {k: int(counters[f"halts_{k}"]) for k in HALT_ENDS}
-    return out
-
-
-def callback_latency_stats_us(digest: dict) -> dict:
-    """call_rcu() to invocation of the call_rcu_load workloads' callbacks, in µs.
-
-    Parameters
-    ----------
-    digest : dict
-        ``Engine.callback_digest()``: count, sum_ns, min_ns, max_ns and the
-        log-linear histogram ``fine``.
-
-    Returns
-    -------
-    dict
-        ``{"queued", "invoked", "pending", "mean", "min", "p50", "p90", "p99", "max"}``:
-        call_rcu() calls, callbacks invoked and still queued at the end, then floats in
-        µs (percentiles from the histogram, within
-        rcusim.results.digest.FINE_RELATIVE_ERROR), None when no callback was invoked.
-    """
-    n = int(digest["count"])
-    out = {"queued": int(digest["queued"]), "invoked": n, "pending": int(digest["queued"]) - n}
-    if n == 0:
-        return out | dict.fromkeys(("mean", "min", "p50", "p90", "p99", "max"))
-    p50, p90, p99 = fine_percentiles(digest["fine"], [50, 90, 99]) / 1e3
-    return out | {"mean": _round_or_none(digest["sum_ns"] / n / 1e3, _US_DECIMALS),
-                  "min": _round_or_none(digest["min_ns"] / 1e3, _US_DECIMALS),
-                  "p50": _round_or_none(p50, _US_DECIMALS), "p90": _round_or_none(p90, _US_DECIMALS),
-                  "p99": _round_or_none(p99, _US_DECIMALS),
-                  "max": _round_or_none(digest["max_ns"] / 1e3, _US_DECIMALS)}
-
-
-def sched_latency_stats_us(latency_ns) -> dict:
-    """Scheduling latency of an rt_latency_probe, wake-up to running, in microseconds.
-
-    Parameters
-    ----------
-    latency_ns : array_like of int
-        One latency per activation of the probe, in nanoseconds.
-
-    Returns
-    -------
-    dict
-        ``{"max", "p99", "mean", "samples"}``: floats in µs rounded to the
-        nanosecond (p99 by linear interpolation), None without samples;
-        ``samples`` is an int.
-    """
-    lat_us = np.asarray(latency_ns, dtype=np.int64) / 1e3
-    if lat_us.size == 0:
-        return {"max": None, "p99": None, "mean": None, "samples": 0}
-    return {
-        "max": _round_or_none(lat_us.max(), _US_DECIMALS),
-        "p99": _round_or_none(np.percentile(lat_us, 99, method="linear"), _US_DECIMALS),
-        "mean": _round_or_none(lat_us.mean(), _US_DECIMALS),
-        "samples": int(lat_us.size),
-    }
+from rcusim.results.metrics import (GP_LENGTH_PERCENTILES, HALT_ENDS, LATENCY_PERCENTILES, MIGRATION_KINDS,
+                                    RATIO_DECIMALS, RQ_LENGTH_PERCENTILES, S_DECIMALS, WALL_DECIMALS,
+                                    digest_stats_us, latency_stats_us, mean_tree, normal_gp_stats, numeric_leaves,
+                                    round_or_none, to_builtin)
+from rcusim.results.provenance import source_revision
+from rcusim.results.text import LABEL_WIDTH, LINE_WIDTH, fmt, items, metric_lines, text_table
 
 
 @dataclass(eq=False)
@@ -396,10 +61,11 @@ class VariantResult:
 
     requests: pd.DataFrame
     """One row per completed request (or per kept one, see :attr:`records`): columns
-    :data:`REQUEST_COLUMNS` (``task`` int32, ``cpu`` int32, ``primitive`` int8, times int64 ns)."""
+    :data:`~rcusim.results.frames.REQUEST_COLUMNS` (``task`` int32, ``cpu`` int32, ``primitive`` int8,
+    times int64 ns)."""
 
     gps: pd.DataFrame
-    """One row per completed grace period: columns :data:`GP_COLUMNS`."""
+    """One row per completed grace period: columns :data:`~rcusim.results.frames.GP_COLUMNS`."""
 
     counters: dict = field(default_factory=dict)
     """Raw engine counters (events, ipis_sent, callbacks_invoked, ...),
@@ -459,8 +125,8 @@ class VariantResult:
     entity), or None; see :mod:`rcusim.results.trace`."""
 
     def __post_init__(self):
-        _check_columns(self.requests, REQUEST_COLUMNS, f"variant {self.name!r}: requests")
-        _check_columns(self.gps, GP_COLUMNS, f"variant {self.name!r}: gps")
+        check_columns(self.requests, REQUEST_COLUMNS, f"variant {self.name!r}: requests")
+        check_columns(self.gps, GP_COLUMNS, f"variant {self.name!r}: gps")
         if self.records != "all" and self.latency_digest is None:
             raise ValueError(f"variant {self.name!r}: records {self.records!r} needs a latency digest")
 
@@ -522,7 +188,7 @@ class VariantResult:
 
     def _per_run(self, count) -> int | float:
         """A count of the pooled rows as one run's: itself for a single run, else the mean."""
-        return int(count) if self.runs == 1 else round(int(count) / self.runs, _RATIO_DECIMALS)
+        return int(count) if self.runs == 1 else round(int(count) / self.runs, RATIO_DECIMALS)
 
     @cached_property
     def metrics(self) -> dict:
@@ -532,7 +198,7 @@ class VariantResult:
         -------
         dict
             ``completion_time_s`` (float), ``latency_us`` (see
-            :func:`latency_stats_us`), ``grace_periods`` (completed normal
+            :func:`~rcusim.results.metrics.latency_stats_us`), ``grace_periods`` (completed normal
             grace periods), ``expedited_grace_periods``, ``batching`` (see
             :attr:`batching`), then the entries of :attr:`extra_metrics`.
 
@@ -542,17 +208,17 @@ class VariantResult:
             If an extra metric reuses the name of a built-in one.
         """
         if not self.rcu:
-            return _to_builtin(dict(self.extra_metrics))
+            return to_builtin(dict(self.extra_metrics))
         expedited = self.gps["expedited"].to_numpy(dtype=bool)
         finished = self.extra_metrics.get("finished", True)
         metrics = {
             # An incomplete run (stopped by run.max_sim_time_s) has no completion time.
-            "completion_time_s": _round_or_none(self.completion_time_ns / 1e9, _S_DECIMALS) if finished else None,
+            "completion_time_s": round_or_none(self.completion_time_ns / 1e9, S_DECIMALS) if finished else None,
             "latency_us": (latency_stats_us(self.requests["latency_ns"].to_numpy()) if self.records == "all"
                            else digest_stats_us(self.digest)),
             "grace_periods": self._per_run(np.count_nonzero(~expedited)),
             "expedited_grace_periods": self._per_run(np.count_nonzero(expedited)),
-            "batching": _round_or_none(self.batching, _RATIO_DECIMALS),
+            "batching": round_or_none(self.batching, RATIO_DECIMALS),
         }
         gp = normal_gp_stats(self.gps)
         if gp is not None:
@@ -562,14 +228,9 @@ class VariantResult:
         clash = sorted(set(metrics) & set(self.extra_metrics))
         if clash:
             raise ValueError(f"variant {self.name!r}: extra_metrics reuse built-in name(s) {', '.join(clash)}")
-        metrics.update(_to_builtin(dict(self.extra_metrics)))
+        metrics.update(to_builtin(dict(self.extra_metrics)))
         return metrics
 
-
-def stack_runs(frames: list[pd.DataFrame]) -> pd.DataFrame:
-    """The rows of independent runs (a kernel's boots, a simulation's seeds) one after another,
-    each tagged with its run's number in ``boot``."""
-    return pd.concat([f.assign(boot=np.int16(k)) for k, f in enumerate(frames)], ignore_index=True)
 
 
 def pool_runs(runs: list[VariantResult]) -> VariantResult:
@@ -592,122 +253,10 @@ def pool_runs(runs: list[VariantResult]) -> VariantResult:
         mean_pending=float(np.mean([r.mean_pending for r in runs])),
         sim_time_ns=sum(r.sim_time_ns for r in runs),
         completion_time_ns=int(round(float(np.mean([r.completion_time_ns for r in runs])))),
-        extra_metrics=_mean_tree([r.extra_metrics for r in runs]),
+        extra_metrics=mean_tree([r.extra_metrics for r in runs]),
         tables=first.tables, trace=first.trace, table_metrics=first.table_metrics, rcu=first.rcu,
         runs=len(runs))
 
-
-def _mean_tree(values: list):
-    """The mean of equally shaped nested metrics: numbers averaged (integers stay integers
-    when every run's is one), anything else the first run's."""
-    head = values[0]
-    if isinstance(head, dict):
-        return {key: _mean_tree([v.get(key) if isinstance(v, dict) else None for v in values]) for key in head}
-    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    if len(numbers) != len(values):
-        return head
-    mean = float(np.mean(numbers))
-    return int(round(mean)) if all(isinstance(v, int) for v in numbers) else mean
-
-
-def _stack(frames: dict[str, pd.DataFrame], what: str) -> pd.DataFrame:
-    """Stack per-variant frames column by column under a ``variant`` column.
-
-    Built from NumPy columns rather than ``pd.concat`` so that each column
-    keeps its dtype even when some variant has no rows, and so that a
-    variant whose columns differ is an error instead of a column of NaN.
-    """
-    names = list(frames)
-    if not names:
-        return pd.DataFrame({"variant": pd.Categorical([], categories=[])})
-    columns = list(frames[names[0]].columns)
-    for name in names[1:]:
-        if list(frames[name].columns) != columns:
-            raise ValueError(f"{what} of variant {name!r} has columns {list(frames[name].columns)}, expected {columns}")
-    lengths = [len(frames[name]) for name in names]
-    codes = np.repeat(np.arange(len(names), dtype=np.int32), lengths)
-    data = {"variant": pd.Categorical.from_codes(codes, categories=names)}
-    for col in columns:
-        data[col] = np.concatenate([frames[name][col].to_numpy() for name in names])
-    return pd.DataFrame(data)
-
-
-def _numeric_leaves(metrics: dict, prefix: str = "") -> dict:
-    """Numbers in a nested metrics dict, by dotted key."""
-    out = {}
-    for key, value in metrics.items():
-        if isinstance(value, dict):
-            out.update(_numeric_leaves(value, f"{prefix}{key}."))
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            out[f"{prefix}{key}"] = value
-    return out
-
-
-def _items(metric: dict, prefix: str = "") -> list[str]:
-    """A nested metric as "key value" items, nested keys dotted (``utilisation.max 0.0017``)."""
-    items = []
-    for key, value in metric.items():
-        if isinstance(value, dict):
-            items += _items(value, f"{prefix}{key}.")
-        else:
-            items.append(f"{prefix}{key} {value}")
-    return items
-
-
-def _metric_lines(label: str, items: list[str]) -> list[str]:
-    """`label`, then `items` two spaces apart in lines of at most LINE_WIDTH characters,
-    each further line's items under the first line's."""
-    lines = [[]]
-    for item in items:
-        if lines[-1] and len("  ".join(lines[-1] + [item])) > LINE_WIDTH - _LABEL_WIDTH:
-            lines.append([])
-        lines[-1].append(item)
-    return [f"{label if i == 0 else '':<{_LABEL_WIDTH}}" + "  ".join(line) for i, line in enumerate(lines)]
-
-
-def text_table(header: list[str], body: list[list[str]], groups: list[list[int]] = (),
-               width: int | None = None) -> str:
-    """Rows of cells as a plain-text table, the first column left-aligned and the others right-aligned.
-
-    A table wider than `width` characters (None: no limit) is cut into blocks, one under the
-    other: each has the columns that are in none of the `groups` of column indices, and as many
-    of the groups, in order, as fit (at least one); within a block the columns keep their order.
-    """
-    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
-    fixed = set(range(len(header))).difference(*groups)
-
-    def columns(block):
-        return sorted(fixed.union(*block))
-
-    def span(block):
-        return sum(widths[c] + 2 for c in columns(block)) - 2
-
-    blocks = [[]]
-    for group in groups:
-        if blocks[-1] and width is not None and span(blocks[-1] + [group]) > width:
-            blocks.append([])
-        blocks[-1].append(group)
-
-    def line(cells, cols):
-        return "  ".join([cells[cols[0]].ljust(widths[cols[0]])] + [cells[c].rjust(widths[c]) for c in cols[1:]])
-
-    out = []
-    for block in blocks:
-        cols = columns(block)
-        out += [""] if out else []
-        out += [line(header, cols), "  ".join("-" * widths[c] for c in cols)]
-        out += [line(r, cols) for r in body]
-    return "\n".join(out)
-
-
-def _fmt(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, (bool, np.bool_)):
-        return str(bool(value))
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    return f"{float(value):.3f}"
 
 
 @dataclass(eq=False)
@@ -721,7 +270,7 @@ class Result:
     """Seed every variant was run with."""
 
     rcusim_version: str
-    """Version of rcusim that produced the result (see :func:`installed_version`)."""
+    """Version of rcusim that produced the result (see :func:`~rcusim.results.provenance.installed_version`)."""
 
     variants: dict[str, VariantResult]
     """Variant results by name, in scenario order; the first is the baseline
@@ -739,18 +288,18 @@ class Result:
     @property
     def latencies(self) -> pd.DataFrame:
         """All requests of all variants, with a categorical ``variant`` column first."""
-        return _stack({n: v.requests for n, v in self.variants.items()}, "requests")
+        return stack({n: v.requests for n, v in self.variants.items()}, "requests")
 
     @property
     def grace_periods(self) -> pd.DataFrame:
         """All grace periods of all variants, with a categorical ``variant`` column first."""
-        return _stack({n: v.gps for n, v in self.variants.items()}, "gps")
+        return stack({n: v.gps for n, v in self.variants.items()}, "gps")
 
     @property
     def tables(self) -> dict[str, pd.DataFrame]:
         """The variants' mechanism-specific tables, stacked by name under a ``variant`` column."""
         names = dict.fromkeys(t for v in self.variants.values() for t in v.tables)
-        return {t: _stack({n: v.tables[t] for n, v in self.variants.items() if t in v.tables}, t)
+        return {t: stack({n: v.tables[t] for n, v in self.variants.items() if t in v.tables}, t)
                 for t in names}
 
     def summary(self) -> dict:
@@ -777,10 +326,10 @@ class Result:
                 "sim_time_ns": int(v.sim_time_ns),
             }
             wall_clock[name] = {
-                "wall_time_s": _round_or_none(v.wall_time_s, _WALL_DECIMALS),
-                "events_per_s": _round_or_none(v.events_per_s, 1),
+                "wall_time_s": round_or_none(v.wall_time_s, WALL_DECIMALS),
+                "events_per_s": round_or_none(v.events_per_s, 1),
             }
-        return _to_builtin(
+        return to_builtin(
             {
                 "scenario": self.scenario_name,
                 "seed": self.seed,
@@ -797,7 +346,7 @@ class Result:
 
         One column per variant and, with two or more variants, one ratio
         column per further variant (``other/first``: its value divided by
-        the first variant's). A table wider than :data:`LINE_WIDTH` is cut
+        the first variant's). A table wider than :data:`~rcusim.results.text.LINE_WIDTH` is cut
         into blocks of variants, one under the other, each with the metric
         names, the first variant and as many further variants with their
         ratios as fit.
@@ -832,11 +381,11 @@ class Result:
             for name in LAST_QS_NAMES.values():
                 rows.append((f"last QS: {name.replace('_', ' ')}",
                              lambda v, m, name=name: m.get("normal_gp", {}).get("last_qs", {}).get(name)))
-        flat = {id(v): _numeric_leaves(metrics[n]) for n, v in self.variants.items()}
+        flat = {id(v): numeric_leaves(metrics[n]) for n, v in self.variants.items()}
         leaves = {}
         for n, v in self.variants.items():
             shown = {k: metrics[n][k] for k in v.table_metrics if k in metrics[n]}
-            leaves.update(dict.fromkeys(_numeric_leaves(shown)))
+            leaves.update(dict.fromkeys(numeric_leaves(shown)))
         rows += [(key, lambda v, m, key=key: flat[id(v)].get(key)) for key in leaves]
         if any("sched" in m for m in metrics.values()):
             for key in ("min", "median", "max"):
@@ -876,11 +425,11 @@ class Result:
         body = []
         for label, get in rows:
             values = [get(self.variants[n], metrics[n]) for n in names]
-            cells = [label] + [_fmt(x) for x in values]
+            cells = [label] + [fmt(x) for x in values]
             base = values[0] if values else None
             for x in values[1:]:
                 ratio = None if (base in (None, 0) or x is None) else x / base
-                cells.append(_fmt(ratio))
+                cells.append(fmt(ratio))
             body.append(cells)
         # Each further variant goes with its ratio; the metric and the first variant are in every block.
         groups = [[1 + i, len(names) + i] for i in range(1, len(names))]
@@ -906,8 +455,8 @@ class Result:
             m = v.metrics
             out += ["", f"==> variant {name}"]
             if not v.rcu:
-                out += [""] + [f"{key + ':':<{_LABEL_WIDTH}}{value}" for key, value in _numeric_leaves(m).items()]
-                out.append(f"{'events:':<{_LABEL_WIDTH}}{int(v.events)}")
+                out += [""] + [f"{key + ':':<{LABEL_WIDTH}}{value}" for key, value in numeric_leaves(m).items()]
+                out.append(f"{'events:':<{LABEL_WIDTH}}{int(v.events)}")
                 continue
             if not v.digest:
                 out += ["", "no completed requests"]
@@ -924,28 +473,28 @@ class Result:
             lat = m["latency_us"]
             out += [
                 "",
-                f"completion time:          {_fmt(m['completion_time_s'])} s",
+                f"completion time:          {fmt(m['completion_time_s'])} s",
                 f"requests:                 {lat['count']}",
-                *_metric_lines("latency (µs):",
-                               [f"{k} {_fmt(lat[k])}" for k in ["min", "mean", "p50", "p90", "p99", "max"]]
+                *metric_lines("latency (µs):",
+                               [f"{k} {fmt(lat[k])}" for k in ["min", "mean", "p50", "p90", "p99", "max"]]
                                + ([] if v.records == "all" else
                                   [f"(records: {v.records}; percentiles within {FINE_RELATIVE_ERROR:.2%})"])),
                 f"grace periods:            {m['grace_periods']} normal, {m['expedited_grace_periods']} expedited",
-                f"batching (requests/GP):   {_fmt(m['batching'])}",
+                f"batching (requests/GP):   {fmt(m['batching'])}",
             ]
             gp = m.get("normal_gp")
             if gp is not None:
                 out += [
-                    *_metric_lines("normal GP length (µs):", [f"{k} {_fmt(x)}" for k, x in gp["length_us"].items()]),
-                    f"FQS scans per GP:         mean {_fmt(gp['fqs_scans']['mean'])}  p99 {_fmt(gp['fqs_scans']['p99'])}",
-                    *_metric_lines("last QS reported by:",
+                    *metric_lines("normal GP length (µs):", [f"{k} {fmt(x)}" for k, x in gp["length_us"].items()]),
+                    f"FQS scans per GP:         mean {fmt(gp['fqs_scans']['mean'])}  p99 {fmt(gp['fqs_scans']['p99'])}",
+                    *metric_lines("last QS reported by:",
                                    [f"{k.replace('_', ' ')} {x}" for k, x in gp["last_qs"].items()]),
                 ]
             out += [
                 f"events:                   {int(v.events)}",
             ]
             for key in v.extra_metrics:
-                out += _metric_lines(key + ":", _items(m[key]) if isinstance(m[key], dict) else [str(m[key])])
+                out += metric_lines(key + ":", items(m[key]) if isinstance(m[key], dict) else [str(m[key])])
             if m.get("total_time_ns") is not None:
                 out += ["", rcuscale_line(m)]
         return "\n".join(out) + "\n"
@@ -987,9 +536,9 @@ class Result:
         """Write the result files into *outdir*, replacing it as a whole.
 
         Files: ``summary.json``, ``latencies.parquet`` (the requests kept, with a
-        ``variant`` column and without :data:`DERIVED_COLUMNS`), ``gps.parquet``, one Parquet file per table and
-        ``report.txt``, plus what `figures` writes (the command line passes
-        :func:`rcusim.plots.save_result_figures`).
+        ``variant`` column and without :data:`~rcusim.results.frames.DERIVED_COLUMNS`),
+        ``gps.parquet``, one Parquet file per table and ``report.txt``, plus what `figures`
+        writes (the command line passes :func:`rcusim.plots.save_result_figures`).
 
         Everything is first written into a temporary directory beside
         *outdir*, which then replaces it (:func:`rcusim.results.atomic.atomic_directory`):

@@ -15,8 +15,10 @@ from rcusim.input.membarrier import MembarrierLoop
 from rcusim.input.workloads import RtLatencyProbe
 from rcusim.input.scenario import Scenario, load_scenario
 from rcusim.progress import Stages
-from rcusim.results.result import (Result, VariantResult, callback_latency_stats_us, installed_version, make_gps_frame,
-                                   make_requests_frame, pool_runs, sched_latency_stats_us, sched_stats)
+from rcusim.results.frames import make_gps_frame, make_requests_frame
+from rcusim.results.metrics import callback_latency_stats_us, sched_latency_stats_us, sched_stats
+from rcusim.results.provenance import installed_version
+from rcusim.results.result import Result, VariantResult, pool_runs
 
 #: rcuscale's figures, shown in the side-by-side table of kfree_rcu() floods.
 KFREE_TABLE_METRICS = ("total_time_ns", "loops", "batches", "memory_footprint_mb", "kvfree_peak_mb")

@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 
 from rcusim.errors import ScenarioError
+from rcusim.results.frames import LAST_QS_NAMES
 from rcusim.results.ftrace_read import exp_marks, gp_marks, read_ftrace, seq_events
-from rcusim.results.result import LAST_QS_NAMES
 from rcusim.results.run import BREAKDOWN_PARTS
 
 __all__ = ["load_side", "gp_phases", "exp_phases", "tracediff_report", "CONSISTENT", "MATERIAL"]

@@ -24,8 +24,8 @@ import pandas as pd
 
 from rcusim import _core
 from rcusim.errors import ScenarioError
+from rcusim.results.frames import make_requests_frame
 from rcusim.results.ftrace_read import exp_marks, gp_marks, make_gps_from_marks, read_ftrace, time_breakdown
-from rcusim.results.result import make_requests_frame
 from rcusim.twin.plan import KFREE_DONE, GuestPlan
 
 __all__ = ["BootRecords", "collect_boot", "parse_rcuscale_writers", "parse_kfree_line", "trace_stats"]

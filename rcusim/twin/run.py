@@ -21,8 +21,10 @@ import numpy as np
 from rcusim.errors import ScenarioError
 from rcusim.input.scenario import load_scenario
 from rcusim.progress import Stages
+from rcusim.results.frames import stack_runs
 from rcusim.results.ftrace_read import breakdown_us
-from rcusim.results.result import Result, VariantResult, installed_version, stack_runs
+from rcusim.results.provenance import installed_version
+from rcusim.results.result import Result, VariantResult
 from rcusim.results.run import KFREE_TABLE_METRICS, resolved_config
 from rcusim.twin.collect import BootRecords, collect_boot
 from rcusim.twin.image import find_image
