@@ -485,16 +485,17 @@ cdef class Engine:
         rcu_core_init(self, inp.tree_callbacks)
         rcu_init_geometry(self, inp.tree)
         rcu_boot_init_percpu_data(self)
+        rcu_classic_init(self, inp.classic)  # classic RCU (tree_rcu 0) or Tree RCU, before any callback
         cpuidle_init(self, inp.cpuidle)
         kvm_init(self, inp.kvm)
         vmalloc_init(self, inp.vmalloc)
         topology_init(self, inp.topology)
         placement_init(self, inp.placement)
         locking_init(self, inp.locking)
-        # Entities: workload tasks first, then kthreads, reader tasks, kfree
-        # threads with their kworkers, then the real-time latency entities.
+        # Entities: sync_loop tasks first, then kthreads, reader tasks, kfree threads with
+        # their kworkers, then probes, call_rcu_load tasks, krcud/N and noise kthreads.
         ents_alloc(self, inp)
-        e = tasks_init(self, inp.sync_loop)
+        e = sync_loop_init(self, inp.sync_loop)
         grow_cbs(self, max(1024, self.n_tasks + 16))  # the callback pool, grown on demand
         e = rcu_spawn_gp_kthread(self, inp.tree_gp, e)
         e = rcu_sr_normal_init(self, inp.tree_sr_normal, e)
@@ -510,10 +511,9 @@ cdef class Engine:
         self.timed = inp.run_end.timed
         checker_init(self)
         # The first events, in this order: the random stream is drawn in event order.
-        tasks_start(self)
+        sync_loop_start(self)
         rcu_readers_start(self)
         kfree_scale_start(self)
-        rcu_classic_init(self, inp.classic)
         e = rt_latency_init(self, inp.rt_latency, self.n_ents)
         e = call_rcu_load_init(self, inp.call_rcu_load, e)
         self.n_ents = krcud_init(self, e)

@@ -9,30 +9,30 @@ cdef int call_rcu_load_ents(cl) except -1:
     return len(cl.bg_cpu)
 
 
-cdef int call_rcu_load_init(Engine self, rl, int e) except -1:
+cdef int call_rcu_load_init(Engine self, cl, int e) except -1:
     """The call_rcu_load tasks, runnable from the start."""
     cdef int i
-    self.bg_work_ns = np.ascontiguousarray(rl.bg_work_ns, dtype=np.int64)
-    self.bg_groups_per_op = np.ascontiguousarray(rl.bg_groups_per_op, dtype=np.float64)
-    self.bg_burst = np.ascontiguousarray(rl.bg_burst, dtype=np.intc)
-    self.bg_cb_kind = np.ascontiguousarray(rl.bg_cb_kind, dtype=np.intc)
-    self.bg_lazy = np.ascontiguousarray(rl.bg_lazy, dtype=np.intc)
-    self.bg_sleep_jiffies_max = np.ascontiguousarray(rl.bg_sleep_jiffies_max, dtype=np.int64)
-    if len(rl.bg_cpu):
+    self.bg_work_ns = np.ascontiguousarray(cl.bg_work_ns, dtype=np.int64)
+    self.bg_groups_per_op = np.ascontiguousarray(cl.bg_groups_per_op, dtype=np.float64)
+    self.bg_burst = np.ascontiguousarray(cl.bg_burst, dtype=np.intc)
+    self.bg_cb_kind = np.ascontiguousarray(cl.bg_cb_kind, dtype=np.intc)
+    self.bg_lazy = np.ascontiguousarray(cl.bg_lazy, dtype=np.intc)
+    self.bg_sleep_jiffies_max = np.ascontiguousarray(cl.bg_sleep_jiffies_max, dtype=np.int64)
+    if len(cl.bg_cpu):
         self.cbl_fine = <i64 *> calloc(FINE_SLOTS, sizeof(i64))
         if self.cbl_fine == NULL:
             raise MemoryError()
         self.cbl_min_ns = -1
-    self.bg_sec_first = np.ascontiguousarray(rl.bg_sec_first, dtype=np.intc)
-    self.bg_sec_count = np.ascontiguousarray(rl.bg_sec_count, dtype=np.intc)
-    self.bg_sec_ns = np.ascontiguousarray(rl.bg_sec_ns, dtype=np.int64)
-    self.bg_sec_cum = np.ascontiguousarray(rl.bg_sec_cum, dtype=np.float64)
-    for i in range(len(rl.bg_cpu)):
+    self.bg_sec_first = np.ascontiguousarray(cl.bg_sec_first, dtype=np.intc)
+    self.bg_sec_count = np.ascontiguousarray(cl.bg_sec_count, dtype=np.intc)
+    self.bg_sec_ns = np.ascontiguousarray(cl.bg_sec_ns, dtype=np.int64)
+    self.bg_sec_cum = np.ascontiguousarray(cl.bg_sec_cum, dtype=np.float64)
+    for i in range(len(cl.bg_cpu)):
         self.ents[e].kind = ENT_BG
-        self.ents[e].cpu = rl.bg_cpu[i]
-        self.ents[e].idx = rl.bg_workload[i]
+        self.ents[e].cpu = cl.bg_cpu[i]
+        self.ents[e].idx = cl.bg_workload[i]
         self.ents[e].rq = RQ_NORMAL
-        self.ents[e].weight = rl.bg_weight[self.ents[e].idx]
+        self.ents[e].weight = cl.bg_weight[self.ents[e].idx]
         self.ents[e].phase = BG_WORK
         self.ents[e].state = ST_RUNNABLE
         push(self, 0, PRIO_NORMAL, EV_WAKE, e, 0)

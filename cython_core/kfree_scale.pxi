@@ -11,10 +11,10 @@ cdef int kfree_scale_ents(kt) except -1:
     return len(kt.cpu)
 
 
-cdef int kfree_scale_init(Engine self, kv, int e) except -1:
+cdef int kfree_scale_init(Engine self, kt, int e) except -1:
     """rcuscale's kfree threads, on their CPUs."""
     cdef int k, n
-    kt_cpu = kv.cpu
+    kt_cpu = kt.cpu
     self.n_kfree = len(kt_cpu)
     n = self.n_kfree + 1
     self.kt_loop = <i64 *> malloc(n * sizeof(i64))
@@ -32,8 +32,8 @@ cdef int kfree_scale_init(Engine self, kv, int e) except -1:
     self.kv_last = -1
     if self.n_kfree == 0:
         return e
-    self.kt_alloc_num = kv.alloc_num
-    self.kt_loops = kv.loops
+    self.kt_alloc_num = kt.alloc_num
+    self.kt_loops = kt.loops
     self.kfree_first = e
     for k in range(self.n_kfree):
         self.ents[e].kind = ENT_KFREE
@@ -44,7 +44,7 @@ cdef int kfree_scale_init(Engine self, kv, int e) except -1:
         # Its kmalloc(GFP_KERNEL) calls might_resched() (slab_pre_alloc_hook() -> might_alloc()
         # -> might_sleep_if()), which preempt=voluntary makes __cond_resched()
         # (sched_dynamic_update()).
-        self.ents[e].might_resched = kv.might_resched
+        self.ents[e].might_resched = kt.might_resched
         e += 1
     self.tasks_left += self.n_kfree
     return e

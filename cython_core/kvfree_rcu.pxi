@@ -49,8 +49,8 @@ cdef int kvfree_rcu_init(Engine self, kv, int e) except -1:
     memset(self.krcs, 0, (self.nr_cpus + 1) * sizeof(krc_t))
     self.bn_cap = 0
     self.bn_free = -1
-    if self.n_kfree == 0:
-        return e
+    if not np.count_nonzero(kv.has_thread):
+        return e  # no kfree_rcu() caller: no krcp in use
     grow_bnodes(self, 1024)
     self.kv_gen = kv.gen
     self.kv_lazy = kv.lazy
@@ -180,13 +180,14 @@ cdef inline i64 si_mem_available(Engine self) noexcept:
     return (<i64> 1 << 40) - (self.kv_objs * self.kv_obj_bytes + 4095) // 4096 - self.kv_pages
 
 
-cdef i64 call_rcu_burst(Engine self, int c) noexcept:
-    """call_rcu()s of one burst on an offloaded CPU: no further than the one that finds
-    the bypass at qhimark and flushes it (rcu_nocb_try_bypass())."""
+cdef i64 call_rcu_burst(Engine self, int c, i64 left) noexcept:
+    """call_rcu()s of one burst on CPU c, `left` of them to make: on an offloaded CPU no
+    further than the one that finds the bypass at qhimark and flushes it
+    (rcu_nocb_try_bypass())."""
     cdef cpu_t *cp = &self.cpus[c]
     if cp.offloaded and cp.byp_len < self.qhimark:
-        return self.qhimark - cp.byp_len + 1
-    return self.kt_alloc_num
+        return min(left, self.qhimark - cp.byp_len + 1)
+    return left
 
 
 cdef i64 kv_leading_double(Engine self, i64 left) noexcept:
@@ -215,7 +216,7 @@ cdef i64 kvfree_call_rcu_next(Engine self, int c, i64 left, i64 *plan) except -2
         # call_rcu() or krcp->head for every call.
         h = 1 if self.kv_chunk else left
         if self.kv_gen == KV_CALL_RCU and h > 1:
-            h = min(h, call_rcu_burst(self, c))
+            h = call_rcu_burst(self, c, h)
         plan[0] = h
         plan[1] = plan[2] = 0
         return h * self.kv_call_ns

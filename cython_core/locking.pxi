@@ -6,8 +6,26 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
-cdef void locking_init(Engine self, lk) noexcept:
+cdef void locking_init(Engine self, lk) except *:
+    """The sleeping mutexes (once the rcu_node tree exists): the expedited funnel's of each
+    rcu_node and rdp (before v4.6), rcu_state.barrier_mutex and .exp_mutex."""
+    cdef int i
     self.mutex_handoff = lk.mutex_handoff
+    self.n_mtx = self.num_nodes + self.nr_cpus + 2
+    self.mtx_owner = <int *> malloc(self.n_mtx * sizeof(int))
+    self.mtx_head = <int *> malloc(self.n_mtx * sizeof(int))
+    self.mtx_tail = <int *> malloc(self.n_mtx * sizeof(int))
+    self.mtx_handoff = <int *> calloc(self.n_mtx, sizeof(int))
+    self.mtx_rt = <int *> calloc(self.n_mtx, sizeof(int))
+    self.mtx_exp = <int *> calloc(self.n_mtx, sizeof(int))
+    if (self.mtx_owner == NULL or self.mtx_head == NULL or self.mtx_tail == NULL or self.mtx_handoff == NULL
+            or self.mtx_rt == NULL or self.mtx_exp == NULL):
+        raise MemoryError()
+    self.exp_mutex = self.n_mtx - 1
+    self.barrier_mutex = self.n_mtx - 2  # rcu_state.barrier_mutex: a plain mutex
+    for i in range(self.n_mtx):
+        self.mtx_owner[i] = self.mtx_head[i] = self.mtx_tail[i] = -1
+        self.mtx_exp[i] = i != self.barrier_mutex
 
 
 cdef inline i64 spin_wait(i64 *lock_free, i64 t, i64 hold) noexcept:

@@ -200,6 +200,9 @@ cdef class Engine:
     cdef int use_softirq
     cdef i64 cb_cost[CB_KINDS]
     cdef i64 call_rcu_ns
+    cdef int softirq_time_limit  # __do_softirq() bounded by time and need_resched (v3.9); before, a restart count only
+    cdef int ksoftirqd_does_its_job # v4.10: irq exit leaves softirqs to an awake ksoftirqd; before, it runs them
+    cdef i64 softirq_wake0        # n_wake_local when the RCU_SOFTIRQ computed now began
 
     # --- NOCB groups (tree_nocb.pxi) ------------------------------------------
     cdef group_t *groups
@@ -282,14 +285,11 @@ cdef class Engine:
     cdef int *rwl_preemptible
     cdef int preemptible_readers
 
-    # --- real-time latency: probes, call_rcu_load, classic RCU, 2004 patches (rt_latency.pxi, call_rcu_load.pxi, classic.pxi) 
+    # --- probes, call_rcu_load, classic RCU and the 2004 patches (rt_latency.pxi, call_rcu_load.pxi, classic.pxi)
     cdef int tree_rcu            # Tree RCU (v2.6.29); before, classic RCU's rcu_do_batch()
-    cdef int softirq_time_limit  # __do_softirq() bounded by time and need_resched (v3.9); before, a restart count only
-    cdef i64 softirq_wake0        # n_wake_local when the RCU_SOFTIRQ computed now began
     cdef int rcumaxbatch         # throttle-rcu: callbacks per tasklet pass, 0 = no limit
     cdef int rcuplugticks        # throttle-rcu: ticks the done list waits after a full pass
     cdef int krcud_bhlimit       # rcu-low-lat: callbacks in softirq before krcud/N takes over, 0 = no krcud
-    cdef int ksoftirqd_does_its_job # v4.10: irq exit leaves softirqs to an awake ksoftirqd; before, it runs them
     cdef i64[::1] probe_period_ns  # per rt_latency_probe workload
     cdef i64[::1] probe_run_ns
     cdef i64[::1] bg_work_ns     # per call_rcu_load workload: mean preemptible work per operation
@@ -359,7 +359,7 @@ cdef class Engine:
     cdef int kv_form              # 0 = both kfree_rcu() forms at random, 1 = single-argument, 2 = two-argument
     cdef i64 kv_max_entr          # KVFREE_BULK_MAX_ENTR: pointers per page
     cdef i64 kv_drain_jiffies     # KFREE_DRAIN_JIFFIES
-    cdef int kv_drain_5hz         # the monitor runs after 1 jiffy once KVFREE_BULK_MAX_ENTR are queued (v6.1)
+    cdef int kv_drain_5hz         # switch kfree_drain_5hz (v6.1): KFREE_DRAIN_JIFFIES 5*HZ, and the monitor after 1 jiffy once a batch is full
     cdef int kv_page_cache_work   # page_cache_work refills the cache; no allocation in the call (v5.11)
     cdef int kv_min_cached        # rcutree.rcu_min_cached_objs (krcp->bcached's one page before v5.9)
     cdef i64 kv_obj_bytes         # slab object size (kmalloc size class)

@@ -1,7 +1,7 @@
 # The scheduler: per-CPU run queues (an RT queue served before the SCHED_OTHER
-# queue, FIFO within each, one-jiffy round robin), wake-ups and their latency,
-# bursts of CPU time, preemption, idle entry and exit,
-# resched IPIs (kernel/sched/core.c, kernel/sched/idle.c, kernel/time/tick-sched.c).
+# queue, FIFO within each), wake-ups and their latency, bursts of CPU time,
+# preemption, idle entry and exit (kernel/sched/core.c, kernel/sched/idle.c); the
+# fair class is fair.pxi's, the tick's time slices tick.pxi's.
 # Entities (tasks and kthreads) run in bursts: ent_run() (in _core.pyx) gives the
 # length of an entity's next burst, ent_done() applies the burst's effects.
 #

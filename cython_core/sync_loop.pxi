@@ -9,7 +9,7 @@ cdef int sync_loop_ents(t) except -1:
     return len(t.cpu)
 
 
-cdef int tasks_init(Engine self, t) except -1:
+cdef int sync_loop_init(Engine self, t) except -1:
     """The sync_loop tasks (entities 0..n_tasks-1) and their workloads' parameters."""
     cdef int e, k
     self.n_tasks = len(t.cpu)
@@ -61,7 +61,7 @@ cdef int tasks_init(Engine self, t) except -1:
     return self.n_tasks
 
 
-cdef void tasks_start(Engine self) except *:
+cdef void sync_loop_start(Engine self) except *:
     cdef int e
     for e in range(self.n_tasks):
         self.ents[e].state = ST_RUNNABLE

@@ -9,8 +9,8 @@
 # Included by _core.pyx: module-level functions on the Engine.
 
 
-cdef void barrier_init(Engine self, nb) noexcept:
-    self.barrier_wakes_rcuog = nb.barrier_wakes_rcuog
+cdef void barrier_init(Engine self, tb) noexcept:
+    self.barrier_wakes_rcuog = tb.barrier_wakes_rcuog
     self.barrier_sequence = 0
     self.barrier_task = -1
 

@@ -27,7 +27,7 @@ cdef void rcu_core_init(Engine self, c) except *:
     self.cb_free = -1
 
 
-cdef int rcu_spawn_cpu_kthreads(Engine self, c_in, int e) except -1:
+cdef int rcu_spawn_cpu_kthreads(Engine self, tc, int e) except -1:
     """Per CPU: rcuop/N if its callbacks are offloaded (tree_nocb.pxi), else rcuc/N
     (use_softirq=0) or ksoftirqd/N: both run rcu_core()."""
     cdef int c
@@ -40,7 +40,7 @@ cdef int rcu_spawn_cpu_kthreads(Engine self, c_in, int e) except -1:
             self.cpus[c].rcuc = e
             self.ents[e].kind = ENT_RCUC
             self.ents[e].phase = 0 if self.use_softirq else 1
-            self.ents[e].rq = RQ_RT if (not self.use_softirq and c_in.rcuc_rt) else RQ_NORMAL
+            self.ents[e].rq = RQ_RT if (not self.use_softirq and tc.rcuc_rt) else RQ_NORMAL
         e += 1
     return e
 

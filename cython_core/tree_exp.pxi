@@ -9,8 +9,9 @@
 
 cdef int rcu_exp_init(Engine self, x, int e) except -1:
     """The expedited machinery of the release: the GP kworker (from the housekeeping
-    CPU, unbound where a fair kthread may move), one worker per leaf on the leaf's first CPU (the kernel makes it affine
-    to the leaf's CPUs), and the sleeping mutexes (rcu_state.barrier_mutex among them)."""
+    CPU, unbound where a fair kthread may move), one worker per leaf on the leaf's first
+    CPU (the kernel makes it affine to the leaf's CPUs), and whether its mutexes are
+    rt_mutexes (locking.pxi allocates them)."""
     cdef int n, i
     self.ipi_send_ns = x.ipi_send_ns
     self.ipi_handler_ns = x.ipi_handler_ns
@@ -33,21 +34,7 @@ cdef int rcu_exp_init(Engine self, x, int e) except -1:
     self.exp_gp_workqueue = x.exp_gp_workqueue
     self.exp_par_init = x.exp_par_init
     self.exp_driver = self.exp_ent
-    self.n_mtx = self.num_nodes + self.nr_cpus + 2
-    self.mtx_owner = <int *> malloc(self.n_mtx * sizeof(int))
-    self.mtx_head = <int *> malloc(self.n_mtx * sizeof(int))
-    self.mtx_tail = <int *> malloc(self.n_mtx * sizeof(int))
-    self.mtx_handoff = <int *> calloc(self.n_mtx, sizeof(int))
-    self.mtx_rt = <int *> calloc(self.n_mtx, sizeof(int))
-    self.mtx_exp = <int *> calloc(self.n_mtx, sizeof(int))
-    if (self.mtx_owner == NULL or self.mtx_head == NULL or self.mtx_tail == NULL or self.mtx_handoff == NULL
-            or self.mtx_rt == NULL or self.mtx_exp == NULL):
-        raise MemoryError()
-    self.exp_mutex = self.n_mtx - 1
-    self.barrier_mutex = self.n_mtx - 2  # rcu_state.barrier_mutex: a plain mutex
     for i in range(self.n_mtx):
-        self.mtx_owner[i] = self.mtx_head[i] = self.mtx_tail[i] = -1
-        self.mtx_exp[i] = i != self.barrier_mutex
         self.mtx_rt[i] = self.mtx_exp[i] and x.exp_mutex_rt
     self.gp_mutex = self.exp_mutex if self.exp_funnel_wait_queues else 0
     return e

@@ -1,4 +1,5 @@
-"""Tests for rcusim.input.scenario and rcusim.input.config: loading, merging and resolving scenarios.
+"""Tests for rcusim.input.scenario and the input models (rcusim.input.hardware, kernel, workloads, variant,
+resolve): loading, merging and resolving scenarios.
 
 Expected values come from the kernel (KERNEL-FACTS tables, kernel/rcu/tree.c),
 not from the code under test.

@@ -232,7 +232,7 @@ class Classic:
 class SyncLoopInput:
     """sync_loop.pxi: one row per sync_loop task, one per sync_loop workload."""
     cpu: np.ndarray
-    aff: np.ndarray            # placement.pxi: index of the task's allowed-CPU mask (Sched), -1 = bound to cpu
+    aff: np.ndarray            # placement.pxi: index of the task's allowed-CPU mask (Placement), -1 = bound to cpu
     kthread: np.ndarray        # placement.pxi: 1 = a kernel thread (is_per_cpu_kthread() when bound)
     fork_balance: np.ndarray   # placement.pxi: 1 = placed at its start by find_idlest_cpu()
     rt: np.ndarray
@@ -289,7 +289,8 @@ class KvfreeRcu:
     form: int                  # 0 both kfree_rcu() forms at random, 1 single-argument, 2 two-argument
     max_entr: int
     drain_jiffies: int
-    kfree_drain_5hz: int           # schedule_delayed_monitor_work(): 1 jiffy once KVFREE_BULK_MAX_ENTR are queued
+    kfree_drain_5hz: int       # switch kfree_drain_5hz (KFREE_DRAIN_JIFFIES 5*HZ, in drain_jiffies): the monitor
+                               # after 1 jiffy once KVFREE_BULK_MAX_ENTR are queued (schedule_delayed_monitor_work())
     kvfree_page_cache_work: int  # no page allocation in kvfree_call_rcu(); page_cache_work refills the cache
     kvfree_unbound_wq: int     # the monitor and kfree_rcu_work on an unbound workqueue (v6.12)
     cache_prefill: int         # kfree_rcu_batch_init() fills each CPU's page cache at boot
@@ -510,6 +511,13 @@ def _tree(spec, geom: Geometry) -> Tree:
                 cpu_grpnum=geom.cpu_grpnum, gp_seq_init=GP_SEQ_INIT, rnp_lock_ns=spec.hardware.costs.rnp_lock_ns)
 
 
+def _kthread_rt(p) -> bool:
+    """RCU's kthreads run SCHED_FIFO at rcutree.kthread_prio when it is positive. Before the GP
+    kthread (v3.7) softirq drove grace periods, which no task can delay: rcusim keeps its GP
+    kthread and lets no task delay it either."""
+    return p.kthread_prio > 0 or not p.switches.gp_kthread
+
+
 def _tree_gp(spec) -> TreeGp:
     p = spec.params
     return TreeGp(
@@ -519,9 +527,7 @@ def _tree_gp(spec) -> TreeGp:
         # mean the same to it: no run lasts 2**63 jiffies.
         jiffies_to_sched_qs=min(p.jiffies_to_sched_qs, INT64_MAX),
         jiffies_resched=RCU_CPU_STALL_TIMEOUT_S * p.hz // 2,
-        # Before the GP kthread, softirq drove grace periods, which no task can
-        # delay. rcusim keeps its GP kthread and lets no task delay it either.
-        gp_kthread_rt=int(p.kthread_prio > 0 or not p.switches.gp_kthread),
+        gp_kthread_rt=int(_kthread_rt(p)),
         gp_kthread_cpu_qs_early=int(p.switches.gp_kthread_cpu_qs_early),
     )
 
@@ -544,7 +550,9 @@ def _tree_callbacks(spec) -> TreeCallbacks:
         cb_generic_ns=costs.cb_generic_ns,
         softirq_time_limit=int(p.switches.softirq_time_limit),
         ksoftirqd_does_its_job=int(p.switches.ksoftirqd_does_its_job),
-        rcuc_rt=int(p.kthread_prio > 0 or not p.switches.gp_kthread),  # as the GP kthread
+        # As the GP kthread; the kernel's rcu_cpu_kthread_setup() sets SCHED_FIFO only with
+        # CONFIG_RCU_BOOST, which rcusim does not yet follow.
+        rcuc_rt=int(_kthread_rt(p)),
     )
 
 
@@ -691,28 +699,24 @@ def _tree_plugin(spec) -> TreePlugin:
                        preemptible=preemptible, rt=rt, weight=weight)
 
 
-def _kfree_threads(spec) -> np.ndarray:
-    """The CPU of each of rcuscale's kfree threads: set_cpus_allowed_ptr(cpumask_of(me % nr_cpu_ids))."""
+def _flood(spec) -> KfreeRcuFlood | None:
+    return next((w for w in spec.workloads if isinstance(w, KfreeRcuFlood)), None)
+
+
+def _kfree_scale(spec, flood: KfreeRcuFlood | None) -> KfreeScale:
     nr = spec.hardware.nr_cpus
-    flood = next((w for w in spec.workloads if isinstance(w, KfreeRcuFlood)), None)
-    if flood is None:
-        return np.zeros(0, dtype=np.int32)
-    return np.arange(compute_real(flood.kfree_nthreads, nr), dtype=np.int32) % nr
-
-
-def _kfree_scale(spec) -> KfreeScale:
-    flood = next((w for w in spec.workloads if isinstance(w, KfreeRcuFlood)), None)
-    return KfreeScale(cpu=_kfree_threads(spec), alloc_num=flood.kfree_alloc_num if flood else 0,
+    # set_cpus_allowed_ptr(cpumask_of(me % nr_cpu_ids))
+    cpus = np.arange(compute_real(flood.kfree_nthreads, nr) if flood else 0, dtype=np.int32) % nr
+    return KfreeScale(cpu=cpus, alloc_num=flood.kfree_alloc_num if flood else 0,
                       loops=flood.kfree_loops if flood else 0, might_resched=int(spec.resolution.might_resched))
 
 
-def _kvfree_rcu(spec, chunk: int) -> KvfreeRcu:
+def _kvfree_rcu(spec, flood: KfreeRcuFlood | None, threads: KfreeScale, chunk: int) -> KvfreeRcu:
     """kvfree_rcu() on the kfree threads' CPUs; `chunk` 1 gives one event per kfree_rcu() call
     instead of one per page (the aggregation check in the tests)."""
     nr, p, costs, res = spec.hardware.nr_cpus, spec.params, spec.hardware.costs, spec.resolution
-    flood = next((w for w in spec.workloads if isinstance(w, KfreeRcuFlood)), None)
     has_thread = np.zeros(nr, dtype=np.int8)
-    has_thread[_kfree_threads(spec)] = 1
+    has_thread[threads.cpu] = 1
     sw = p.switches
     return KvfreeRcu(
         has_thread=has_thread,
@@ -826,7 +830,8 @@ def rcu_geometry(spec) -> Geometry:
 def engine_input(spec, fault: int = 0, kfree_chunk: int = 0) -> tuple[EngineInput, Geometry]:
     """The engine's input for one variant, and the rcu_node geometry it was built from."""
     geom = rcu_geometry(spec)
-    topology, sync_loop = _topology(spec), _sync_loop(spec)
+    topology, sync_loop, flood = _topology(spec), _sync_loop(spec), _flood(spec)
+    kfree_scale = _kfree_scale(spec, flood)
     inp = EngineInput(sched=_sched(spec, fault), fair=_fair(spec), placement=_placement(spec, topology),
                       timer=_timer(spec), cpuidle=_cpuidle(spec), kvm=_kvm(spec), topology=topology,
                       locking=Locking(mutex_handoff=int(spec.params.switches.mutex_handoff)),
@@ -834,7 +839,7 @@ def engine_input(spec, fault: int = 0, kfree_chunk: int = 0) -> tuple[EngineInpu
                       tree_callbacks=_tree_callbacks(spec), tree_nocb=_tree_nocb(spec), tree_exp=_tree_exp(spec),
                       tree_barrier=TreeBarrier(barrier_wakes_rcuog=int(spec.params.switches.barrier_wakes_rcuog)),
                       tree_plugin=_tree_plugin(spec), classic=_classic(spec), sync_loop=sync_loop,
-                      kfree_scale=_kfree_scale(spec), kvfree_rcu=_kvfree_rcu(spec, kfree_chunk),
+                      kfree_scale=kfree_scale, kvfree_rcu=_kvfree_rcu(spec, flood, kfree_scale, kfree_chunk),
                       rt_latency=_rt_latency(spec), call_rcu_load=_call_rcu_load(spec), noise=_noise(spec),
                       records=_records(spec, sync_loop), run_end=RunEnd(timed=int(spec.run.duration_s is not None)),
                       vmalloc=_vmalloc(spec), tracepoint=_tracepoint(spec))

@@ -47,9 +47,6 @@ class VariantInput(InputModel):
     """Run limits."""
 
 
-
-
-
 class RcuParams(InputModel):
     """Every kernel tunable of one variant, resolved to a concrete value.
 
