@@ -9,10 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
-from rcusim import load_scenario, run
+from rcusim import _core, load_scenario, run
+from rcusim.engine.engine_input import engine_input
 from rcusim.errors import ScenarioError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,3 +94,15 @@ def test_a_load_that_sleeps_between_operations_leaves_its_cpu_idle():
     ops = sleepy["call_rcu_latency_us"]["queued"]
     assert 0.9 * seconds * 1e3 / (work_us / 1e3 + mean_sleep_ms + 1) < ops
     assert ops < 1.1 * seconds * 1e3 / (work_us / 1e3 + mean_sleep_ms)
+
+
+@pytest.mark.parametrize("boost, fifo", [(False, False), (True, True)])
+def test_rcuc_kthreads_are_sched_fifo_only_with_rcu_boost(boost, fifo):
+    """rcu_cpu_kthread_setup() (kernel/rcu/tree_plugin.h) sets rcuc/N to SCHED_FIFO at
+    kthread_prio under CONFIG_RCU_BOOST only; the GP kthread takes kthread_prio either way."""
+    data = copy.deepcopy(LOAD)
+    data["kernel"].update(CONFIG_RCU_BOOST=boost, bootargs="rcutree.use_softirq=0 rcutree.kthread_prio=2")
+    ents = _core.Engine(engine_input(load_scenario(data).variants["default"])[0], np.random.PCG64(0)).entity_kinds()
+    rcuc = ents["rt"][ents["kind"] == _core.ENTITY_KINDS["rcuc"]]
+    gp = ents["rt"][ents["kind"] == _core.ENTITY_KINDS["gp"]]
+    assert len(rcuc) == 4 and set(rcuc) == {fifo} and list(gp) == [True]

@@ -550,9 +550,8 @@ def _tree_callbacks(spec) -> TreeCallbacks:
         cb_generic_ns=costs.cb_generic_ns,
         softirq_time_limit=int(p.switches.softirq_time_limit),
         ksoftirqd_does_its_job=int(p.switches.ksoftirqd_does_its_job),
-        # As the GP kthread; the kernel's rcu_cpu_kthread_setup() sets SCHED_FIFO only with
-        # CONFIG_RCU_BOOST, which rcusim does not yet follow.
-        rcuc_rt=int(_kthread_rt(p)),
+        # rcu_cpu_kthread_setup() (tree_plugin.h): SCHED_FIFO at kthread_prio with CONFIG_RCU_BOOST only.
+        rcuc_rt=int(p.rcu_boost and p.kthread_prio > 0),
     )
 
 
