@@ -13,7 +13,6 @@ callers run only after the softirq returns to the idle loop.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from rcusim import _core
 from rcusim.engine.engine_input import engine_input
