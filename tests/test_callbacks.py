@@ -1,48 +1,16 @@
-"""call_rcu() callbacks as a result of their own: the time from call_rcu() to the
-callback's end, how many were queued, invoked and left waiting, and a callback
-load that runs alone for run.duration_s."""
+"""A callback load's input: what ends a run is explicit. (The load and its callbacks in the
+engine: tests/engine/test_call_rcu_load.py.)"""
 
 from __future__ import annotations
 
 import copy
-import subprocess
-import sys
-from pathlib import Path
 
-import numpy as np
 import pytest
-import yaml
 
-from rcusim import _core, load_scenario, run
-from rcusim.engine.engine_input import engine_input
+from rcusim import load_scenario
 from rcusim.errors import ScenarioError
 
-ROOT = Path(__file__).resolve().parent.parent
-
-LOAD = {
-    "name": "callbacks",
-    "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 4},
-    "kernel": {"release": "6.6", "HZ": 1000},
-    "workloads": [{"kind": "call_rcu_load", "work_us": 100, "call_rcu_per_op": 1, "callback": "generic"}],
-    "run": {"duration_s": 0.5},
-}
-# Offloaded, with more callback work than the CPUs have: rcuop cannot keep up.
-FLOOD = copy.deepcopy(LOAD)
-FLOOD["kernel"].update(CONFIG_RCU_NOCB_CPU=True, bootargs="rcu_nocbs=all")
-FLOOD["workloads"][0].update(work_us=1, call_rcu_per_op=20)
-
-
-def test_a_callback_load_alone_runs_for_its_duration():
-    v = run(LOAD).variants["default"]
-    m = v.metrics
-    assert m["finished"] is True
-    assert m["completion_time_s"] == pytest.approx(0.5)
-    cb = m["call_rcu_latency_us"]
-    assert cb["invoked"] > 1000 and cb["queued"] == cb["invoked"] + cb["pending"]
-    # Every callback waits for a whole grace period that began after its call_rcu().
-    gp_us = (v.gps.t_end_ns - v.gps.t_start_ns).min() / 1e3
-    assert cb["min"] >= gp_us
-    assert cb["min"] <= cb["p50"] <= cb["p90"] <= cb["p99"] <= cb["max"]
+from tests.engine.test_call_rcu_load import LOAD
 
 
 def test_what_ends_a_run_is_explicit():
@@ -56,53 +24,3 @@ def test_what_ends_a_run_is_explicit():
     with pytest.raises(ScenarioError) as err:
         load_scenario(both)
     assert str(err.value).startswith("run.duration_s:")
-
-
-def test_a_backlog_is_counted_and_reported(tmp_path):
-    flood = run(FLOOD).variants["default"].metrics["call_rcu_latency_us"]
-    light = run(LOAD).variants["default"].metrics["call_rcu_latency_us"]
-    assert flood["pending"] > flood["invoked"]
-    assert light["pending"] < light["invoked"] / 10
-    # Callbacks a batch would invoke after the run's end are left pending, not counted.
-    assert flood["max"] <= FLOOD["run"]["duration_s"] * 1e6
-    path = tmp_path / "flood.yaml"
-    path.write_text(yaml.safe_dump(FLOOD))
-    done = subprocess.run([sys.executable, "-m", "rcusim", "run", str(path), "--out", str(tmp_path / "out")],
-                          cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 0
-    warnings = [ln for ln in done.stderr.splitlines() if "still waiting at the end" in ln]
-    assert len(warnings) == 1 and f"{flood['pending']:,}" in warnings[0]
-
-
-def test_a_load_that_sleeps_between_operations_leaves_its_cpu_idle():
-    """sleep_jiffies_max: after each operation the task sleeps 1 to N jiffies on a
-    timer-wheel timer, which fires 0 to 1 jiffy after its expiry (calc_index() rounds up)."""
-    n, work_us, seconds = 9, 100, 2.0
-
-    def alone(**change):
-        data = copy.deepcopy(LOAD)
-        data["workloads"][0].update(cpus="0", work_us=work_us, **change)
-        data["run"]["duration_s"] = seconds
-        return run(data).variants["default"].metrics
-
-    busy, sleepy = alone(), alone(sleep_jiffies_max=n)
-    assert busy["sched"]["utilisation"]["max"] > 0.9
-    assert sleepy["sched"]["utilisation"]["max"] < 0.1
-    # One call_rcu() an operation: the operations fit the mean sleep, (N + 1) / 2 jiffies
-    # plus up to one jiffy of rounding, with some room for the draws (HZ=1000: 1 ms jiffies).
-    mean_sleep_ms = (n + 1) / 2
-    ops = sleepy["call_rcu_latency_us"]["queued"]
-    assert 0.9 * seconds * 1e3 / (work_us / 1e3 + mean_sleep_ms + 1) < ops
-    assert ops < 1.1 * seconds * 1e3 / (work_us / 1e3 + mean_sleep_ms)
-
-
-@pytest.mark.parametrize("boost, fifo", [(False, False), (True, True)])
-def test_rcuc_kthreads_are_sched_fifo_only_with_rcu_boost(boost, fifo):
-    """rcu_cpu_kthread_setup() (kernel/rcu/tree_plugin.h) sets rcuc/N to SCHED_FIFO at
-    kthread_prio under CONFIG_RCU_BOOST only; the GP kthread takes kthread_prio either way."""
-    data = copy.deepcopy(LOAD)
-    data["kernel"].update(CONFIG_RCU_BOOST=boost, bootargs="rcutree.use_softirq=0 rcutree.kthread_prio=2")
-    ents = _core.Engine(engine_input(load_scenario(data).variants["default"])[0], np.random.PCG64(0)).entity_kinds()
-    rcuc = ents["rt"][ents["kind"] == _core.ENTITY_KINDS["rcuc"]]
-    gp = ents["rt"][ents["kind"] == _core.ENTITY_KINDS["gp"]]
-    assert len(rcuc) == 4 and set(rcuc) == {fifo} and list(gp) == [True]

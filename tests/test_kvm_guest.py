@@ -1,22 +1,17 @@
-"""A KVM guest (kvm.pxi): vCPUs idle in HLT, the host's adaptive halt polling
-(virt/kvm/kvm_main.c kvm_vcpu_halt()), the guest profile and its refusals."""
+"""A KVM guest's input: the guest profile and what a guest does not have, refused. (Its vCPUs'
+halts and the host's halt polling in the engine: tests/engine/test_kvm.py.)"""
 
 from __future__ import annotations
 
 import pytest
 
-from rcusim import load_scenario, run
+from rcusim import load_scenario
 from rcusim.engine.reference import run_reference_spec
 from rcusim.errors import ScenarioError
 from rcusim.input.profiles import (load_profile, profile_halt_poll, profile_halt_poll_sources, profile_idle_states,
                                    profile_sources, profile_topology)
 
 GUEST = "amd-threadripper-3970x-kvm"
-
-
-def _halts(scenario: str, variant: str, *overrides: str) -> dict:
-    result = run(scenario, overrides=[f"hardware.profile={GUEST}", *overrides], variants=[variant])
-    return result.variants[variant].metrics["sched"]["kvm_halts"]
 
 
 def test_the_guest_profile_gives_every_figure_with_its_source():
@@ -30,29 +25,6 @@ def test_the_guest_profile_gives_every_figure_with_its_source():
     topo = profile_topology(GUEST)
     assert (topo["smt"], topo["cores_per_llc"], topo["llcs_per_socket"]) == (1, 64, 1)
     assert profile_halt_poll("amd-threadripper-3970x") is None
-
-
-def test_halts_longer_than_the_poll_window_always_block():
-    """One caller on an idle machine: every vCPU halts for milliseconds, longer than
-    halt_poll_ns, so the window never grows and no halt ends in the poll loop."""
-    halts = _halts("scenarios/gp_floor_64cpu.yaml", "v7_0", "workloads.0.loops=20")
-    assert halts["polled"] == 0 and halts["blocked"] > 20
-
-
-def test_short_halts_grow_the_poll_window_and_are_caught_by_it():
-    """The wake_from_gp kworker wakes 1,000 callers one after another: vCPUs that
-    just halted are woken within microseconds, the window grows from 0 to catch them."""
-    args = ("workloads.0.tasks=1000", "workloads.0.loops=5")
-    halts = _halts("scenarios/sync_rcu_10k.yaml", "wake_from_gp", *args)
-    assert halts["polled"] > halts["blocked"] > 0
-    off = _halts("scenarios/sync_rcu_10k.yaml", "wake_from_gp", *args, "hardware.halt_poll_ns=0")
-    assert off["polled"] == 0 and off["blocked"] > halts["blocked"]
-
-
-def test_same_seed_gives_the_same_guest_run():
-    a = _halts("scenarios/sync_rcu_10k.yaml", "default", "workloads.0.tasks=500", "workloads.0.loops=3")
-    b = _halts("scenarios/sync_rcu_10k.yaml", "default", "workloads.0.tasks=500", "workloads.0.loops=3")
-    assert a == b
 
 
 @pytest.mark.parametrize("overrides, key", [

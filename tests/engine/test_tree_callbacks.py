@@ -12,12 +12,16 @@ callers run only after the softirq returns to the idle loop.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
 from rcusim import _core
 from rcusim.engine.engine_input import engine_input
 from rcusim.input.scenario import load_scenario
+
+from tests.engine.test_call_rcu_load import LOAD
 
 TR = _core.TRACE_KINDS
 BLIMIT = 10
@@ -62,3 +66,15 @@ def test_an_idle_cpu_waking_callers_onto_itself_stops_at_blimit_and_hands_the_re
     invokes = on1[on1["kind"] == TR["cb_invoke"]]
     to_task = switches[switches["ent"] >= 0]
     assert not ((to_task["t"] > invokes["t"][0]) & (to_task["t"] < ends["t"][0])).any()
+
+
+@pytest.mark.parametrize("boost, fifo", [(False, False), (True, True)])
+def test_rcuc_kthreads_are_sched_fifo_only_with_rcu_boost(boost, fifo):
+    """rcu_cpu_kthread_setup() (kernel/rcu/tree_plugin.h) sets rcuc/N to SCHED_FIFO at
+    kthread_prio under CONFIG_RCU_BOOST only; the GP kthread takes kthread_prio either way."""
+    data = copy.deepcopy(LOAD)
+    data["kernel"].update(CONFIG_RCU_BOOST=boost, bootargs="rcutree.use_softirq=0 rcutree.kthread_prio=2")
+    ents = _core.Engine(engine_input(load_scenario(data).variants["default"])[0], np.random.PCG64(0)).entity_kinds()
+    rcuc = ents["rt"][ents["kind"] == _core.ENTITY_KINDS["rcuc"]]
+    gp = ents["rt"][ents["kind"] == _core.ENTITY_KINDS["gp"]]
+    assert len(rcuc) == 4 and set(rcuc) == {fifo} and list(gp) == [True]

@@ -1,5 +1,5 @@
-"""Idle states and the menu governor: its arithmetic (rcusim.kernel.cpuidle, the
-twin of cython_core/cpuidle.pxi) and what the engine does with its choices."""
+"""cython_core/cpuidle.pxi: idle states and the menu governor: its arithmetic (rcusim.kernel.cpuidle,
+the twin of cpuidle.pxi) and what the engine does with its choices, a driver's or none."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ from rcusim.input.profiles import profile_idle_states
 from rcusim.input.scenario import load_scenario
 from rcusim.kernel.cpuidle import (DECAY, MAX_INTERESTING, NO_TIMER_US, RESOLUTION, Menu, typical_interval,
                                    which_bucket)
+from rcusim.results import trace
 from rcusim.results.run import run_scenario
+
+from tests.engine.conftest import GP_CPU, only_variant, traced
 
 STATES = profile_idle_states("x86-64-server-2023")  # POLL, C1, C1E, C6
 EXIT = tuple(s["exit_latency_us"] for s in STATES)
@@ -141,3 +144,35 @@ def test_a_polling_only_table_keeps_every_idle_tick():
     v = run(lone_caller("6.6"))
     assert ticks["6.6"] > 4 * v.counters["ticks"]
     assert ticks["4.14"] < ticks["6.6"] / 4
+
+
+# --- no cpuidle driver: the idle loop's tick after f4c31b07b136 ----------------
+def guest_caller(release: str, patches=()) -> dict:
+    """One caller on CPU 1 of an idle 8-vCPU QEMU guest, which has no cpuidle driver."""
+    return {"name": "guest", "seed": 0, "hardware": {"profile": "qemu-tcg", "nr_cpus": 8},
+            "kernel": {"release": release, "HZ": 1000, "patches": list(patches)},
+            "workloads": [{"kind": "sync_loop", "tasks": 1, "loops": 20, "primitive": "synchronize_rcu",
+                           "cpus": "1"}]}
+
+
+@pytest.mark.parametrize("release, patches, scans", [("6.12", [], 2),
+                                                     ("6.12", ["sched-idle-consolidate-special-cases"], 1)])
+def test_without_a_driver_the_gp_cpu_keeps_one_tick(release, patches, scans):
+    """Without a cpuidle driver, v6.9-v6.19 stop the tick as the GP kthread's CPU goes idle:
+    the FQS timer is pulled to the caller's CPU and the second scan reports it. From
+    f4c31b07b136 (v7.0, 6.12.78) that CPU keeps its tick to the next jiffy, whose handler
+    reports the QS noted at the kthread's switch, before the first scan. (v7.0 reports it
+    earlier still, at the end of rcu_gp_init(): test_early_report_needs_one_scan.)"""
+    v = only_variant(traced(guest_caller(release, patches)))
+    gps = v.gps[~v.gps.expedited]
+    assert (gps.fqs_scans == scans).all()
+    f = trace.trace_frame(v)
+    for seq, t0 in zip(gps.gp_seq, gps.t_start_ns):
+        own = f[(f.event == "qs") & (f.cpu == GP_CPU) & (f.gp_seq == seq)]
+        first_scan = f[(f.event == "gp_fqs_start") & (f.gp_seq == seq)].t_ns.iloc[0]
+        assert len(own) == 1
+        if scans == 1:  # the tick of the jiffy after the GP started, from the CPU itself
+            assert own.arg.iloc[0] == 0 and own.t_ns.iloc[0] < first_scan
+            assert own.t_ns.iloc[0] // 1_000_000 == t0 // 1_000_000 + 1
+        else:
+            assert own.arg.iloc[0] == 1 and own.t_ns.iloc[0] > first_scan

@@ -1,4 +1,7 @@
-"""Where the GP kthread (rcu_preempt) and the expedited GP kworker run.
+"""cython_core/placement.pxi: where a waking fair task runs (select_task_rq_fair(): record_wakee(),
+wake_wide(), wake_affine(), select_idle_sibling()) within its affinity, and set_task_cpu().
+
+Where the GP kthread (rcu_preempt) and the expedited GP kworker run.
 
 Both are unbound kthreads (kthread_create() in rcu_spawn_gp_kthread(),
 kthread_create_worker(0, ...) in rcu_start_exp_gp_kworker()), SCHED_OTHER
@@ -17,7 +20,10 @@ import pytest
 from rcusim import _core
 from rcusim.engine.engine_input import engine_input
 from rcusim.engine.reference.compare import first_difference, run_both
+from rcusim.engine.reference.model import run_reference
 from rcusim.input.scenario import load_scenario
+
+from tests.engine.conftest import TR, domains, scenario, task_switches, traced_run
 
 SWITCH = _core.TRACE_KINDS["switch"]
 
@@ -144,3 +150,65 @@ def test_a_local_wakeup_at_a_bursts_end_hands_the_cpu_over_without_idling():
     task, exp_gp = _core.ENTITY_KINDS["task"], _core.ENTITY_KINDS["exp_gp"]
     handovers = sum(1 for a, b in zip(nxt, nxt[1:]) if a == task and b == exp_gp)
     assert handovers >= 45, handovers
+
+
+# --- unpinned tasks and kthreads ------------------------------------------------------
+def test_one_waker_spreads_its_wakees_over_its_llc():
+    """One kworker (rcu_normal_wake_from_gp=1) wakes 1,000 tasks created on its CPU.
+
+    complete() passes no WF_SYNC and sync_loop tasks wake nobody, so their
+    wakee_flips stay 0: wake_wide() needs the wakee's flips to reach the LLC size
+    and stays false, the wake-ups take the affine path, and select_idle_sibling()
+    spreads them over idle CPUs of the waker's LLC.  The kworker is queued on the
+    GP kthread's CPU, which moves; the test follows the CPU it woke most from.
+    """
+    data = scenario(tasks=1000, loops=5, start_cpus="0", bootargs="rcutree.rcu_normal_wake_from_gp=1")
+    eng, trace, _ = traced_run(data, 10.0)
+    wakes = trace[(trace["kind"] == _core.TRACE_KINDS["wake"]) & (trace["ent"] < 1000) & (trace["arg"] >= 0)]
+    waker_cpu, n = collections.Counter(wakes["arg"].astype(int)).most_common(1)[0]
+    targets = set(wakes[wakes["arg"] == waker_cpu]["cpu"].astype(int))
+    sd = domains(TR, 64)
+    llc = sd.names.index("MC")
+    same_llc = set(np.flatnonzero(sd.domain_of[llc] == sd.domain_of[llc][waker_cpu]))
+    assert n >= 2500 and len(wakes) >= 5000
+    assert targets == same_llc
+    assert eng.safety()["violations"] == 0
+
+
+def test_unpinned_tasks_stay_within_their_cpus_and_pinned_ones_on_their_cpu():
+    data = scenario(tasks=200, loops=5, cpus="8-23")
+    data["workloads"].append({"kind": "sync_loop", "tasks": 32, "loops": 5, "cpus": "0-7,40-63"})
+    eng, trace, _ = traced_run(data, 10.0)
+    cpus, ents, _ = task_switches(trace, 232)
+    unpinned = ents < 200
+    assert set(cpus[unpinned]) <= set(range(8, 24))
+    assert len(set(cpus[unpinned])) > 1
+    listed = np.array(list(range(0, 8)) + list(range(40, 64)))
+    expected = listed[(ents[~unpinned] - 200) % len(listed)]
+    assert np.array_equal(cpus[~unpinned], expected)
+
+
+def test_same_seed_same_result_and_the_reference_declines():
+    data = scenario(tasks=300, loops=3, bootargs="rcutree.rcu_normal_wake_from_gp=1")
+    a, ta, _ = traced_run(data, 10.0)
+    b, tb, _ = traced_run(data, 10.0)
+    assert np.array_equal(ta, tb)
+    assert a.counters() == b.counters()
+    inp, _ = engine_input(load_scenario(data).variants["default"])
+    with pytest.raises(NotImplementedError, match="unpinned"):
+        run_reference(inp, 0, 10**9)
+
+
+def test_unbound_rcu_kthreads_run_only_on_housekeeping_cpus():
+    """rcuog and rcuop take kthread_run()'s affinity, housekeeping_cpumask(HK_TYPE_KTHREAD):
+    with nohz_full=4-15 only CPUs 0-3, wherever their group leader or CPU is."""
+    data = scenario(nr_cpus=16, tasks=200, loops=5)
+    data["kernel"].update(CONFIG_RCU_NOCB_CPU=True, bootargs="nohz_full=4-15")
+    eng, trace, _ = traced_run(data, 10.0)
+    kinds = eng.entity_kinds()["kind"]
+    sw = trace[(trace["kind"] == _core.TRACE_KINDS["switch"]) & (trace["ent"] >= 0)]
+    on = {k: set(sw["cpu"][kinds[sw["ent"]] == k].astype(int)) for k in np.unique(kinds[sw["ent"]])}
+    rcuog, rcuop = _core.ENTITY_KINDS["rcuog"], _core.ENTITY_KINDS["rcuop"]
+    assert on[rcuog] and on[rcuog] <= {0, 1, 2, 3}
+    assert len(on[rcuop]) > 1 and on[rcuop] <= {0, 1, 2, 3}
+    assert eng.safety()["violations"] == 0
