@@ -2,6 +2,7 @@
 
 - _core.pyx includes every .pxi file once; its docstring's file table and docs/model.md's
   list exactly those files, in that order;
+- each engine file has its tests in tests/engine/test_<file>.py;
 - each module of the SimPy reference model (rcusim/engine/reference/) is named after the
   engine file whose mechanism it implements again;
 - no mechanism's file calls into more than a third of the others: what dispatches to every
@@ -110,3 +111,17 @@ def test_each_reference_module_is_named_after_its_engine_file():
 
 def test_unmatched_reference_modules_finds_a_stray_name():
     assert unmatched_reference_modules(["model", "tree_exp", "exp"], ["tree_exp.pxi"]) == ["exp"]
+
+
+def untested(engine_files: list[str], test_files: list[str]) -> list[str]:
+    """Engine files without a tests/engine/test_<file>.py."""
+    return sorted(name for name in engine_files if f"test_{Path(name).stem}.py" not in test_files)
+
+
+def test_each_engine_file_has_its_test_file():
+    tests = [p.name for p in (ROOT / "tests" / "engine").glob("test_*.py")]
+    assert untested(list(_mechanisms()), tests) == []
+
+
+def test_untested_finds_a_file_without_tests():
+    assert untested(["tick.pxi", "timer.pxi"], ["test_timer.py"]) == ["tick.pxi"]
