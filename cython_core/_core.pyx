@@ -28,7 +28,8 @@ tree_callbacks.pxi   call_rcu(), rcu_core(), rcu_do_batch(), softirq, rcuc
 tree_nocb.pxi        tree_nocb.h: bypass, nocb_gp_wait(), nocb_cb_wait()
 tree_exp.pxi         tree_exp.h: expedited grace periods
 tree_barrier.pxi     rcu_barrier(): barrier_mutex, the entrain by IPI, rcu_barrier_callback()
-tree_plugin.pxi      readers, blocked readers, cond_resched()
+tree_plugin.pxi      rcu_read_unlock(), blocked readers, rcu_note_context_switch(), cond_resched()
+readers.pxi          the readers workload: rcu_read_lock()/rcu_read_unlock() loops
 kvfree_rcu.pxi       kvfree_rcu() batching: krcp, bulk pages, the monitor, kfree_rcu_work
 kfree_scale.pxi      rcuscale's kfree threads (kfree_scale_thread())
 vmalloc.pxi          one-page vmalloc()/vfree(): the global vmap locks and the lazy purge
@@ -171,6 +172,7 @@ include "tree_nocb.pxi"
 include "tree_exp.pxi"
 include "tree_barrier.pxi"
 include "tree_plugin.pxi"
+include "readers.pxi"
 include "kvfree_rcu.pxi"
 include "kfree_scale.pxi"
 include "vmalloc.pxi"
@@ -197,7 +199,7 @@ cdef void ents_alloc(Engine self, inp) except *:
     # rcu_preempt and the wake-from-GP kworker, rcuc/N or rcuop/N per CPU, the expedited
     # kworker and one per leaf; then what the workloads and options add.
     self.n_ents = (2 + self.nr_cpus + 1 + (self.num_nodes - self.leaf_first)
-                   + sync_loop_ents(inp.sync_loop) + tree_nocb_ents(inp.tree_nocb) + tree_plugin_ents(inp.tree_plugin)
+                   + sync_loop_ents(inp.sync_loop) + tree_nocb_ents(inp.tree_nocb) + readers_ents(inp.readers)
                    + kfree_scale_ents(inp.kfree_scale) + kvfree_rcu_ents(inp.kvfree_rcu)
                    + rt_latency_ents(inp.rt_latency) + call_rcu_load_ents(inp.call_rcu_load)
                    + classic_ents(self, inp.classic) + noise_ents(inp.noise))
@@ -503,7 +505,7 @@ cdef class Engine:
         e = rcu_spawn_cpu_kthreads(self, inp.tree_callbacks, e)
         e = rcu_exp_init(self, inp.tree_exp, e)
         barrier_init(self, inp.tree_barrier)
-        e = rcu_readers_init(self, inp.tree_plugin, e)
+        e = rcu_readers_init(self, inp.readers, e)
         e = kfree_scale_init(self, inp.kfree_scale, e)
         e = kvfree_rcu_init(self, inp.kvfree_rcu, e)
         self.n_ents = e

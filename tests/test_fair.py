@@ -36,7 +36,7 @@ def test_readers_take_nice_too():
     data = two_hogs("6.6", nice_b=0)
     data["workloads"].append({"kind": "readers", "cpus": "1", "length_us": 5, "rate_per_s": 1000, "nice": 10})
     inp, _ = engine_input(load_scenario(data).variants["default"])
-    assert inp.tree_plugin.weight == [weight_of(10)]
+    assert inp.readers.weight == [weight_of(10)]
     data["workloads"][-1]["rt"] = True
     with pytest.raises(ScenarioError, match="nice"):
         load_scenario(data)

@@ -27,7 +27,7 @@ from rcusim.kernel.topology import Geometry, nocb_groups, rcu_init_geometry
 
 __all__ = ["EngineInput", "engine_input", "rcu_geometry", "Sched", "Fair", "Placement", "Timer", "Cpuidle", "Kvm",
            "Topology", "Locking", "Tree", "TreeGp", "TreeSrNormal", "TreeCallbacks", "TreeNocb", "TreeExp",
-           "TreeBarrier", "TreePlugin", "Classic", "SyncLoopInput", "KfreeScale", "KvfreeRcu", "RtLatency",
+           "TreeBarrier", "ReadersInput", "Classic", "SyncLoopInput", "KfreeScale", "KvfreeRcu", "RtLatency",
            "CallRcuLoadInput", "NoiseInput", "Records", "RunEnd", "Vmalloc", "Tracepoint", "GP_SEQ_INIT"]
 
 #: The kernel starts rcu_state.gp_seq close to wrap on purpose: (0 - 300) << 2.
@@ -255,8 +255,8 @@ class SyncLoopInput:
 
 
 @_section
-class TreePlugin:
-    """tree_plugin.pxi: one row per reader task, one per readers workload."""
+class ReadersInput:
+    """readers.pxi: one row per reader task, one per readers workload."""
     cpu: np.ndarray
     workload: np.ndarray
     len_ns: list
@@ -405,7 +405,7 @@ class EngineInput:
     tree_nocb: TreeNocb
     tree_exp: TreeExp
     tree_barrier: TreeBarrier
-    tree_plugin: TreePlugin
+    readers: ReadersInput
     classic: Classic
     sync_loop: SyncLoopInput
     kfree_scale: KfreeScale
@@ -678,7 +678,7 @@ def _tracepoint(spec) -> Tracepoint:
     return Tracepoint(events=sum(_core.TRACEPOINTS[name] for name in events), **cost)
 
 
-def _tree_plugin(spec) -> TreePlugin:
+def _readers(spec) -> ReadersInput:
     cpu, workload, len_ns, gap_ns, len_exp, gap_busy, preemptible, rt, weight = [], [], [], [], [], [], [], [], []
     for wl, cpus in zip(spec.workloads, spec.resolution.cpus):
         if not isinstance(wl, Readers):
@@ -693,7 +693,7 @@ def _tree_plugin(spec) -> TreePlugin:
         preemptible.append(int(spec.params.preempt_rcu if wl.preemptible is None else wl.preemptible))
         rt.append(int(wl.rt))
         weight.append(weight_of(wl.nice))
-    return TreePlugin(cpu=np.asarray(cpu, dtype=np.int32), workload=np.asarray(workload, dtype=np.int32),
+    return ReadersInput(cpu=np.asarray(cpu, dtype=np.int32), workload=np.asarray(workload, dtype=np.int32),
                        len_ns=len_ns, gap_ns=gap_ns, len_exp=len_exp, gap_busy=gap_busy,
                        preemptible=preemptible, rt=rt, weight=weight)
 
@@ -837,7 +837,7 @@ def engine_input(spec, fault: int = 0, kfree_chunk: int = 0) -> tuple[EngineInpu
                       tree=_tree(spec, geom), tree_gp=_tree_gp(spec), tree_sr_normal=_tree_sr_normal(spec),
                       tree_callbacks=_tree_callbacks(spec), tree_nocb=_tree_nocb(spec), tree_exp=_tree_exp(spec),
                       tree_barrier=TreeBarrier(barrier_wakes_rcuog=int(spec.params.switches.barrier_wakes_rcuog)),
-                      tree_plugin=_tree_plugin(spec), classic=_classic(spec), sync_loop=sync_loop,
+                      readers=_readers(spec), classic=_classic(spec), sync_loop=sync_loop,
                       kfree_scale=kfree_scale, kvfree_rcu=_kvfree_rcu(spec, flood, kfree_scale, kfree_chunk),
                       rt_latency=_rt_latency(spec), call_rcu_load=_call_rcu_load(spec), noise=_noise(spec),
                       records=_records(spec, sync_loop), run_end=RunEnd(timed=int(spec.run.duration_s is not None)),

@@ -1,4 +1,4 @@
-"""cython_core/tree_plugin.pxi: readers and preemptible RCU (kernel/rcu/tree_plugin.h): read-side
+"""cython_core/tree_plugin.pxi: preemptible RCU's read side (kernel/rcu/tree_plugin.h): read-side
 critical sections, a reader preempted inside one queued on its leaf's blkd_tasks
 (rcu_preempt_ctxt_queue()) until its rcu_read_unlock() reports it (rcu_report_unblock_qs_rnp()).
 

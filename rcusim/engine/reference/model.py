@@ -244,7 +244,7 @@ class Model:
 
 def _check_scope(inp: EngineInput) -> None:
     p = inp
-    if len(inp.tree_plugin.cpu):
+    if len(inp.readers.cpu):
         raise NotImplementedError("the reference model has no readers workload; readers are out of its scope")
     if np.any(inp.tree_nocb.offloaded):
         raise NotImplementedError(
