@@ -274,7 +274,7 @@ cdef class Engine:
     cdef int barrier_wakes_rcuog  # rcu_barrier_entrain() wakes rcuog after flushing the bypass (v6.2)
     cdef i64 n_barriers, n_barrier_early, n_barrier_ipis, n_barrier_mutex_wait
 
-    # --- reader tasks (tree_plugin.pxi) ---------------------------------------
+    # --- reader tasks (readers.pxi) -------------------------------------------
     cdef int n_rwl
     cdef int reader_first         # entity index of the first reader task
     cdef int n_readers
