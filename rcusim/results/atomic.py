@@ -47,9 +47,13 @@ def _interruptions(at_once: bool):
         if at_once:
             _act(previous[signum], signum, frame)
 
-    previous = {sig: signal.signal(sig, note) for sig in INTERRUPTIONS}
+    # The handlers to come back to are known before `note` can run, and are restored even
+    # if a signal acts while the second one is being installed.
+    previous = {sig: signal.getsignal(sig) for sig in INTERRUPTIONS}
     ended = False
     try:
+        for sig in INTERRUPTIONS:
+            signal.signal(sig, note)
         yield
         ended = True
     finally:
