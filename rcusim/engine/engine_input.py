@@ -17,7 +17,8 @@ import numpy as np
 
 from rcusim import _core
 from rcusim.engine.rcuscale import KFREE_OBJ_BYTES, MEMORY_SAMPLE_NS, compute_real, kmalloc_size, kvfree_bulk_max_entr
-from rcusim.input.workloads import CallRcuLoad, GP_ASYNC_MAX_DEFAULT, KfreeRcuFlood, Noise, Readers, RtLatencyProbe, SyncLoop
+from rcusim.input.workloads import (GP_ASYNC_MAX_DEFAULT, CallRcuLoad, KfreeRcuFlood, Noise, Readers, RtLatencyProbe,
+                                    SyncLoop)
 from rcusim.input.profiles import TIMER_QUANTILES, TIMER_TAIL_QUANTILES, VMALLOC_COSTS, Z_P99
 from rcusim.kernel.cpus import cpu_topology
 from rcusim.kernel.fair import POLICY_CFS, POLICY_EEVDF, POLICY_RR, fair_tunables, weight_of
@@ -198,7 +199,8 @@ class TreeBarrier:
 class TreeSrNormal:
     """tree_sr_normal.pxi: synchronize_rcu() with rcutree.rcu_normal_wake_from_gp."""
     wake_from_gp: int
-    sr_normal_sync_wq: int     # the cleanup work on sync_wq, an ordinary workqueue (v6.10); before, system_highpri_wq (nice -20)
+    sr_normal_sync_wq: int     # the cleanup work on sync_wq, an ordinary workqueue (v6.10);
+                               # before, system_highpri_wq (nice -20)
 
 
 @_section
@@ -575,7 +577,7 @@ def _tree_nocb(spec) -> TreeNocb:
 def _tree_sr_normal(spec) -> TreeSrNormal:
     p = spec.params
     return TreeSrNormal(wake_from_gp=int(p.rcu_normal_wake_from_gp),
-                    sr_normal_sync_wq=int(p.switches.sr_normal_sync_wq))
+                        sr_normal_sync_wq=int(p.switches.sr_normal_sync_wq))
 
 
 def _tree_exp(spec) -> TreeExp:
@@ -633,7 +635,7 @@ def _sync_loop(spec) -> SyncLoopInput:
         # the first CPU of `cpus` (placed by fork balancing) or on start_cpus.
         first = cpus if wl.pinned else cpus[:1] if start_cpus is None else start_cpus
         cpu.append(np.asarray(first, dtype=np.int32)[np.arange(n) % len(first)])
-        fork.append(np.full(n, int(not wl.pinned and wl.start_cpus is None), dtype=np.int8))
+        fork.append(np.full(n, int(not wl.pinned and start_cpus is None), dtype=np.int8))
         aff.append(np.full(n, -1 if wl.pinned else 1 + n_masks, dtype=np.int32))
         n_masks += not wl.pinned
         kthread.append(np.full(n, int(wl.kthread), dtype=np.int8))
@@ -651,18 +653,18 @@ def _sync_loop(spec) -> SyncLoopInput:
         all_done.append(int(wl.until_all_done))
         async_max.append(0 if wl.primitive != "call_rcu_hurry" else wl.async_max or GP_ASYNC_MAX_DEFAULT)
     return SyncLoopInput(cpu=_column(cpu, np.int32), aff=_column(aff, np.int32), kthread=_column(kthread, np.int8),
-                 fork_balance=_column(fork, np.int8),
-                 rt=_column(rt, np.int8), weight=_column(weight, np.int32),
-                 loops=_column(loops, np.int64),
-                 start_ns=_column(start, np.int64), workload=_column(wl_idx, np.int32),
-                 think_ns=think, after_ns=after, primitive=prim,
-                 async_max=async_max, rcuscale_async_per_task=int(p.switches.rcuscale_async_per_task),
-                 # rcu_scale_alloc() pops the task's own llist from v6.12: a few ns, not charged.
-                 async_kmalloc_ns=0 if p.switches.rcuscale_async_per_task else costs.kmalloc_ns,
-                 async_cb_ns=costs.cb_generic_ns if p.switches.rcuscale_async_per_task else costs.cb_kfree_ns,
-                 vmalloc=vmalloc, sleep_jiffies_max=sleep, runtime_jiffies=runtime,
-                 until_all_done=all_done,
-                 sync_entry_ns=costs.sync_entry_ns)
+                         fork_balance=_column(fork, np.int8),
+                         rt=_column(rt, np.int8), weight=_column(weight, np.int32),
+                         loops=_column(loops, np.int64),
+                         start_ns=_column(start, np.int64), workload=_column(wl_idx, np.int32),
+                         think_ns=think, after_ns=after, primitive=prim,
+                         async_max=async_max, rcuscale_async_per_task=int(p.switches.rcuscale_async_per_task),
+                         # rcu_scale_alloc() pops the task's own llist from v6.12: a few ns, not charged.
+                         async_kmalloc_ns=0 if p.switches.rcuscale_async_per_task else costs.kmalloc_ns,
+                         async_cb_ns=costs.cb_generic_ns if p.switches.rcuscale_async_per_task else costs.cb_kfree_ns,
+                         vmalloc=vmalloc, sleep_jiffies_max=sleep, runtime_jiffies=runtime,
+                         until_all_done=all_done,
+                         sync_entry_ns=costs.sync_entry_ns)
 
 
 def _vmalloc(spec) -> Vmalloc:
@@ -694,8 +696,8 @@ def _readers(spec) -> ReadersInput:
         rt.append(int(wl.rt))
         weight.append(weight_of(wl.nice))
     return ReadersInput(cpu=np.asarray(cpu, dtype=np.int32), workload=np.asarray(workload, dtype=np.int32),
-                       len_ns=len_ns, gap_ns=gap_ns, len_exp=len_exp, gap_busy=gap_busy,
-                       preemptible=preemptible, rt=rt, weight=weight)
+                        len_ns=len_ns, gap_ns=gap_ns, len_exp=len_exp, gap_busy=gap_busy,
+                        preemptible=preemptible, rt=rt, weight=weight)
 
 
 def _flood(spec) -> KfreeRcuFlood | None:

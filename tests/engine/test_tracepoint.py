@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from rcusim import _core
+from rcusim.input.bootargs import TRACEPOINTS
 from rcusim.input.profiles import profile_tracing
 from rcusim.input.scenario import load_scenario
 from rcusim.results.run import run_scenario
@@ -50,3 +52,9 @@ def test_every_wake_up_records_sched_waking_and_sched_wakeup():
     v = run(scenario("trace_event=sched:sched_waking,sched:sched_wakeup", primitive="synchronize_rcu", tasks=4))
     assert v.counters["wakeups"] > 20
     assert v.counters["tracepoint_events"] == 2 * v.counters["wakeups"]
+
+
+def test_the_engine_prices_every_tracepoint_trace_event_accepts():
+    """The input's list (rcusim.input.bootargs.TRACEPOINTS, which trace_event= accepts) and the
+    engine's codes (_core.TRACEPOINTS) name the same tracepoints."""
+    assert set(_core.TRACEPOINTS) == set(TRACEPOINTS)
