@@ -276,10 +276,11 @@ cdef i64 cpuidle_exit_ns(Engine self, int c) noexcept:
     return lat
 
 
-cdef void cpuidle_irq(Engine self, int c, bint tick) noexcept:
-    """An interrupt (`tick`: the tick or a timer) took idle CPU c out of its state;
-    the idle loop then runs cpuidle_idle_call() again."""
+cdef void cpuidle_irq(Engine self, int c, bint tick, i64 dur) noexcept:
+    """An interrupt (`tick`: the tick or a timer) took idle CPU c out of its state for
+    dur, its handler and softirqs; the idle loop then runs cpuidle_idle_call() again."""
     cdef menu_t *m = &self.menu[c]
+    irq_from_idle(self, c, dur)
     if self.halt_poll:
         kvm_vcpu_irq(self, c)
     if self.n_idle_states:
@@ -287,3 +288,26 @@ cdef void cpuidle_irq(Engine self, int c, bint tick) noexcept:
         m.tick_wakeup = tick
         m.needs_update = 1
     cpuidle_idle_call(self, c, tick)
+
+
+cdef void irq_from_idle(Engine self, int c, i64 dur) noexcept:
+    """An interrupt taken from idle CPU c runs for dur: ct_irq_enter() makes RCU watch
+    the CPU (out of its extended quiescent state) until ct_irq_exit(). A second one
+    arriving meanwhile runs after it (handlers run with interrupts disabled)."""
+    cdef cpu_t *cp = &self.cpus[c]
+    if cp.in_irq:
+        cp.irq_exit_at = max(cp.irq_exit_at, self.now) + dur
+    else:
+        cp.in_irq = 1
+        cp.watching += 1  # ct_irq_enter()
+        cp.irq_exit_at = self.now + dur
+    push(self, cp.irq_exit_at, PRIO_NORMAL, EV_IRQ_EXIT_IDLE, c, 0)
+
+
+cdef void ev_irq_exit_idle(Engine self, int c) noexcept:
+    """ct_irq_exit(): back to the extended quiescent state (or to the woken task)."""
+    cdef cpu_t *cp = &self.cpus[c]
+    if not cp.in_irq or self.now < cp.irq_exit_at:
+        return  # a later interrupt extended the span: its own exit ends it
+    cp.in_irq = 0
+    cp.watching += 1

@@ -27,7 +27,7 @@ cdef enum:
     EV_KFREE_MONITOR = 10 # krcp of CPU target: the monitor_work timer expires (arg = timer generation)
     EV_PROBE_TIMER = 11  # timer interrupt of rt_latency_probe entity target (the RTC irq amlat sleeps on)
     EV_NOISE_IRQ = 12    # a noise interrupt arrives at CPU target
-    EV_NOISE_IRQ_END = 13 # the noise interrupt that woke idle CPU target returns to idle
+    EV_IRQ_EXIT_IDLE = 13 # an interrupt taken from idle CPU target returns to idle (ct_irq_exit())
     EV_NOISE_KTHREAD = 14 # work for the noise kthread of CPU target arrives
     EV_NOHZ_ILB = 15     # kick_ilb(): the nohz idle-balance IPI reaches CPU target
     EV_TASK_TIMEOUT = 16 # process_timeout(): the schedule_timeout() timer of sync_loop task target expires
@@ -302,8 +302,9 @@ cdef struct cpu_t:
     i64 probe_next       # next timer interrupt of an rt_latency_probe on this CPU (ns)
     i64 timeout_next     # next schedule_timeout() timer of a sync_loop task sleeping on this CPU (ns)
     i64 probe_runnable_at # a probe woken on this CPU is runnable from here until it runs (ns)
-    # OS noise (noise.pxi)
     int32_t in_irq       # an interrupt taken from idle is running: not in an extended QS
+    i64 irq_exit_at      # ... until here (cpuidle.pxi's irq_from_idle())
+    # OS noise (noise.pxi)
     int32_t noise_ent    # the noise kthread of this CPU, -1 if none
     int32_t noise_work   # work items queued for it and not yet run
     # rcu_segcblist: callbacks in one FIFO; segments are consecutive runs of it

@@ -92,11 +92,8 @@ cdef void ev_noise_irq(Engine self, int c) except *:
     cdef i64 dur = lognormal_ns(self, self.nz_irq_mu[c], self.nz_irq_sigma[c])
     self.n_noise_irqs += 1
     self.n_noise_irq_ns += dur
-    if cp.state == CPU_IDLE and not cp.in_irq:
-        cpuidle_irq(self, c, False)
-        cp.in_irq = 1
-        cp.watching += 1  # ct_irq_enter(): RCU watches this CPU while the handler runs
-        push(self, self.now + dur, PRIO_NORMAL, EV_NOISE_IRQ_END, c, 0)
+    if cp.state == CPU_IDLE:
+        cpuidle_irq(self, c, False, dur)
     else:
         steal(self, c, dur)
     push(self, self.now + exponential_ns(self, self.nz_irq_gap_ns[c]), PRIO_NORMAL, EV_NOISE_IRQ, c, 0)
@@ -111,12 +108,6 @@ cdef void ev_noise_host(Engine self, int c) except *:
         self.n_noise_host_ns += dur
         steal(self, c, dur)
     push(self, self.now + exponential_ns(self, self.nz_host_gap_ns[c]), PRIO_NORMAL, EV_NOISE_HOST, c, 0)
-
-
-cdef void ev_noise_irq_end(Engine self, int c) noexcept:
-    cdef cpu_t *cp = &self.cpus[c]
-    cp.in_irq = 0
-    cp.watching += 1  # ct_irq_exit(): back to the extended quiescent state (or to the woken task)
 
 
 cdef void ev_noise_kthread(Engine self, int c) except *:

@@ -10,6 +10,7 @@ cdef void ev_tick(Engine self, int c, i64 arrived) except *:
     noise workload delays the timer interrupt, at its arrival; it stops on a NO_HZ-idle
     CPU, and the next expiry is the jiffy boundary after it (hrtimer_forward())."""
     cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 cost
     if not arrived and timer_irq_late(self, c, EV_TICK, c, 1):
         return
     if cp.state != CPU_BUSY and (cp.offloaded or n_cbs(self, cp) == 0) and cp.stop_tick and not self.hz_periodic:
@@ -19,11 +20,11 @@ cdef void ev_tick(Engine self, int c, i64 arrived) except *:
         return
     push(self, (jiffies(self) + 1) * self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
     tick_slice(self, c)  # the interrupted entity's slice ends at this irq exit
-    rcu_sched_clock_irq(self, c)
+    cost = rcu_sched_clock_irq(self, c)
     if self.n_unbound and self.n_levels:
         trigger_load_balance(self, c)
     if cp.state == CPU_IDLE:
-        cpuidle_irq(self, c, True)
+        cpuidle_irq(self, c, True, cost)
 
 
 cdef void tick_slice(Engine self, int c) except *:

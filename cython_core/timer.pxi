@@ -97,10 +97,11 @@ cdef bint timer_irq_late(Engine self, int c, int kind, int target, i64 arg) exce
 
 cdef void timer_tick(Engine self, int c) except *:
     """A timer expiring on CPU c: on a NO_HZ-idle CPU it fires from a tick."""
+    cdef i64 cost
     if not self.cpus[c].tick_on:
-        rcu_sched_clock_irq(self, c)
+        cost = rcu_sched_clock_irq(self, c)
         if self.cpus[c].state == CPU_IDLE:
-            cpuidle_irq(self, c, True)
+            cpuidle_irq(self, c, True, cost)
 
 
 cdef i64 schedule_timeout_idle(Engine self, int e, i64 timeout) except -2:

@@ -216,8 +216,9 @@ cdef bint rcu_pending(Engine self, int c) noexcept:
     return False
 
 
-cdef void rcu_sched_clock_irq(Engine self, int c) except *:
-    """rcu_sched_clock_irq() and, if rcu_pending(), RCU_SOFTIRQ at irq exit."""
+cdef i64 rcu_sched_clock_irq(Engine self, int c) except -1:
+    """rcu_sched_clock_irq() and, if rcu_pending(), RCU_SOFTIRQ at irq exit; returns the
+    interrupt's time, taken from the running burst."""
     cdef cpu_t *cp = &self.cpus[c]
     cdef i64 cost = self.tick_ns
     cdef bint idle = cp.state != CPU_BUSY
@@ -250,6 +251,7 @@ cdef void rcu_sched_clock_irq(Engine self, int c) except *:
     if cp.plugticks > 0:
         cp.plugticks -= 1  # throttle-rcu: scheduler_tick() counts the plug down
     steal(self, c, cost)
+    return cost
 
 
 cdef void rcu_need_resched(Engine self, int c) except *:

@@ -371,19 +371,25 @@ def test_old_expedited_machinery_is_out_of_scope():
         run_reference_spec(load_scenario(doc).variants["default"], SEED)
 
 
-@pytest.mark.parametrize("change", ["release 4.14", "POLL only"])
+@pytest.mark.parametrize("change", ["release 4.14", "POLL only", "long tick"])
 def test_records_are_identical_for_other_idle_regimes(change):
     # Before v4.17 the tick stops ahead of menu_select(), which then never keeps
-    # it; with POLL as the only state the governor keeps every idle CPU's tick.
+    # it; with POLL as the only state the governor keeps every idle CPU's tick; a
+    # tick handler that outlasts the GP kthread's wake-up holds the idle CPU out of
+    # its extended QS when the FQS scan looks (a second scan reports it).
     doc = yaml.safe_load(CONFIGS["cpu8_idle_v6_19"])
     if change == "release 4.14":
         doc["kernel"] = {"release": "4.14", "HZ": 1000}
-    else:
+    elif change == "POLL only":
         doc["hardware"]["idle_states"] = [{"name": "POLL", "exit_latency_us": 0, "target_residency_us": 0,
                                            "polling": True}]
+    else:
+        doc["hardware"]["costs"] = {**doc["hardware"].get("costs", {}), "tick_ns": 300_000}
     core, ref = run_both(load_scenario(doc).variants["default"], SEED)
     assert first_difference(core, ref) is None, first_difference(core, ref)
     assert core["counters"]["ticks"] == ref["counters"]["ticks"]
+    if change == "long tick":
+        assert (core["grace_periods"]["fqs_scans"] == 2).any()
 
 
 LOST_REQUEST = """

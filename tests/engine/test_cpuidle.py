@@ -176,3 +176,23 @@ def test_without_a_driver_the_gp_cpu_keeps_one_tick(release, patches, scans):
             assert own.t_ns.iloc[0] // 1_000_000 == t0 // 1_000_000 + 1
         else:
             assert own.arg.iloc[0] == 1 and own.t_ns.iloc[0] > first_scan
+
+
+def test_an_idle_cpu_in_its_tick_handler_is_out_of_its_eqs():
+    """A tick taken from idle runs between ct_irq_enter() and ct_irq_exit(): RCU watches the CPU
+    meanwhile. The caller's idle CPU keeps its tick (its callback: rcu_needs_cpu()), and the FQS
+    timer fires at the same jiffy boundary; a handler long enough to outlast the GP kthread's
+    wake-up puts the first scan inside it, which leaves the CPU to the second scan
+    (rcu_watching_snap_recheck(): the counter moved since the snapshot)."""
+    def gps(tick_ns=None):
+        data = lone_caller("7.0")
+        if tick_ns is not None:
+            data["hardware"]["costs"] = {"tick_ns": tick_ns}
+        return run(data).gps
+
+    short, long_ = gps(), gps(tick_ns=300_000)
+    assert set(short.fqs_scans) == {1}
+    assert set(long_.fqs_scans) == {2}
+    # The second scan comes a full FQS wait (jiffies_till_next_fqs: 3 jiffies at HZ=1000) later.
+    extra = (long_.t_end_ns - long_.t_start_ns).median() - (short.t_end_ns - short.t_start_ns).median()
+    assert 3_000_000 <= extra <= 5_000_000

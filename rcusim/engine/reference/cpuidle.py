@@ -65,8 +65,31 @@ def cpuidle_exit_ns(sim, cpu) -> int:
     return lat
 
 
-def cpuidle_irq(sim, cpu, tick: bool) -> None:
-    """An interrupt took the idle CPU out of its state; the idle loop runs again."""
+def cpuidle_irq(sim, cpu, tick: bool, dur: int) -> None:
+    """An interrupt took the idle CPU out of its state for dur, its handler and softirqs;
+    the idle loop runs again."""
+    irq_from_idle(sim, cpu, dur)
     if cpu.menu:
         cpu.menu.reflect((sim.env.now - cpu.menu_enter) // 1000, tick)
     cpuidle_idle_call(sim, cpu, tick)
+
+
+def irq_from_idle(sim, cpu, dur: int) -> None:
+    """ct_irq_enter() ... ct_irq_exit(): RCU watches the idle CPU while the interrupt runs;
+    one arriving meanwhile runs after it."""
+    now = sim.env.now
+    if cpu.in_irq:
+        cpu.irq_exit_at = max(cpu.irq_exit_at, now) + dur
+    else:
+        cpu.in_irq = True
+        cpu.watching += 1
+        cpu.irq_exit_at = now + dur
+    sim.env.timeout(cpu.irq_exit_at - now).callbacks.append(lambda _ev: irq_exit_idle(cpu))
+
+
+def irq_exit_idle(cpu) -> None:
+    """ct_irq_exit(): back to the extended quiescent state (or to the woken task)."""
+    if not cpu.in_irq or cpu.env.now < cpu.irq_exit_at:
+        return  # a later interrupt extended the span: its own exit ends it
+    cpu.in_irq = False
+    cpu.watching += 1

@@ -130,6 +130,8 @@ class Cpu:
         self.user_from = 0            # the running burst is in user mode from here ...
         self.user_to = 0              # ... to here: the tick sees a quiescent state there
         self.watching = 0             # rcu_watching: +1 at each idle entry and exit
+        self.in_irq = False           # an interrupt taken from idle is running: not in an extended QS
+        self.irq_exit_at = 0          # ... until here (cpuidle.irq_from_idle())
         self.rdp = None
         self.menu = None              # the menu governor's state (cpuidle.py), if the profile has idle states
         self.menu_enter = 0           # when the CPU entered its idle state
@@ -383,9 +385,9 @@ class Cpu:
                 return
             if self.state == CPU_BUSY and self.cfs.policy != POLICY_RR and self.cfs.tick_resched():
                 self.resched_fair()  # entity_tick()
-            self.sim.rcu_sched_clock_irq(self)
+            cost = self.sim.rcu_sched_clock_irq(self)
             if self.state == CPU_IDLE:
-                cpuidle_irq(self.sim, self, True)
+                cpuidle_irq(self.sim, self, True, cost)
             yield env.timeout(jiffy)
 
 

@@ -42,6 +42,6 @@ def timer_expiry_cpu(sim, cpu):
 def timer_tick(sim, cpu) -> None:
     """A timer expiring on `cpu`: on a NO_HZ-idle CPU it brings a tick with it."""
     if not cpu.tick_on:
-        rcu_sched_clock_irq(sim, cpu)
+        cost = rcu_sched_clock_irq(sim, cpu)
         if cpu.state == CPU_IDLE:
-            cpuidle_irq(sim, cpu, True)
+            cpuidle_irq(sim, cpu, True, cost)

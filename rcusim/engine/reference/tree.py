@@ -189,8 +189,9 @@ def rcu_pending(sim, rdp: RcuData) -> bool:
 
 
 # --- the tick and need_resched -----------------------------------------------------
-def rcu_sched_clock_irq(sim, cpu) -> None:
-    """The scheduling-clock interrupt's RCU work, and RCU_SOFTIRQ if rcu_pending()."""
+def rcu_sched_clock_irq(sim, cpu) -> int:
+    """The scheduling-clock interrupt's RCU work, and RCU_SOFTIRQ if rcu_pending(); returns
+    the interrupt's time, taken from the running burst."""
     rdp = cpu.rdp
     now = sim.env.now
     cost = sim.inp.sched.tick_ns
@@ -210,6 +211,7 @@ def rcu_sched_clock_irq(sim, cpu) -> None:
     if rcu_pending(sim, rdp):
         cost += sim.rcu_softirq(cpu)
     cpu.steal(cost)
+    return cost
 
 
 def rcu_need_resched(sim, cpu) -> None:

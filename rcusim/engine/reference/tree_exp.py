@@ -209,7 +209,7 @@ def exp_select_node_cpus(sim, rnp, self_cpu, t0: int) -> int:
         if not rnp.expmask >> bit & 1:
             continue
         cpu = sim.cpus[rnp.grplo + bit]
-        if cpu is self_cpu or cpu.state != CPU_BUSY:
+        if cpu is self_cpu or (cpu.state != CPU_BUSY and not cpu.in_irq):
             qs |= 1 << bit
             continue
         t += p.tree_exp.ipi_send_ns

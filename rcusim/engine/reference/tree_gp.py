@@ -147,9 +147,9 @@ def rcu_gp_fqs(sim, first: bool) -> None:
             rdp = cpu.rdp
             if first:
                 rdp.watching_snap = cpu.watching
-                if cpu.state != CPU_BUSY:  # CPU_WAKING: still in the extended QS
+                if cpu.state != CPU_BUSY and not cpu.in_irq:  # CPU_WAKING: still in the extended QS
                     mask |= 1 << bit
-            elif cpu.state != CPU_BUSY or cpu.watching != rdp.watching_snap:
+            elif (cpu.state != CPU_BUSY and not cpu.in_irq) or cpu.watching != rdp.watching_snap:
                 mask |= 1 << bit
             else:
                 if age > sim.inp.tree_gp.jiffies_to_sched_qs:
