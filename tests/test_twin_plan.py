@@ -464,3 +464,32 @@ def test_the_twin_scenarios_map_onto_the_shared_image(name, clock, monkeypatch):
     """scenarios/twin/ maps whole onto the shared image, every variant (8 vCPUs under icount)."""
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     assert _mapped(ROOT / "scenarios" / "twin" / f"{name}.yaml", SHARED_KERNEL, clock)
+
+
+FIRMWARE_ONLY = "\x1b[2JSeaBIOS (version 1.16.2-debian-1.16.2-1)\nBooting from ROM..\n\x1b[2J"
+POWER_DOWN = "\x1b[2JSeaBIOS (version 1.16.2-debian-1.16.2-1)\nBooting from ROM..\n\x1b[2J[    5.824493] reboot: Power down\n"
+
+
+@pytest.mark.parametrize("console, boots", [(FIRMWARE_ONLY, 2), (POWER_DOWN, 1)])
+def test_a_guest_that_stops_before_its_console_is_booted_again(tmp_path, monkeypatch, console, boots):
+    """A boot that printed the firmware's lines and nothing of the kernel's is booted again, as
+    after an oops; one whose kernel printed and whose plan failed is refused at once."""
+    from rcusim.twin import qemu
+    consoles = [console, POWER_DOWN]
+    calls = []
+
+    def fake_boot(argv, share, timeout_s):
+        calls.append(share)
+        text = consoles[len(calls) - 1]
+        if text is POWER_DOWN and len(calls) > 1:
+            (share / "plan.log").write_text("rcusim-plan-exit 0\n")
+        return qemu.BootResult(share=share, console=text, returncode=0, wall_time_s=0.0, argv=tuple(argv))
+
+    monkeypatch.setattr(qemu, "boot", fake_boot)
+    if boots == 1:
+        with pytest.raises(ScenarioError, match="plan failed"):
+            qemu.boot_plan(["qemu"], tmp_path, "true\n", 10.0, "variant x, boot 0")
+    else:
+        _, retried = qemu.boot_plan(["qemu"], tmp_path, "true\n", 10.0, "variant x, boot 0")
+        assert retried == ["variant x, boot 0, attempt 1: the guest stopped before its console started"]
+    assert len(calls) == boots

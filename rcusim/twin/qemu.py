@@ -86,22 +86,24 @@ def boot(argv: list[str], share: Path, timeout_s: float) -> BootResult:
 
 #: Boots tried for one run: now and then a guest takes an unexpected int3 while a static key is
 #: rewritten (text_poke_bp() under multi-threaded TCG, at boot or when tracepoints are enabled)
-#: and oopses; such a boot measured nothing and is booted again.
+#: and oopses, or stops before its console starts (the firmware's lines and nothing after them);
+#: such a boot measured nothing and is booted again.
 ATTEMPTS = 4
 
 _OOPS = re.compile(r"Oops: .*|Kernel panic - not syncing: .*")
+_KERNEL_PRINTED = re.compile(r"^\S*\[\s*\d+\.\d+\]", re.MULTILINE)  # a printk line: "[    5.824493] ..."
 _PLAN_DONE = "rcusim-plan-exit 0"
 
 
 def boot_plan(argv: list[str], share: Path, script: str, timeout_s: float, what: str) -> tuple[BootResult, list[str]]:
     """Boot until the guest runs `script` (``share/plan.sh``) to its end; the console goes to
-    ``share/console.txt``. A boot whose guest oopsed is booted again, up to :data:`ATTEMPTS`
-    times; returns the last boot and one line per oops.
+    ``share/console.txt``. A boot whose guest oopsed, or stopped before its console started, is
+    booted again, up to :data:`ATTEMPTS` times; returns the last boot and one line per such boot.
 
     Raises
     ------
     ScenarioError
-        For a plan that fails other than by an oops, or an oops at every attempt.
+        For a plan that fails otherwise, or fails so at every attempt.
     """
     oopses = []
     for attempt in range(ATTEMPTS):
@@ -114,11 +116,14 @@ def boot_plan(argv: list[str], share: Path, script: str, timeout_s: float, what:
         if _PLAN_DONE in log:
             return booted, oopses
         oops = _OOPS.search(booted.console)
-        if oops is None or attempt == ATTEMPTS - 1:
+        failure = oops[0].strip() if oops else None
+        if failure is None and not log and not _KERNEL_PRINTED.search(booted.console):
+            failure = "the guest stopped before its console started"
+        if failure is None or attempt == ATTEMPTS - 1:
             tail = " | ".join((log or booted.console).strip().splitlines()[-3:])
             raise ScenarioError(f"{what}: the guest's plan failed ({tail[-240:]})", key="kernel",
                                 allowed="a scenario the image can run")
-        oopses.append(f"{what}, attempt {attempt + 1}: {oops[0].strip()}")
+        oopses.append(f"{what}, attempt {attempt + 1}: {failure}")
     raise AssertionError("unreachable")
 
 
