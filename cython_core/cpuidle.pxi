@@ -29,6 +29,8 @@ cdef void cpuidle_init(Engine self, s) except *:
     cdef int c, i
     self.idle_mu = s.idle_mu
     self.idle_sigma = s.idle_sigma
+    self.idle_wake_q_ns = np.ascontiguousarray(s.idle_wake_q_ns, dtype=np.int64)
+    self.idle_wake_tail_ns = np.ascontiguousarray(s.idle_wake_tail_ns, dtype=np.int64)
     self.n_idle_states = len(s.idle_exit_us)
     for i in range(self.n_idle_states):
         self.idle_exit_us[i] = s.idle_exit_us[i]
@@ -260,9 +262,15 @@ cdef void cpuidle_idle_call(Engine self, int c, bint got_tick) noexcept:
 
 
 cdef i64 idle_exit_ns(Engine self) noexcept:
-    """Wake-up latency of an idle CPU without a cpuidle driver: lognormal from the
-    profile's median and p99."""
-    return lognormal_ns(self, self.idle_mu, self.idle_sigma)
+    """Wake-up latency of an idle CPU without a cpuidle driver: drawn from the profile's
+    measured distribution, or lognormal from its median and p99."""
+    cdef i64 lat
+    if self.idle_wake_q_ns.shape[0]:
+        lat = quantile_draw_ns(self, self.idle_wake_q_ns, self.idle_wake_tail_ns)
+    else:
+        lat = lognormal_ns(self, self.idle_mu, self.idle_sigma)
+    self.n_idle_exit_ns += lat
+    return lat
 
 
 cdef i64 cpuidle_exit_ns(Engine self, int c) noexcept:

@@ -52,19 +52,6 @@ cdef void noise_init(Engine self, nz, int e) except *:
     self.n_ents = e
 
 
-cdef i64 quantile_draw_ns(Engine self, i64[::1] q, i64[::1] tail) noexcept:
-    """A draw from a measured distribution given by its quantiles at evenly spaced levels
-    from 0 to 1, and those of its last interval (`tail`, evenly spaced over that interval's
-    levels): uniform between the two neighbours a uniform level falls between."""
-    cdef double x = random_unit(self) * (q.shape[0] - 1)
-    cdef int i = <int> x
-    if i == q.shape[0] - 2:
-        x = (x - i) * (tail.shape[0] - 1)  # the level within the last interval
-        i = <int> x
-        return tail[i] + <i64> ((x - i) * (tail[i + 1] - tail[i]))
-    return q[i] + <i64> ((x - i) * (q[i + 1] - q[i]))
-
-
 cdef i64 timer_irq_arrival(Engine self, int c) except -1:
     """When the local timer interrupt of CPU c for the expiry now (a jiffy boundary)
     arrives: later by the noise workload's timer delay, drawn by whether every CPU is

@@ -42,3 +42,16 @@ cdef i64 exponential_ns(Engine self, i64 mean) noexcept:
 
 cdef inline i64 lognormal_ns(Engine self, double mu, double sigma) noexcept:
     return <i64> exp(mu + sigma * std_normal(self))
+
+
+cdef i64 quantile_draw_ns(Engine self, i64[::1] q, i64[::1] tail) noexcept:
+    """A draw from a measured distribution given by its quantiles at evenly spaced levels
+    from 0 to 1, and those of its last interval (`tail`, evenly spaced over that interval's
+    levels): uniform between the two neighbours a uniform level falls between."""
+    cdef double x = random_unit(self) * (q.shape[0] - 1)
+    cdef int i = <int> x
+    if i == q.shape[0] - 2:
+        x = (x - i) * (tail.shape[0] - 1)  # the level within the last interval
+        i = <int> x
+        return tail[i] + <i64> ((x - i) * (tail[i + 1] - tail[i]))
+    return q[i] + <i64> ((x - i) * (q[i + 1] - q[i]))

@@ -30,6 +30,8 @@ cdef class Engine:
     cdef i64 wakeup_busy_ns
     cdef double idle_mu
     cdef double idle_sigma
+    cdef i64[::1] idle_wake_q_ns     # no states: the measured idle-exit latency's quantiles (empty: lognormal)
+    cdef i64[::1] idle_wake_tail_ns  # ... and its last interval's
     cdef i64 ipi_latency_ns
     cdef i64 tick_ns
     cdef i64 softirq_ns

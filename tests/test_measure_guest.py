@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from rcusim.commands.cli import main
 from rcusim.errors import ScenarioError
@@ -43,6 +44,14 @@ def test_the_icount_profile_is_what_its_committed_trace_gives():
     assert derive_costs(real, 2)["line_ns"][0] > 0 == derive_costs(real, 2, "icount")["line_ns"][0]
 
 
+def profile_wakeup_idle_of(path):
+    return yaml.safe_load(path.read_text())["wakeup_idle"]
+
+
+def costs_of(path):
+    return {k: v["value"] for k, v in yaml.safe_load(path.read_text())["costs"].items()}
+
+
 def test_from_trace_prints_every_cost(tmp_path, capsys):
     profile = tmp_path / "qemu-tcg.yaml"
     assert main(["measure-guest", "--from-trace", str(TRACE), "--write-profile", str(profile)]) == 0
@@ -50,8 +59,10 @@ def test_from_trace_prints_every_cost(tmp_path, capsys):
     assert all(name in out for name in COST_NAMES + ("ttwu_reuse",))
     text = profile.read_text()
     # Every cost, the topology's four distances, the ttwu_reuse table and its in_cb_wakeme_ns,
-    # a traced event's two prices.
-    assert "name: qemu-tcg" in text and text.count("--from-trace") == len(COST_NAMES) + 4 + 2 + 2
+    # a traced event's two prices, the idle wake-up's quantiles.
+    assert "name: qemu-tcg" in text and text.count("--from-trace") == len(COST_NAMES) + 4 + 2 + 2 + 1
+    # ... the same samples as wakeup_idle_median_ns: its median the middle quantile.
+    assert profile_wakeup_idle_of(profile)["quantiles_ns"][50] == costs_of(profile)["wakeup_idle_median_ns"]
 
 
 # ---------------------------------------------------------------- a synthetic trace

@@ -582,6 +582,29 @@ def test_a_malformed_ttwu_reuse_table_is_refused(table):
     profiles._check_ttwu_reuse("p", good)
 
 
+@pytest.mark.parametrize("table", [
+    {"source": "x", "quantiles_ns": [1] * 100, "tail_ns": [1] * 11},
+    {"source": "x", "quantiles_ns": [2] + [1] * 100, "tail_ns": [1] * 11},
+    {"source": "x", "quantiles_ns": [1] * 101, "tail_ns": [1.5] * 11},
+    {"source": " ", "quantiles_ns": [1] * 101, "tail_ns": [1] * 11},
+    {"source": "x", "quantiles_ns": [1] * 101},
+])
+def test_a_malformed_wakeup_idle_table_is_refused(table):
+    with pytest.raises(ValueError, match="wakeup_idle must be"):
+        profiles._check_wakeup_idle("p", table)
+    profiles._check_wakeup_idle("p", {"source": "x", "quantiles_ns": list(range(101)), "tail_ns": list(range(11))})
+
+
+def test_only_a_profile_with_a_measured_idle_wakeup_says_so_in_the_resolved_hardware():
+    for name, has in (("qemu-tcg", True), ("qemu-tcg-icount", True), ("xeon-e5405-8cpu", False),
+                      ("x86-64-server-2023", False)):
+        data = {"name": "t", "hardware": {"profile": name, "nr_cpus": 2}, "kernel": {"release": "6.12", "HZ": 1000},
+                "workloads": [{"kind": "sync_loop", "tasks": 1, "loops": 1}]}
+        (v,) = load_scenario(data).variants.values()
+        assert ("wakeup_idle" in v.resolved()["hardware"]) == has
+        assert (v.hardware.wakeup_idle is not None) == has
+
+
 def test_only_a_profile_with_a_ttwu_reuse_table_says_so_in_the_resolved_hardware():
     for name, has in (("qemu-tcg", True), ("x86-64-server-2023", False)):
         data = {"name": "t", "hardware": {"profile": name, "nr_cpus": 2}, "kernel": {"release": "6.12", "HZ": 1000},

@@ -101,6 +101,8 @@ class Cpuidle:
     """cpuidle.pxi: idle states and the menu governor, or one idle-exit latency."""
     idle_mu: float             # no states: lognormal idle-exit latency, mean of log(ns)
     idle_sigma: float          # ... and its standard deviation
+    idle_wake_q_ns: np.ndarray    # no states: the measured idle-exit latency's quantiles, 0 to 1 (empty: the lognormal)
+    idle_wake_tail_ns: np.ndarray # ... and those of its last interval
     idle_exit_us: np.ndarray   # exit latency of each idle state (empty: no table)
     idle_target_us: np.ndarray # target residency of each idle state
     idle_polling0: int         # state 0 polls
@@ -475,14 +477,16 @@ def _timer(spec) -> Timer:
 
 
 def _cpuidle(spec) -> Cpuidle:
-    # A profile gives idle states, a KVM host's halt polling (kvm.pxi) or one lognormal
-    # idle-exit latency.
-    p, costs, states = spec.params, spec.hardware.costs, spec.hardware.idle_states
+    # A profile gives idle states, a KVM host's halt polling (kvm.pxi), one idle-exit latency's
+    # measured distribution, or its median and p99 (a lognormal).
+    p, costs, states, wake = spec.params, spec.hardware.costs, spec.hardware.idle_states, spec.hardware.wakeup_idle
     median = max(costs.wakeup_idle_median_ns or 1, 1)
     p99 = max(costs.wakeup_idle_p99_ns or 1, median)
     return Cpuidle(
         idle_mu=math.log(median),
         idle_sigma=(math.log(p99) - math.log(median)) / Z_P99,
+        idle_wake_q_ns=np.array(wake["quantiles_ns"] if wake else (), dtype=np.int64),
+        idle_wake_tail_ns=np.array(wake["tail_ns"] if wake else (), dtype=np.int64),
         idle_exit_us=np.array([s["exit_latency_us"] for s in states], dtype=np.int64),
         idle_target_us=np.array([s["target_residency_us"] for s in states], dtype=np.int64),
         idle_polling0=int(bool(states) and states[0]["polling"]),

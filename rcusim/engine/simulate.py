@@ -103,7 +103,7 @@ def draws_at_random(spec) -> bool:
                 or inp.noise.irq_gap_ns.any() or inp.noise.kthread_gap_ns.any()  # noise.pxi: arrivals, lengths
                 or inp.noise.timer_delay.any()                      # noise.pxi: each timer interrupt's delay
                 or inp.noise.host_gap_ns.any()                      # noise.pxi: host stalls' arrivals, lengths
-                or not (inp.kvm.halt_poll or len(inp.cpuidle.idle_exit_us)))  # cpuidle.pxi: lognormal idle exits
+                or not (inp.kvm.halt_poll or len(inp.cpuidle.idle_exit_us)))  # cpuidle.pxi: drawn idle exits
 
 
 def build_engine(spec, seed: int, fault: str | None = None, kfree_chunk: int = 0) -> tuple[_core.Engine, dict]:

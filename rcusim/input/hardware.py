@@ -11,7 +11,8 @@ from pydantic import Field, create_model, field_validator, model_validator
 from rcusim.errors import ScenarioError
 from rcusim.input.base import CostNs, MAX_COST_NS, MAX_CPUS, InputModel
 from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, MAX_IDLE_STATES, PROFILES, load_profile,
-                                   profile_halt_poll, profile_idle_states, profile_sources, profile_topology)
+                                   profile_halt_poll, profile_idle_states, profile_sources, profile_topology,
+                                   profile_wakeup_idle)
 
 
 class Costs(InputModel):
@@ -24,8 +25,9 @@ class Costs(InputModel):
     wakeup_busy_ns: CostNs
     """Delay until a task woken from another CPU is queued on a busy target (remote-wake IPI, one way)."""
     wakeup_idle_median_ns: Optional[CostNs] = None
-    """Median wake-up latency of an idle CPU (drawn lognormal from median and p99); only for
-    a profile without idle states."""
+    """Median wake-up latency of an idle CPU (drawn lognormal from median and p99, or from the
+    profile's measured distribution unless a scenario gives either); only for a profile without
+    idle states."""
     wakeup_idle_p99_ns: Optional[CostNs] = None
     """99th-percentile wake-up latency of an idle CPU; only for a profile without idle states."""
     ipi_send_ns: CostNs
@@ -192,6 +194,13 @@ class Hardware(InputModel):
             hp = dict(hp, halt_poll_ns=self.halt_poll_ns)
         return hp
 
+    def resolved_wakeup_idle(self) -> dict | None:
+        """The profile's measured idle wake-up distribution, unless the scenario gives its own
+        median or p99 (then the lognormal of those)."""
+        if any(getattr(self.costs, name) is not None for name in IDLE_WAKE_COSTS):
+            return None
+        return profile_wakeup_idle(self.profile)
+
     def resolved_topology(self) -> dict | None:
         """Shape and line costs: the scenario's shape or the profile's building blocks."""
         topo = profile_topology(self.profile)
@@ -245,5 +254,9 @@ class HardwareSpec(InputModel):
     (rcusim.input.profiles.profile_ttwu_reuse), or None: ttwu_ns always."""
     tracing: Optional[dict] = None
     """One traced event's cost (rcusim.input.profiles.profile_tracing), or None."""
+    wakeup_idle: Optional[dict] = None
+    """The idle wake-up latency's measured distribution (rcusim.input.profiles.profile_wakeup_idle),
+    or None: the lognormal of wakeup_idle_median_ns and wakeup_idle_p99_ns (which a scenario's
+    overrides of either always give)."""
     cost_sources: dict[str, str]
     """Where each cost comes from."""

@@ -35,6 +35,7 @@ __all__ = ["COST_NAMES", "IDLE_WAKE_COSTS", "MAX_IDLE_STATES", "PROFILES", "Z_P9
            "profile_sources", "profile_description", "profile_idle_states", "profile_idle_states_source",
            "profile_topology", "profile_topology_sources", "profile_halt_poll", "profile_halt_poll_sources",
            "profile_vmalloc", "profile_vmalloc_sources", "profile_ttwu_reuse", "profile_tracing",
+           "profile_wakeup_idle", "WAKEUP_IDLE_QUANTILES", "WAKEUP_IDLE_TAIL_QUANTILES",
            "noise_presets", "noise_preset_sources"]
 
 #: z-score of the 99th percentile of a standard normal, to fit a lognormal to (median, p99).
@@ -111,6 +112,8 @@ def _read(name: str) -> dict:
         _check_ttwu_reuse(name, data["ttwu_reuse"])
     if "tracing" in data:
         _check_tracing(name, data["tracing"])
+    if "wakeup_idle" in data:
+        _check_wakeup_idle(name, data["wakeup_idle"])
     if "halt_poll" in data:
         if "idle_states" in data:
             raise ValueError(f"hardware profile {name!r}: a KVM guest's idle is HLT, "
@@ -259,6 +262,35 @@ def profile_ttwu_reuse(name: str) -> dict | None:
     median = data["costs"]["ttwu_ns"]["value"]
     return {"since_ns": tuple(table["since_ns"]), "delta_ns": tuple(v - median for v in table["ttwu_ns"]),
             "in_cb_wakeme_ns": table["in_cb_wakeme_ns"]["value"]}
+
+
+WAKEUP_IDLE_QUANTILES = 101
+"""Quantile levels of a measured idle wake-up latency: 0, 0.01, ..., 1."""
+WAKEUP_IDLE_TAIL_QUANTILES = 11
+"""Quantile levels of its last interval: 0.99, 0.991, ..., 1."""
+
+
+def _check_wakeup_idle(name: str, table) -> None:
+    lengths = {"quantiles_ns": WAKEUP_IDLE_QUANTILES, "tail_ns": WAKEUP_IDLE_TAIL_QUANTILES}
+    ok = isinstance(table, dict) and set(table) == {"source", *lengths} and str(table["source"]).strip()
+    for key, n in lengths.items():
+        v = table.get(key) if ok else None
+        ok = ok and (isinstance(v, list) and len(v) == n
+                     and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v)
+                     and all(a <= b for a, b in zip(v, v[1:])))
+    if not ok:
+        raise ValueError(f"hardware profile {name!r}: wakeup_idle must be {{source, quantiles_ns: "
+                         f"[{WAKEUP_IDLE_QUANTILES} rising int ns], tail_ns: [{WAKEUP_IDLE_TAIL_QUANTILES} "
+                         "rising int ns]}")
+
+
+def profile_wakeup_idle(name: str) -> dict | None:
+    """A profile's measured wake-up latency of an idle CPU, as ``{quantiles_ns, tail_ns}``: its
+    quantiles at WAKEUP_IDLE_QUANTILES levels from 0 to 1 and its last interval's at
+    WAKEUP_IDLE_TAIL_QUANTILES levels; or None (the lognormal of wakeup_idle_median_ns and
+    wakeup_idle_p99_ns, or idle states)."""
+    table = _read(name).get("wakeup_idle")
+    return None if table is None else {k: tuple(table[k]) for k in ("quantiles_ns", "tail_ns")}
 
 
 TRACING_COSTS = ("event_ns", "event_irq_ns")

@@ -20,7 +20,7 @@ from rcusim.input.cpulist import parse_cpulist
 from rcusim.input.hardware import HardwareSpec
 from rcusim.input.kernel import Kernel
 from rcusim.input.membarrier import MembarrierLoop
-from rcusim.input.profiles import PROFILES, profile_tracing, profile_ttwu_reuse, profile_vmalloc
+from rcusim.input.profiles import PROFILES, profile_tracing, profile_ttwu_reuse, profile_vmalloc, profile_wakeup_idle
 from rcusim.input.rcuscale_params import MIN_MEAS, compute_real
 from rcusim.input.releases import TRACEPOINT_SITES, check_module_param, module_param_since
 from rcusim.input.validation import scenario_error_from_validation
@@ -326,7 +326,7 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
                             cost_sources=hw.cost_sources(), idle_states=hw.resolved_idle_states(),
                             topology=hw.resolved_topology(), halt_poll=hw.resolved_halt_poll(),
                             vmalloc=profile_vmalloc(hw.profile), ttwu_reuse=profile_ttwu_reuse(hw.profile),
-                            tracing=profile_tracing(hw.profile))
+                            tracing=profile_tracing(hw.profile), wakeup_idle=hw.resolved_wakeup_idle())
     workloads, writer = [], None
     for i, work in enumerate(variant.workloads):
         if not isinstance(work, RcuscaleWriter):

@@ -195,8 +195,10 @@ class VariantSpec(InputModel):
         gives as written): hardware with costs and their sources, kernel, every
         tunable and release switch, run limits. JSON-ready."""
         exclude = {"workloads": True, "rcuscale_writer": True, "resolution": True}
-        # Said only where the profile has them: a KVM guest, vmalloc() costs, ttwu_reuse, tracing.
-        absent = {k for k in ("halt_poll", "vmalloc", "ttwu_reuse", "tracing") if getattr(self.hardware, k) is None}
+        # Said only where the profile has them: a KVM guest, vmalloc() costs, ttwu_reuse, tracing,
+        # a measured idle wake-up.
+        absent = {k for k in ("halt_poll", "vmalloc", "ttwu_reuse", "tracing", "wakeup_idle")
+                  if getattr(self.hardware, k) is None}
         if absent:
             exclude["hardware"] = absent
         return self.model_dump(mode="json", exclude=exclude)

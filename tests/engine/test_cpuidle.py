@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rcusim.input.profiles import profile_idle_states
+from rcusim.engine.simulate import run_engine
+from rcusim.input.profiles import load_profile, profile_idle_states, profile_wakeup_idle
 from rcusim.input.scenario import load_scenario
 from rcusim.kernel.cpuidle import (DECAY, MAX_INTERESTING, NO_TIMER_US, RESOLUTION, Menu, typical_interval,
                                    which_bucket)
@@ -117,11 +118,41 @@ def test_every_idle_wakeup_pays_a_state_exit_latency():
 
 
 def test_a_profile_without_idle_states_draws_its_wakeup_latency():
+    """Lognormal through the profile's median and p99 (no measured distribution): the draws'
+    mean lies above the median (a lognormal's mean is) and far below the p99."""
     data = lone_caller("4.14")
     data["hardware"]["profile"] = "xeon-e5405-8cpu"
+    costs = load_profile("xeon-e5405-8cpu")
     v = run(data)
     assert v.metrics["finished"]
-    assert v.counters["idle_exits"] > 0 and v.counters["idle_exit_latency_ns"] == 0
+    n, total = v.counters["idle_exits"], v.counters["idle_exit_latency_ns"]
+    assert n > 20
+    assert costs["wakeup_idle_median_ns"] < total / n < costs["wakeup_idle_p99_ns"]
+
+
+def test_a_measured_idle_wakeup_is_drawn_from_its_quantiles():
+    """A profile that gives the measured distribution (qemu-tcg's wakeup_idle) draws each idle
+    wake-up from its quantiles: a table of one value gives that value every time, one rising
+    from 20 to 120 us a mean near 70 us; a scenario's own median drops the table for the
+    lognormal through it."""
+    data = lone_caller("6.12")
+    data["hardware"] = {"profile": "qemu-tcg", "nr_cpus": 2}
+    data["workloads"][0]["cpus"] = "1"
+    spec = load_scenario(data).variants["default"]
+    assert spec.hardware.wakeup_idle == profile_wakeup_idle("qemu-tcg") is not None
+
+    def counters(table):
+        hw = spec.hardware.model_copy(update={"wakeup_idle": table})
+        c = run_engine("t", spec.model_copy(update={"hardware": hw}), 0).counters
+        assert c["idle_exits"] > 20
+        return c["idle_exits"], c["idle_exit_latency_ns"]
+
+    n, total = counters({"quantiles_ns": (50_000,) * 101, "tail_ns": (50_000,) * 11})
+    assert total == n * 50_000
+    n, total = counters({"quantiles_ns": tuple(range(20_000, 120_001, 1_000)), "tail_ns": (119_000,) * 10 + (120_000,)})
+    assert 60_000 < total / n < 80_000
+    data["hardware"]["costs"] = {"wakeup_idle_median_ns": 5_000}
+    assert load_scenario(data).variants["default"].hardware.wakeup_idle is None
 
 
 

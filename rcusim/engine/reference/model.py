@@ -181,7 +181,16 @@ class Model:
 
     # --- draws, actions, records -------------------------------------------
     def idle_exit_ns(self) -> int:
-        """Wake-up latency of an idle CPU: lognormal, Box-Muller as in the engine."""
+        """Wake-up latency of an idle CPU: from the profile's measured quantiles, or lognormal
+        (Box-Muller), as the engine draws them."""
+        q, tail = self.inp.cpuidle.idle_wake_q_ns, self.inp.cpuidle.idle_wake_tail_ns
+        if len(q):
+            x = self.rng.random() * (len(q) - 1)
+            i = int(x)
+            if i == len(q) - 2:
+                q, x = tail, (x - i) * (len(tail) - 1)  # the level within the last interval
+                i = int(x)
+            return int(q[i]) + int((x - i) * int(q[i + 1] - q[i]))
         if self.spare is not None:
             z, self.spare = self.spare, None
         else:
