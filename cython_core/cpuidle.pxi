@@ -6,8 +6,10 @@
 #
 # A CPU leaves its state for a wake-up (the exit latency delays the woken
 # entity), for a tick it kept or a timer it expires, and for an interrupt;
-# after the interrupts the idle loop runs the governor again.  Interrupt
-# handlers taken from a state are not delayed by its exit latency.
+# after the interrupts the idle loop runs the governor again.  An interrupt
+# handler's effects are not delayed by the state's exit latency, but the CPU stays
+# in its extended quiescent state until it has left the state, and RCU watches it
+# (ct_irq_enter() to ct_irq_exit()) for the handler's time after that.
 #
 # Included by _core.pyx: module-level functions on the Engine.
 
@@ -286,9 +288,20 @@ cdef i64 cpuidle_exit_ns(Engine self, int c) noexcept:
 
 cdef void cpuidle_irq(Engine self, int c, bint tick, i64 dur) noexcept:
     """An interrupt (`tick`: the tick or a timer) took idle CPU c out of its state for
-    dur, its handler and softirqs; the idle loop then runs cpuidle_idle_call() again."""
+    dur, its handler and softirqs; the idle loop then runs cpuidle_idle_call() again.
+
+    The handler's effects are the engine's at once; RCU watches the CPU from when it has
+    left its state (the state's exit latency: till then it is still in its extended QS)
+    for the handler's time, and a task woken here runs after it."""
     cdef menu_t *m = &self.menu[c]
-    irq_from_idle(self, c, dur)
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 lat = self.idle_wake_ns[m.state] if self.n_idle_states else 0
+    if self.now + lat + dur > cp.nonpreempt_until:
+        cp.nonpreempt_until = self.now + lat + dur
+    if lat > 0:
+        push(self, self.now + lat, PRIO_NORMAL, EV_IRQ_ENTER_IDLE, c, dur)
+    else:
+        irq_from_idle(self, c, dur)
     if self.halt_poll:
         kvm_vcpu_irq(self, c)
     if self.n_idle_states:
@@ -312,10 +325,18 @@ cdef void irq_from_idle(Engine self, int c, i64 dur) noexcept:
     push(self, cp.irq_exit_at, PRIO_NORMAL, EV_IRQ_EXIT_IDLE, c, 0)
 
 
+cdef void ev_irq_enter_idle(Engine self, int c, i64 dur) noexcept:
+    """CPU c has left its idle state for the interrupt: ct_irq_enter(), unless a task it
+    woke meanwhile already runs (RCU watches a busy CPU anyway)."""
+    if self.cpus[c].state != CPU_BUSY:
+        irq_from_idle(self, c, dur)
+
+
 cdef void ev_irq_exit_idle(Engine self, int c) noexcept:
     """ct_irq_exit(): back to the extended quiescent state (or to the woken task)."""
     cdef cpu_t *cp = &self.cpus[c]
     if not cp.in_irq or self.now < cp.irq_exit_at:
         return  # a later interrupt extended the span: its own exit ends it
     cp.in_irq = 0
-    cp.watching += 1
+    if cp.state != CPU_BUSY:
+        cp.watching += 1  # a task the interrupt woke runs on: no extended QS

@@ -34,6 +34,7 @@ cdef enum:
     EV_BARRIER_IPI = 17  # rcu_barrier_handler() IPI reaching CPU target
     EV_BARRIER_CB = 18   # an rcu_barrier_callback() invoked by CPU target ends
     EV_NOISE_HOST = 19   # the host stalls virtual CPU target (if it runs something)
+    EV_IRQ_ENTER_IDLE = 20 # idle CPU target has left its state and enters the interrupt (ct_irq_enter(); arg = its time)
 
 # Deliberate model faults (Engine.fault), each breaking one rule the kernel relies
 # on, for tests that the safety checker catches them: numbered as the catalogue

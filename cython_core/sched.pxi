@@ -477,7 +477,8 @@ cdef int cpu_pick(Engine self, int c) except -1:
         cpu_enter_idle(self, c)
         return 0
     if cp.state == CPU_IDLE or cp.state == CPU_WAKING:
-        cp.watching += 1  # leaving the extended quiescent state
+        if not cp.in_irq:
+            cp.watching += 1  # leaving the extended quiescent state (an interrupt left it already)
         if not cp.tick_on:
             cp.tick_on = 1
             push(self, (jiffies(self) + 1) * self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from rcusim.kernel.cpuidle import NO_TIMER_US, Menu
 
+CPU_IDLE, CPU_WAKING, CPU_BUSY = 0, 1, 2  # a CPU's state, as cpu_t.state
+
 
 def cpuidle_init(sim) -> None:
     """The profile's states; every CPU starts idle with its tick stopped, unless the
@@ -67,8 +69,14 @@ def cpuidle_exit_ns(sim, cpu) -> int:
 
 def cpuidle_irq(sim, cpu, tick: bool, dur: int) -> None:
     """An interrupt took the idle CPU out of its state for dur, its handler and softirqs;
-    the idle loop runs again."""
-    irq_from_idle(sim, cpu, dur)
+    the idle loop runs again. RCU watches the CPU from when it has left its state, for
+    the handler's time, and a task woken here runs after it."""
+    lat = int(sim.inp.cpuidle.idle_wake_ns[cpu.menu.state]) if cpu.menu else 0
+    cpu.nonpreempt_until = max(cpu.nonpreempt_until, sim.env.now + lat + dur)  # a task woken here runs after it
+    if lat > 0:
+        sim.env.timeout(lat).callbacks.append(lambda _ev: irq_enter_idle(sim, cpu, dur))
+    else:
+        irq_from_idle(sim, cpu, dur)
     if cpu.menu:
         cpu.menu.reflect((sim.env.now - cpu.menu_enter) // 1000, tick)
     cpuidle_idle_call(sim, cpu, tick)
@@ -87,9 +95,16 @@ def irq_from_idle(sim, cpu, dur: int) -> None:
     sim.env.timeout(cpu.irq_exit_at - now).callbacks.append(lambda _ev: irq_exit_idle(cpu))
 
 
+def irq_enter_idle(sim, cpu, dur: int) -> None:
+    """The CPU has left its idle state for the interrupt, unless a task it woke runs already."""
+    if cpu.state != CPU_BUSY:
+        irq_from_idle(sim, cpu, dur)
+
+
 def irq_exit_idle(cpu) -> None:
     """ct_irq_exit(): back to the extended quiescent state (or to the woken task)."""
     if not cpu.in_irq or cpu.env.now < cpu.irq_exit_at:
         return  # a later interrupt extended the span: its own exit ends it
     cpu.in_irq = False
-    cpu.watching += 1
+    if cpu.state != CPU_BUSY:
+        cpu.watching += 1  # a task the interrupt woke runs on: no extended QS

@@ -35,7 +35,7 @@ import numpy as np
 import simpy
 
 from rcusim.engine.reference import placement
-from rcusim.engine.reference.cpuidle import cpuidle_exit_ns, cpuidle_idle_call, cpuidle_irq
+from rcusim.engine.reference.cpuidle import CPU_BUSY, CPU_IDLE, CPU_WAKING, cpuidle_exit_ns, cpuidle_idle_call, cpuidle_irq
 from rcusim.engine.reference.fair import CfsRq
 from rcusim.engine.reference.locking import SpinLock
 from rcusim.engine.reference.topology import line_cost
@@ -50,7 +50,6 @@ PREEMPTED = "preempted"
 
 RQ_RT, RQ_NORMAL = 0, 1
 BLOCKED, RUNNABLE, RUNNING = 0, 1, 2
-CPU_IDLE, CPU_WAKING, CPU_BUSY = 0, 1, 2
 
 
 class Entity:
@@ -160,7 +159,8 @@ class Cpu:
                 yield env.timeout(exit_ns)   # CPU_WAKING: leaving the idle state
                 continue
             if self.state != CPU_BUSY:
-                self.watching += 1  # rcu_idle_exit(): leaving the extended quiescent state
+                if not self.in_irq:
+                    self.watching += 1  # rcu_idle_exit(): leaving the extended QS (an interrupt left it already)
                 if not self.tick_on:
                     self.start_tick()
             self.state = CPU_BUSY
