@@ -679,7 +679,7 @@ cdef class Engine:
             elif ev.kind == EV_NOISE_IRQ:
                 ev_noise_irq(self, ev.target)
             elif ev.kind == EV_IRQ_ENTER_IDLE:
-                ev_irq_enter_idle(self, ev.target, ev.arg)
+                irq_from_idle(self, ev.target, ev.arg)
             elif ev.kind == EV_IRQ_EXIT_IDLE:
                 ev_irq_exit_idle(self, ev.target)
             elif ev.kind == EV_NOISE_KTHREAD:

@@ -286,7 +286,7 @@ cdef i64 cpuidle_exit_ns(Engine self, int c) noexcept:
     return lat
 
 
-cdef void cpuidle_irq(Engine self, int c, bint tick, i64 dur) noexcept:
+cdef void cpuidle_irq(Engine self, int c, bint tick, i64 dur) except *:
     """An interrupt (`tick`: the tick or a timer) took idle CPU c out of its state for
     dur, its handler and softirqs; the idle loop then runs cpuidle_idle_call() again.
 
@@ -299,7 +299,7 @@ cdef void cpuidle_irq(Engine self, int c, bint tick, i64 dur) noexcept:
     if self.now + lat + dur > cp.nonpreempt_until:
         cp.nonpreempt_until = self.now + lat + dur
     if lat > 0:
-        push(self, self.now + lat, PRIO_NORMAL, EV_IRQ_ENTER_IDLE, c, dur)
+        push(self, self.now + lat, PRIO_NORMAL, EV_IRQ_ENTER_IDLE, c, dur)  # irq_from_idle() then
     else:
         irq_from_idle(self, c, dur)
     if self.halt_poll:
@@ -311,10 +311,11 @@ cdef void cpuidle_irq(Engine self, int c, bint tick, i64 dur) noexcept:
     cpuidle_idle_call(self, c, tick)
 
 
-cdef void irq_from_idle(Engine self, int c, i64 dur) noexcept:
+cdef void irq_from_idle(Engine self, int c, i64 dur) except *:
     """An interrupt taken from idle CPU c runs for dur: ct_irq_enter() makes RCU watch
     the CPU (out of its extended quiescent state) until ct_irq_exit(). A second one
-    arriving meanwhile runs after it (handlers run with interrupts disabled)."""
+    arriving meanwhile runs after it (handlers run with interrupts disabled), and a task
+    woken on the CPU runs after both."""
     cdef cpu_t *cp = &self.cpus[c]
     if cp.in_irq:
         cp.irq_exit_at = max(cp.irq_exit_at, self.now) + dur
@@ -322,21 +323,17 @@ cdef void irq_from_idle(Engine self, int c, i64 dur) noexcept:
         cp.in_irq = 1
         cp.watching += 1  # ct_irq_enter()
         cp.irq_exit_at = self.now + dur
+    if cp.irq_exit_at > cp.nonpreempt_until:
+        cp.nonpreempt_until = cp.irq_exit_at
     push(self, cp.irq_exit_at, PRIO_NORMAL, EV_IRQ_EXIT_IDLE, c, 0)
 
 
-cdef void ev_irq_enter_idle(Engine self, int c, i64 dur) noexcept:
-    """CPU c has left its idle state for the interrupt: ct_irq_enter(), unless a task it
-    woke meanwhile already runs (RCU watches a busy CPU anyway)."""
-    if self.cpus[c].state != CPU_BUSY:
-        irq_from_idle(self, c, dur)
-
-
 cdef void ev_irq_exit_idle(Engine self, int c) noexcept:
-    """ct_irq_exit(): back to the extended quiescent state (or to the woken task)."""
+    """ct_irq_exit(): back to the extended quiescent state, unless a task the interrupt
+    woke runs on (it left that state already)."""
     cdef cpu_t *cp = &self.cpus[c]
     if not cp.in_irq or self.now < cp.irq_exit_at:
         return  # a later interrupt extended the span: its own exit ends it
     cp.in_irq = 0
     if cp.state != CPU_BUSY:
-        cp.watching += 1  # a task the interrupt woke runs on: no extended QS
+        cp.watching += 1

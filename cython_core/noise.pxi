@@ -1,9 +1,8 @@
 # OS noise (the noise workload): per-CPU device and timer interrupts and short
 # bursts of unrelated kthread work, each a Poisson stream with lognormal
 # durations, and the late arrival of each CPU's local timer interrupt.  An
-# interrupt steals time from the running burst; one taken from idle moves the
-# CPU's rcu_watching counter twice (ct_irq_enter()/ct_irq_exit()) and holds it
-# out of the extended quiescent state while it runs.  A kthread
+# interrupt steals time from the running burst; one taken from idle holds the CPU
+# out of its extended quiescent state while it runs (cpuidle_irq()).  A kthread
 # burst is an entity of its own (SCHED_OTHER) that wakes the CPU, runs and
 # context-switches like any other.  A host stall (a virtual CPU's thread not
 # running, with a measured length) steals time from the running burst, and

@@ -369,7 +369,8 @@ cdef int check_preempt_or_kick(Engine self, int c, int e) except -1:
         nohz_idle_update(self, c)
         # rcusim runs an interrupt taken from an idle state at once, and its state's exit
         # latency delays the woken task instead; if the idle task is in that interrupt or its
-        # softirq, resched_curr() sets need_resched and do_idle() schedules when it returns.
+        # softirq, resched_curr() sets need_resched and do_idle() schedules when it returns
+        # (nonpreempt_until: the exit and the handlers, cpuidle_irq()).
         cp.waking_until = max(self.now + lat, cp.nonpreempt_until)
         self.n_idle_exits += 1
         push(self, cp.waking_until, PRIO_NORMAL, EV_CPU_RUN, c, 0)
@@ -477,8 +478,8 @@ cdef int cpu_pick(Engine self, int c) except -1:
         cpu_enter_idle(self, c)
         return 0
     if cp.state == CPU_IDLE or cp.state == CPU_WAKING:
-        if not cp.in_irq:
-            cp.watching += 1  # leaving the extended quiescent state (an interrupt left it already)
+        if not cp.in_irq:  # else an interrupt's ct_irq_enter() left it already
+            cp.watching += 1  # leaving the extended quiescent state
         if not cp.tick_on:
             cp.tick_on = 1
             push(self, (jiffies(self) + 1) * self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)

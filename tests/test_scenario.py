@@ -588,11 +588,16 @@ def test_a_malformed_ttwu_reuse_table_is_refused(table):
     {"source": "x", "quantiles_ns": [1] * 101, "tail_ns": [1.5] * 11},
     {"source": " ", "quantiles_ns": [1] * 101, "tail_ns": [1] * 11},
     {"source": "x", "quantiles_ns": [1] * 101},
-])
+    {"source": "x", "quantiles_ns": list(range(101)), "tail_ns": list(range(11))},  # the tail apart from the table
+], ids=["short", "falling", "not integers", "no source", "no tail", "tail apart"])
 def test_a_malformed_wakeup_idle_table_is_refused(table):
     with pytest.raises(ValueError, match="wakeup_idle must be"):
         profiles._check_wakeup_idle("p", table)
-    profiles._check_wakeup_idle("p", {"source": "x", "quantiles_ns": list(range(101)), "tail_ns": list(range(11))})
+
+
+def test_a_wakeup_idle_table_is_accepted():
+    profiles._check_wakeup_idle("p", {"source": "x", "quantiles_ns": list(range(101)),
+                                      "tail_ns": [99 + k // 10 for k in range(11)]})
 
 
 def test_only_a_profile_with_a_measured_idle_wakeup_says_so_in_the_resolved_hardware():

@@ -470,7 +470,7 @@ FIRMWARE_ONLY = "\x1b[2JSeaBIOS (version 1.16.2-debian-1.16.2-1)\nBooting from R
 POWER_DOWN = "\x1b[2JSeaBIOS (version 1.16.2-debian-1.16.2-1)\nBooting from ROM..\n\x1b[2J[    5.824493] reboot: Power down\n"
 
 
-@pytest.mark.parametrize("console, boots", [(FIRMWARE_ONLY, 2), (POWER_DOWN, 1)])
+@pytest.mark.parametrize("console, boots", [(FIRMWARE_ONLY, 2), (POWER_DOWN, 1)], ids=["firmware only", "kernel printed"])
 def test_a_guest_that_stops_before_its_console_is_booted_again(tmp_path, monkeypatch, console, boots):
     """A boot that printed the firmware's lines and nothing of the kernel's is booted again, as
     after an oops; one whose kernel printed and whose plan failed is refused at once."""

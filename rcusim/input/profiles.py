@@ -278,10 +278,12 @@ def _check_wakeup_idle(name: str, table) -> None:
         ok = ok and (isinstance(v, list) and len(v) == n
                      and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v)
                      and all(a <= b for a, b in zip(v, v[1:])))
+    # The last interval's quantiles run from the table's last but one to its last.
+    ok = ok and table["tail_ns"][0] == table["quantiles_ns"][-2] and table["tail_ns"][-1] == table["quantiles_ns"][-1]
     if not ok:
         raise ValueError(f"hardware profile {name!r}: wakeup_idle must be {{source, quantiles_ns: "
                          f"[{WAKEUP_IDLE_QUANTILES} rising int ns], tail_ns: [{WAKEUP_IDLE_TAIL_QUANTILES} "
-                         "rising int ns]}")
+                         "rising int ns, from the last but one quantile to the last]}")
 
 
 def profile_wakeup_idle(name: str) -> dict | None:

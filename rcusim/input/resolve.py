@@ -20,7 +20,7 @@ from rcusim.input.cpulist import parse_cpulist
 from rcusim.input.hardware import HardwareSpec
 from rcusim.input.kernel import Kernel
 from rcusim.input.membarrier import MembarrierLoop
-from rcusim.input.profiles import PROFILES, profile_tracing, profile_ttwu_reuse, profile_vmalloc, profile_wakeup_idle
+from rcusim.input.profiles import PROFILES, profile_tracing, profile_ttwu_reuse, profile_vmalloc
 from rcusim.input.rcuscale_params import MIN_MEAS, compute_real
 from rcusim.input.releases import TRACEPOINT_SITES, check_module_param, module_param_since
 from rcusim.input.validation import scenario_error_from_validation

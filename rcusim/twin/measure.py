@@ -750,14 +750,15 @@ def profile_yaml(estimates: dict[str, Estimate], header: list[str], command: str
              + f"  in_cb_wakeme_ns:\n    value: {reuse.in_cb_wakeme.value}\n"
              + folded("source", f"{reuse.in_cb_wakeme.how} {said}", 4))
     wake = estimates["wakeup_idle_median_ns"]
+    x = np.maximum(wake.samples, 0)  # a sample below the medians taken from it: no time at all
     levels = np.linspace(0, 1, WAKEUP_IDLE_QUANTILES)
     tail = np.linspace(levels[-2], 1, WAKEUP_IDLE_TAIL_QUANTILES)
     text += ("\n# The wake-up latency of a vCPU idle in HLT as measured, wakeup_idle_median_ns's samples: the\n"
              "# engine draws each such wake-up from these quantiles (engine: idle_exit_ns()).\nwakeup_idle:\n"
              + folded("source", f"""Quantiles at levels 0, 0.01, ..., 1 (quantiles_ns) and 0.99, 0.991, ..., 1
                       (tail_ns, the last interval's) of the samples of wakeup_idle_median_ns: {wake.how} {said}""", 2)
-             + f"  quantiles_ns: {[int(round(v)) for v in np.quantile(wake.samples, levels)]}\n"
-             + f"  tail_ns: {[int(round(v)) for v in np.quantile(wake.samples, tail)]}\n")
+             + f"  quantiles_ns: {[int(round(v)) for v in np.quantile(x, levels)]}\n"
+             + f"  tail_ns: {[int(round(v)) for v in np.quantile(x, tail)]}\n")
     text += ("\n# One event recorded by an enabled tracepoint (a scenario's trace_event=): what a traced\n"
              "# kernel, such as the twin's, pays per event (engine: tracepoint.pxi).\ntracing:\n"
              + folded("source", """The tracepoint's own cost, which every cost above has taken out, measured

@@ -74,7 +74,7 @@ def cpuidle_irq(sim, cpu, tick: bool, dur: int) -> None:
     lat = int(sim.inp.cpuidle.idle_wake_ns[cpu.menu.state]) if cpu.menu else 0
     cpu.nonpreempt_until = max(cpu.nonpreempt_until, sim.env.now + lat + dur)  # a task woken here runs after it
     if lat > 0:
-        sim.env.timeout(lat).callbacks.append(lambda _ev: irq_enter_idle(sim, cpu, dur))
+        sim.env.timeout(lat).callbacks.append(lambda _ev: irq_from_idle(sim, cpu, dur))
     else:
         irq_from_idle(sim, cpu, dur)
     if cpu.menu:
@@ -84,7 +84,7 @@ def cpuidle_irq(sim, cpu, tick: bool, dur: int) -> None:
 
 def irq_from_idle(sim, cpu, dur: int) -> None:
     """ct_irq_enter() ... ct_irq_exit(): RCU watches the idle CPU while the interrupt runs;
-    one arriving meanwhile runs after it."""
+    one arriving meanwhile runs after it, and a task woken on the CPU after both."""
     now = sim.env.now
     if cpu.in_irq:
         cpu.irq_exit_at = max(cpu.irq_exit_at, now) + dur
@@ -92,19 +92,15 @@ def irq_from_idle(sim, cpu, dur: int) -> None:
         cpu.in_irq = True
         cpu.watching += 1
         cpu.irq_exit_at = now + dur
+    cpu.nonpreempt_until = max(cpu.nonpreempt_until, cpu.irq_exit_at)
     sim.env.timeout(cpu.irq_exit_at - now).callbacks.append(lambda _ev: irq_exit_idle(cpu))
 
 
-def irq_enter_idle(sim, cpu, dur: int) -> None:
-    """The CPU has left its idle state for the interrupt, unless a task it woke runs already."""
-    if cpu.state != CPU_BUSY:
-        irq_from_idle(sim, cpu, dur)
-
-
 def irq_exit_idle(cpu) -> None:
-    """ct_irq_exit(): back to the extended quiescent state (or to the woken task)."""
+    """ct_irq_exit(): back to the extended quiescent state, unless a task the interrupt woke
+    runs on (it left that state already)."""
     if not cpu.in_irq or cpu.env.now < cpu.irq_exit_at:
         return  # a later interrupt extended the span: its own exit ends it
     cpu.in_irq = False
     if cpu.state != CPU_BUSY:
-        cpu.watching += 1  # a task the interrupt woke runs on: no extended QS
+        cpu.watching += 1

@@ -190,16 +190,19 @@ class Model:
             if i == len(q) - 2:
                 q, x = tail, (x - i) * (len(tail) - 1)  # the level within the last interval
                 i = int(x)
-            return int(q[i]) + int((x - i) * int(q[i + 1] - q[i]))
-        if self.spare is not None:
-            z, self.spare = self.spare, None
+            lat = int(q[i]) + int((x - i) * int(q[i + 1] - q[i]))
         else:
-            u1 = max(self.rng.random(), 1e-300)
-            u2 = self.rng.random()
-            r = math.sqrt(-2.0 * math.log(u1))
-            z = r * math.cos(2.0 * math.pi * u2)
-            self.spare = r * math.cos(2.0 * math.pi * u2 + math.pi / 2)
-        return int(math.exp(self.inp.cpuidle.idle_mu + self.inp.cpuidle.idle_sigma * z))
+            if self.spare is not None:
+                z, self.spare = self.spare, None
+            else:
+                u1 = max(self.rng.random(), 1e-300)
+                u2 = self.rng.random()
+                r = math.sqrt(-2.0 * math.log(u1))
+                z = r * math.cos(2.0 * math.pi * u2)
+                self.spare = r * math.cos(2.0 * math.pi * u2 + math.pi / 2)
+            lat = int(math.exp(self.inp.cpuidle.idle_mu + self.inp.cpuidle.idle_sigma * z))
+        self.counters["idle_exit_latency_ns"] += lat
+        return lat
 
     @contextmanager
     def action(self, cpu, gp_kthread: bool = False):

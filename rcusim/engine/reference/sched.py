@@ -159,8 +159,8 @@ class Cpu:
                 yield env.timeout(exit_ns)   # CPU_WAKING: leaving the idle state
                 continue
             if self.state != CPU_BUSY:
-                if not self.in_irq:
-                    self.watching += 1  # rcu_idle_exit(): leaving the extended QS (an interrupt left it already)
+                if not self.in_irq:  # else an interrupt's ct_irq_enter() left it already
+                    self.watching += 1  # rcu_idle_exit(): leaving the extended quiescent state
                 if not self.tick_on:
                     self.start_tick()
             self.state = CPU_BUSY
