@@ -296,10 +296,11 @@ cdef void cpuidle_irq(Engine self, int c, bint tick, i64 dur) except *:
     cdef menu_t *m = &self.menu[c]
     cdef cpu_t *cp = &self.cpus[c]
     cdef i64 lat = self.idle_wake_ns[m.state] if self.n_idle_states else 0
-    if self.now + lat + dur > cp.nonpreempt_until:
-        cp.nonpreempt_until = self.now + lat + dur
     if lat > 0:
-        push(self, self.now + lat, PRIO_NORMAL, EV_IRQ_ENTER_IDLE, c, dur)  # irq_from_idle() then
+        # irq_from_idle() once out of the state; a task woken meanwhile waits for it too.
+        if self.now + lat + dur > cp.nonpreempt_until:
+            cp.nonpreempt_until = self.now + lat + dur
+        push(self, self.now + lat, PRIO_NORMAL, EV_IRQ_ENTER_IDLE, c, dur)
     else:
         irq_from_idle(self, c, dur)
     if self.halt_poll:

@@ -72,8 +72,9 @@ def cpuidle_irq(sim, cpu, tick: bool, dur: int) -> None:
     the idle loop runs again. RCU watches the CPU from when it has left its state, for
     the handler's time, and a task woken here runs after it."""
     lat = int(sim.inp.cpuidle.idle_wake_ns[cpu.menu.state]) if cpu.menu else 0
-    cpu.nonpreempt_until = max(cpu.nonpreempt_until, sim.env.now + lat + dur)  # a task woken here runs after it
     if lat > 0:
+        # irq_from_idle() once out of the state; a task woken meanwhile waits for it too.
+        cpu.nonpreempt_until = max(cpu.nonpreempt_until, sim.env.now + lat + dur)
         sim.env.timeout(lat).callbacks.append(lambda _ev: irq_from_idle(sim, cpu, dur))
     else:
         irq_from_idle(sim, cpu, dur)

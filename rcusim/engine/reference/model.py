@@ -183,14 +183,8 @@ class Model:
     def idle_exit_ns(self) -> int:
         """Wake-up latency of an idle CPU: from the profile's measured quantiles, or lognormal
         (Box-Muller), as the engine draws them."""
-        q, tail = self.inp.cpuidle.idle_wake_q_ns, self.inp.cpuidle.idle_wake_tail_ns
-        if len(q):
-            x = self.rng.random() * (len(q) - 1)
-            i = int(x)
-            if i == len(q) - 2:
-                q, x = tail, (x - i) * (len(tail) - 1)  # the level within the last interval
-                i = int(x)
-            lat = int(q[i]) + int((x - i) * int(q[i + 1] - q[i]))
+        if len(self.inp.cpuidle.idle_wake_q_ns):
+            lat = self.quantile_draw_ns(self.inp.cpuidle.idle_wake_q_ns, self.inp.cpuidle.idle_wake_tail_ns)
         else:
             if self.spare is not None:
                 z, self.spare = self.spare, None
@@ -203,6 +197,15 @@ class Model:
             lat = int(math.exp(self.inp.cpuidle.idle_mu + self.inp.cpuidle.idle_sigma * z))
         self.counters["idle_exit_latency_ns"] += lat
         return lat
+
+    def quantile_draw_ns(self, q, tail) -> int:
+        """A draw from a measured distribution's quantiles, as random.pxi's quantile_draw_ns()."""
+        x = self.rng.random() * (len(q) - 1)
+        i = int(x)
+        if i == len(q) - 2:
+            q, x = tail, (x - i) * (len(tail) - 1)  # the level within the last interval
+            i = int(x)
+        return int(q[i]) + int((x - i) * int(q[i + 1] - q[i]))
 
     @contextmanager
     def action(self, cpu, gp_kthread: bool = False):
