@@ -135,3 +135,19 @@ def test_sim_only_simulates_again_beside_the_real_run(booted, tmp_path):
     missing = subprocess.run([sys.executable, "-m", "rcusim", "kernel", str(scenario), "--sim-only", "--out",
                               str(tmp_path / "none")], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "--out" in missing.stderr
+
+
+def test_the_load_starts_on_a_settled_guest(booted):
+    """The guest's /init waits for the kernel's log to stay quiet for a second (the boot's
+    deferred work: the mouse's probe, the switch to the refined TSC), then the helper lets
+    its threads' creation settle for SETTLE_US: no kernel record but the helpers' own stack
+    notes falls in the second before the first call, and the TSC switch comes before it."""
+    done, out = booted
+    assert done.returncode == 0, done.stderr
+    raw = out / "raw" / "default" / "boot-0"
+    t0 = json.loads((raw / "window.json").read_text())["t0_ns"] / 1e9
+    stamped = [line for line in (raw / "dmesg.txt").read_text().splitlines() if line.startswith("[")]
+    records = [(float(line[1:line.index("]")]), line) for line in stamped]
+    before = [t for t, line in records if t < t0 and "used greatest stack depth" not in line]
+    assert before and t0 - max(before) >= 1.0, (t0, max(before))
+    assert any("Switched to clocksource tsc" in line and t < t0 for t, line in records)

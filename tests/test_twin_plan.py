@@ -13,6 +13,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -343,6 +344,25 @@ def test_sync_loop_helper_command_line(image):
     assert shlex.join(run.argv) + " &" in p.script.splitlines()
     assert p.script.index("echo 1 > tracing_on") < p.script.index("/bin/rcusim_load") < p.script.index("wait")
     assert p.script.rstrip().endswith("/trace > /out/trace.txt")
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no C compiler to build the load helper (apt-get install gcc)")
+def test_load_helper_starts_its_calls_once_settled(tmp_path):
+    """The load helper, run here, makes its first call SETTLE_US after it starts, its
+    threads created and waiting at the barrier meanwhile."""
+    from rcusim.twin.initramfs import GUEST_DIR, build_helper
+
+    settle_us = int(re.search(r"#define SETTLE_US (\d+)", (GUEST_DIR / "rcusim_load.c").read_text()).group(1))
+    out = tmp_path / "calls.txt"
+    t = time.monotonic_ns()  # CLOCK_MONOTONIC, the helper's clock
+    done = subprocess.run([str(build_helper("rcusim_load")), "-t", "2", "-l", "1", "-c", "0", "-o", str(out)],
+                          capture_output=True, text=True, timeout=60)
+    if done.returncode != 0 and "membarrier" in done.stderr:
+        pytest.skip(f"this machine refuses membarrier(): {done.stderr.strip()}")
+    assert done.returncode == 0, done.stderr
+    starts = [int(line.split()[2]) for line in out.read_text().splitlines()]
+    assert len(starts) == 2 and min(starts) - t >= settle_us * 1000
+    assert settle_us >= 100_000  # some 25 idle GPs of this guest (4 ms each): its start-up's callbacks done
 
 
 def test_sync_loop_rt_and_plain_helper_command_lines(image):

@@ -11,6 +11,9 @@
  * CPU the call was made on (sched_getcpu() just before it). A thread done sleeps until
  * the last one is done, and only then do they exit.
  *
+ * The threads start together, from a barrier, once their creation has settled for
+ * SETTLE_US.
+ *
  * Pinned (-p), thread i runs on the i-th CPU of the list, modulo its length (taskset's
  * way). Unpinned, the main thread runs on the list's first CPU, widens its affinity to
  * the list and creates the threads: the scheduler places each new thread (fork
@@ -31,6 +34,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+/* How long the threads wait, created, before their first calls (see main()). */
+#define SETTLE_US 200000
 
 struct call {
 	int32_t cpu;
@@ -170,6 +176,12 @@ int main(int argc, char **argv)
 	for (long t = 0; t < nthreads; t++)
 		if (pthread_create(&threads[t], NULL, caller, (void *)t))
 			die("pthread_create");
+	/*
+	 * The threads wait at the barrier while the start-up settles: the exec, the threads'
+	 * creation and the shell's last writes leave CPUs ticking and callbacks queued, which
+	 * would meet the first calls (rcusim's run starts on an idle machine).
+	 */
+	usleep(SETTLE_US);
 	start_ns += now_ns();
 	pthread_barrier_wait(&start_barrier);
 	for (int t = 0; t < nthreads; t++)
