@@ -11,8 +11,8 @@
  * CPU the call was made on (sched_getcpu() just before it). A thread done sleeps until
  * the last one is done, and only then do they exit.
  *
- * The threads start together, from a barrier, once their creation has settled for
- * SETTLE_US.
+ * It waits SETTLE_US before it creates its threads, which then start together from a
+ * barrier.
  *
  * Pinned (-p), thread i runs on the i-th CPU of the list, modulo its length (taskset's
  * way). Unpinned, the main thread runs on the list's first CPU, widens its affinity to
@@ -35,7 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* How long the threads wait, created, before their first calls (see main()). */
+/* How long the helper lets its start-up settle before it creates its threads (main()). */
 #define SETTLE_US 200000
 
 struct call {
@@ -171,17 +171,19 @@ int main(int argc, char **argv)
 	CPU_SET(cpu_list[0], &first);
 	if (sched_setaffinity(0, sizeof(first), &first) || sched_setaffinity(0, sizeof(cpus), &cpus))
 		die("sched_setaffinity");
+	/*
+	 * The start-up settles first: the exec and the shell's last writes leave CPUs ticking
+	 * and callbacks queued, which would meet the first calls (rcusim's run starts on an
+	 * idle machine). The threads are created after it and released at once, as rcusim
+	 * starts its tasks: placed by fork balancing, which a release from an idle machine
+	 * would undo (every wakee to the idle CPU: select_idle_sibling()).
+	 */
+	usleep(SETTLE_US);
 	pthread_barrier_init(&start_barrier, NULL, nthreads + 1);
 	pthread_barrier_init(&end_barrier, NULL, nthreads);
 	for (long t = 0; t < nthreads; t++)
 		if (pthread_create(&threads[t], NULL, caller, (void *)t))
 			die("pthread_create");
-	/*
-	 * The threads wait at the barrier while the start-up settles: the exec, the threads'
-	 * creation and the shell's last writes leave CPUs ticking and callbacks queued, which
-	 * would meet the first calls (rcusim's run starts on an idle machine).
-	 */
-	usleep(SETTLE_US);
 	start_ns += now_ns();
 	pthread_barrier_wait(&start_barrier);
 	for (int t = 0; t < nthreads; t++)
