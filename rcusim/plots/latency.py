@@ -206,8 +206,9 @@ def order_statistics(result) -> list:
             continue
         rank = np.unique(np.linspace(0, n - 1, min(n, CDF_POINTS)).round().astype(np.int64))
         if variant.records == "all":
-            # Selection of the drawn ranks only (exact, no full sort); only they become µs.
-            x_ns = np.partition(variant.requests["latency_ns"].to_numpy(), rank)[rank]
+            # Exact at the drawn ranks, only they become µs. NumPy's sort (SIMD) orders 10
+            # million values three times faster than np.partition() selects 4,096 ranks.
+            x_ns = np.sort(variant.requests["latency_ns"].to_numpy())[rank]
         else:
             x_ns = fine_order_statistics(_digest_fine(variant), rank)
         out.append((label, rank, n, x_ns))
