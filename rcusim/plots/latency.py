@@ -27,23 +27,26 @@ from rcusim.results.trace import TR, trace_frame
 DEFAULT_LINEAR_BUCKETS = 50
 
 
-def _latencies_us(result) -> tuple[list[np.ndarray], list, list[str]]:
-    """Per-variant latencies in µs (float), how many requests each stands for (None: one),
-    and the variant names, in the result's variant order. A variant that keeps every row
-    gives its latencies; one that keeps fewer gives the middles of its log-linear
-    histogram's slots (within FINE_RELATIVE_ERROR), with their counts."""
-    arrays, weights, labels = [], [], []
+def _latencies(result) -> tuple[list[np.ndarray], list[float], list, list[str]]:
+    """Per variant, in the result's variant order: its latencies, the divisor that makes them
+    µs, how many requests each stands for (None: one), and its name. A variant that keeps
+    every row gives its ``latency_ns`` column as it is (ns, no copy); one that keeps fewer
+    gives the middles of its log-linear histogram's slots in µs (within
+    FINE_RELATIVE_ERROR), with their counts."""
+    arrays, per_us, weights, labels = [], [], [], []
     for name, variant in result.variants.items():
         if variant.records == "all":
-            arrays.append(variant.requests["latency_ns"].to_numpy().astype(np.int64, copy=False) / 1e3)
+            arrays.append(variant.requests["latency_ns"].to_numpy())
+            per_us.append(1e3)
             weights.append(None)
         else:
             fine = _digest_fine(variant)
             slots = np.flatnonzero(fine)
             arrays.append(fine_slot_middle(slots) / 1e3)
+            per_us.append(1.0)
             weights.append(fine[slots])
         labels.append(name)
-    return arrays, weights, labels
+    return arrays, per_us, weights, labels
 
 
 def _digest_fine(variant) -> np.ndarray:
@@ -55,14 +58,17 @@ def _digest_fine(variant) -> np.ndarray:
 LOG2_SPAN = 100.0
 
 
-def spans_decades(latencies_us) -> bool:
+def spans_decades(latencies_us, per_us=None) -> bool:
     """Whether the positive latencies of all variants span two decades or more (then log2
-    buckets on a log axis show them; linear buckets would put nearly all in one)."""
-    # Masked reductions: no copy of millions of latencies.
-    smallest = min((a.min(where=a > 0, initial=np.inf) for a in latencies_us), default=np.inf)
+    buckets on a log axis show them; linear buckets would put nearly all in one). With
+    `per_us`, array i holds latencies times per_us[i] (ns: 1e3)."""
+    per_us = [1.0] * len(latencies_us) if per_us is None else per_us
+    # Masked reductions: no copy of millions of latencies; only the extremes become µs.
+    smallest = min((a.min(where=a > 0, initial=a.max()) / d for a, d in zip(latencies_us, per_us)
+                    if (a > 0).any()), default=np.inf)
     if not np.isfinite(smallest):
         return False
-    return bool(max(a.max() for a in latencies_us if a.size) >= LOG2_SPAN * smallest)
+    return bool(max(a.max() / d for a, d in zip(latencies_us, per_us) if a.size) >= LOG2_SPAN * smallest)
 
 
 class LatencyHistogramDisplay:
@@ -100,11 +106,22 @@ class LatencyHistogramDisplay:
                  weights=None):
         if len(latencies_us) != len(labels):
             raise ValueError(f"{len(latencies_us)} latency arrays but {len(labels)} labels")
-        self.latencies_us = [np.asarray(a, dtype=np.float64).reshape(-1) for a in latencies_us]
-        self.weights = [None] * len(self.latencies_us) if weights is None else list(weights)
+        self._set([np.asarray(a, dtype=np.float64).reshape(-1) for a in latencies_us], [1.0] * len(latencies_us),
+                  weights, labels, log2, bucket_width_us)
+
+    def _set(self, arrays, per_us, weights, labels, log2, bucket_width_us) -> None:
+        """Array i holds variant i's latencies times per_us[i]: a variant's rows stay in ns,
+        and become µs one variant at a time while they are counted."""
+        self._arrays, self._per_us = arrays, per_us
+        self.weights = [None] * len(arrays) if weights is None else list(weights)
         self.labels = list(labels)
-        self.log2 = spans_decades(self.latencies_us) if log2 is None else log2
+        self.log2 = spans_decades(arrays, per_us) if log2 is None else log2
         self.bucket_width_us = bucket_width_us
+
+    def _us(self, i: int) -> np.ndarray:
+        """Variant i's latencies in µs (float)."""
+        a, d = self._arrays[i], self._per_us[i]
+        return a if d == 1.0 else a.astype(np.int64, copy=False) / d
 
     @classmethod
     def from_result(cls, result, *, log2: bool | None = None, bucket_width_us: float | None = None):
@@ -123,8 +140,9 @@ class LatencyHistogramDisplay:
         -------
         LatencyHistogramDisplay
         """
-        arrays, weights, labels = _latencies_us(result)
-        return cls(arrays, labels, log2=log2, bucket_width_us=bucket_width_us, weights=weights)
+        self = cls.__new__(cls)
+        self._set(*_latencies(result), log2, bucket_width_us)
+        return self
 
     def _log2_steps(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """Counts and edges per variant in bcc's log2 buckets, on a shared range.
@@ -133,7 +151,7 @@ class LatencyHistogramDisplay:
         ``i`` covers ``[2**(i-1), 2**i)`` µs; bucket 1 also holds 0 but is
         drawn from 1 µs, since a log axis has no zero.
         """
-        counts = [log2_histogram(a, w) for a, w in zip(self.latencies_us, self.weights)]  # floors the values
+        counts = [log2_histogram(self._us(i), w) for i, w in enumerate(self.weights)]  # floors the values
         used = [i for c in counts for i in np.flatnonzero(c)]
         if not used:
             return [(np.zeros(0), np.array([1.0])) for _ in counts]
@@ -143,11 +161,11 @@ class LatencyHistogramDisplay:
 
     def _linear_steps(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """Counts and edges per variant in linear buckets shared by all variants."""
-        nonempty = [a for a in self.latencies_us if a.size]
+        nonempty = [(a, d) for a, d in zip(self._arrays, self._per_us) if a.size]
         if not nonempty:
-            return [(np.zeros(0), np.array([0.0])) for _ in self.latencies_us]
-        lo = min(a.min() for a in nonempty)
-        hi = max(a.max() for a in nonempty)
+            return [(np.zeros(0), np.array([0.0])) for _ in self._arrays]
+        lo = min(a.min() / d for a, d in nonempty)
+        hi = max(a.max() / d for a, d in nonempty)
         width = self.bucket_width_us
         if width is None:
             width = max(1.0, float(np.ceil((hi - lo) / DEFAULT_LINEAR_BUCKETS)))
@@ -155,8 +173,8 @@ class LatencyHistogramDisplay:
         n = int(np.floor((hi - start) / width)) + 1
         edges = start + width * np.arange(n + 1, dtype=np.float64)
         steps = []
-        for a, w in zip(self.latencies_us, self.weights):
-            _, c = linear_histogram(a, width, start=start, weights=w)
+        for i, w in enumerate(self.weights):
+            _, c = linear_histogram(self._us(i), width, start=start, weights=w)
             # Pad to the shared range so every variant is drawn on the same edges.
             steps.append((np.pad(c, (0, n - c.size)), edges))
         return steps
