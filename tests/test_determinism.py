@@ -20,6 +20,7 @@ import rcusim
 from rcusim.commands.cli import main
 from rcusim.engine.simulate import draws_at_random, run_engine
 from rcusim.input.scenario import load_scenario
+from rcusim.results.frames import latency_ns
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "scenarios" / "sync_rcu_10k.yaml"
@@ -68,8 +69,8 @@ def test_same_seed_same_latencies_and_grace_periods(seed_7_twice):
 def test_different_seed_changes_latency_samples():
     first, other = run(7, noise=True), run(8, noise=True)
     for name in ("default", "wake_from_gp"):
-        a = first.variants[name].requests["latency_ns"].to_numpy()
-        b = other.variants[name].requests["latency_ns"].to_numpy()
+        a = latency_ns(first.variants[name].requests)
+        b = latency_ns(other.variants[name].requests)
         assert a.shape == b.shape  # the same calls ...
         assert not np.array_equal(a, b), name  # ... but other noise draws
     assert stable_json(first.summary()) != stable_json(other.summary())

@@ -13,7 +13,7 @@ import pytest
 
 import rcusim.plots
 from rcusim.plots import save_result_figures
-from rcusim.results.frames import make_gps_frame, make_requests_frame
+from rcusim.results.frames import latency_ns, make_gps_frame, make_requests_frame
 from rcusim.results.histogram import format_log2_histogram
 from rcusim.results.result import Result, VariantResult
 
@@ -81,7 +81,9 @@ def test_request_frame_dtypes(result_fixture):
     assert requests["task"].dtype == np.int32
     assert requests["cpu"].dtype == np.int32
     assert requests["primitive"].dtype == np.int8
-    assert requests["latency_ns"].dtype == np.int64
+    assert requests["t_start_ns"].dtype == requests["t_end_ns"].dtype == np.int64
+    assert "latency_ns" not in requests.columns  # derived: latency_ns(requests)
+    assert latency_ns(requests).dtype == np.int64
 
 
 def test_latency_metrics_match_numpy(result_fixture, arrays_fixture):
@@ -144,8 +146,8 @@ def test_extra_metrics_merged_and_cannot_shadow(arrays_fixture):
 
 
 def test_missing_column_is_an_error():
-    requests = make_requests_frame([1], [0], [0], [0], [5]).drop(columns=["latency_ns"])
-    with pytest.raises(ValueError, match="latency_ns"):
+    requests = make_requests_frame([1], [0], [0], [0], [5]).drop(columns=["t_end_ns"])
+    with pytest.raises(ValueError, match="t_end_ns"):
         VariantResult("bad", requests, make_gps_frame([], [], [], []))
 
 

@@ -156,7 +156,7 @@ def writer_lines(requests: pd.DataFrame, gps: pd.DataFrame, gp_exp: bool, gp_asy
     last slot, each call overwrites it). With gp_exp, "batches" counts expedited GPs even
     when gp_async makes the writers call call_rcu_hurry(), as rcuscale reads them."""
     lines = [f"{scale_type}{SCALE_FLAG}!!! No expedited async GPs, so went with async!"] if gp_exp and gp_async else []
-    by_task = [writer_durations(grp["latency_ns"].to_numpy())
+    by_task = [writer_durations((grp["t_end_ns"] - grp["t_start_ns"]).to_numpy())
                for _, grp in requests.sort_values(["task", "t_start_ns"]).groupby("task")]
     ngps = 0
     for i, d in enumerate(by_task):

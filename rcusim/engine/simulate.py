@@ -25,7 +25,8 @@ EVENT_CHUNK = 2_000_000
 
 #: Rough bytes per kept request row, per task and per CPU, for the up-front memory check.
 #: A row is 25 bytes in the engine's arrays, which become the frame's columns, plus the
-#: frame's latency_ns (8) and the Parquet writer's variant column (4).
+#: summary's latencies (8: latency_stats_us() works in one array of them) and the Parquet
+#: writer's variant column (4).
 BYTES_PER_ROW = 40
 BYTES_PER_TASK = 160
 BYTES_PER_CPU = 600

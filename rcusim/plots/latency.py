@@ -19,7 +19,9 @@ import numpy as np
 
 from rcusim.plots.axes import agg_figure, legend_beside, new_axes, series_styles
 from rcusim.results.digest import FINE_SLOTS, fine_order_statistics, fine_slot_middle
+from rcusim.results.frames import latency_ns
 from rcusim.results.histogram import linear_histogram, log2_histogram
+from rcusim.results.metrics import IN_PLACE_SLICE, us_in_place
 from rcusim.results.stats import mean_ci
 from rcusim.results.trace import TR, trace_frame
 
@@ -27,26 +29,24 @@ from rcusim.results.trace import TR, trace_frame
 DEFAULT_LINEAR_BUCKETS = 50
 
 
-def _latencies(result) -> tuple[list[np.ndarray], list[float], list, list[str]]:
-    """Per variant, in the result's variant order: its latencies, the divisor that makes them
-    µs, how many requests each stands for (None: one), and its name. A variant that keeps
-    every row gives its ``latency_ns`` column as it is (ns, no copy); one that keeps fewer
-    gives the middles of its log-linear histogram's slots in µs (within
-    FINE_RELATIVE_ERROR), with their counts."""
-    arrays, per_us, weights, labels = [], [], [], []
+def _latencies(result) -> tuple[list, list, list[str]]:
+    """Per variant, in the result's variant order: where its latencies come from, how many
+    requests each stands for (None: one), and its name. A variant that keeps every row gives
+    its requests frame, whose latencies become µs only while they are counted
+    (:meth:`LatencyHistogramDisplay._us`); one that keeps fewer gives the middles of its
+    log-linear histogram's slots in µs (within FINE_RELATIVE_ERROR), with their counts."""
+    sources, weights, labels = [], [], []
     for name, variant in result.variants.items():
         if variant.records == "all":
-            arrays.append(variant.requests["latency_ns"].to_numpy())
-            per_us.append(1e3)
+            sources.append(variant.requests)
             weights.append(None)
         else:
             fine = _digest_fine(variant)
             slots = np.flatnonzero(fine)
-            arrays.append(fine_slot_middle(slots) / 1e3)
-            per_us.append(1.0)
+            sources.append(fine_slot_middle(slots) / 1e3)
             weights.append(fine[slots])
         labels.append(name)
-    return arrays, per_us, weights, labels
+    return sources, weights, labels
 
 
 def _digest_fine(variant) -> np.ndarray:
@@ -58,17 +58,19 @@ def _digest_fine(variant) -> np.ndarray:
 LOG2_SPAN = 100.0
 
 
-def spans_decades(latencies_us, per_us=None) -> bool:
+def spans_decades(latencies_us) -> bool:
     """Whether the positive latencies of all variants span two decades or more (then log2
-    buckets on a log axis show them; linear buckets would put nearly all in one). With
-    `per_us`, array i holds latencies times per_us[i] (ns: 1e3)."""
-    per_us = [1.0] * len(latencies_us) if per_us is None else per_us
-    # Masked reductions: no copy of millions of latencies; only the extremes become µs.
-    smallest = min((a.min(where=a > 0, initial=a.max()) / d for a, d in zip(latencies_us, per_us)
-                    if (a > 0).any()), default=np.inf)
-    if not np.isfinite(smallest):
-        return False
-    return bool(max(a.max() / d for a, d in zip(latencies_us, per_us) if a.size) >= LOG2_SPAN * smallest)
+    buckets on a log axis show them; linear buckets would put nearly all in one). One
+    variant's array at a time: `latencies_us` may be an iterator."""
+    smallest, largest = np.inf, -np.inf
+    for a in latencies_us:
+        # Masked reductions: no copy of millions of latencies.
+        if (a > 0).any():
+            smallest = min(smallest, a.min(where=a > 0, initial=a.max()))
+        if a.size:
+            largest = max(largest, a.max())
+        del a  # before the iterator makes the next variant's array
+    return bool(np.isfinite(smallest) and largest >= LOG2_SPAN * smallest)
 
 
 class LatencyHistogramDisplay:
@@ -106,22 +108,37 @@ class LatencyHistogramDisplay:
                  weights=None):
         if len(latencies_us) != len(labels):
             raise ValueError(f"{len(latencies_us)} latency arrays but {len(labels)} labels")
-        self._set([np.asarray(a, dtype=np.float64).reshape(-1) for a in latencies_us], [1.0] * len(latencies_us),
-                  weights, labels, log2, bucket_width_us)
+        self._set([np.asarray(a, dtype=np.float64).reshape(-1) for a in latencies_us], weights, labels, log2,
+                  bucket_width_us)
 
-    def _set(self, arrays, per_us, weights, labels, log2, bucket_width_us) -> None:
-        """Array i holds variant i's latencies times per_us[i]: a variant's rows stay in ns,
-        and become µs one variant at a time while they are counted."""
-        self._arrays, self._per_us = arrays, per_us
-        self.weights = [None] * len(arrays) if weights is None else list(weights)
+    def _set(self, sources, weights, labels, log2, bucket_width_us) -> None:
+        """Variant i's latencies: sources[i], µs or a requests frame (see :meth:`_us`)."""
+        self._sources = sources
+        self.weights = [None] * len(sources) if weights is None else list(weights)
         self.labels = list(labels)
-        self.log2 = spans_decades(arrays, per_us) if log2 is None else log2
+        self.log2 = spans_decades(self._us(i) for i in range(len(sources))) if log2 is None else log2
         self.bucket_width_us = bucket_width_us
 
     def _us(self, i: int) -> np.ndarray:
-        """Variant i's latencies in µs (float)."""
-        a, d = self._arrays[i], self._per_us[i]
-        return a if d == 1.0 else a.astype(np.int64, copy=False) / d
+        """Variant i's latencies in µs (float). From a requests frame they are made anew, in
+        the memory of its latencies in ns, one variant at a time: millions of rows are
+        never held in µs for every variant at once."""
+        source = self._sources[i]
+        if isinstance(source, np.ndarray):
+            return source
+        return us_in_place(latency_ns(source))
+
+    def _whole_us(self, i: int) -> np.ndarray:
+        """Variant i's latencies in µs, to be floored to whole µs by the log2 histogram: from
+        a requests frame floored here, in the same memory (truncating a non-negative float
+        floors it, as log2_histogram() does)."""
+        us = self._us(i)
+        if us is self._sources[i]:
+            return us
+        whole = us.view(np.int64)
+        for lo in range(0, us.size, IN_PLACE_SLICE):  # NumPy copies an overlapping input
+            np.copyto(whole[lo:lo + IN_PLACE_SLICE], us[lo:lo + IN_PLACE_SLICE], casting="unsafe")
+        return whole
 
     @classmethod
     def from_result(cls, result, *, log2: bool | None = None, bucket_width_us: float | None = None):
@@ -151,7 +168,7 @@ class LatencyHistogramDisplay:
         ``i`` covers ``[2**(i-1), 2**i)`` µs; bucket 1 also holds 0 but is
         drawn from 1 µs, since a log axis has no zero.
         """
-        counts = [log2_histogram(self._us(i), w) for i, w in enumerate(self.weights)]  # floors the values
+        counts = [log2_histogram(self._whole_us(i), w) for i, w in enumerate(self.weights)]
         used = [i for c in counts for i in np.flatnonzero(c)]
         if not used:
             return [(np.zeros(0), np.array([1.0])) for _ in counts]
@@ -161,11 +178,16 @@ class LatencyHistogramDisplay:
 
     def _linear_steps(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """Counts and edges per variant in linear buckets shared by all variants."""
-        nonempty = [(a, d) for a, d in zip(self._arrays, self._per_us) if a.size]
-        if not nonempty:
-            return [(np.zeros(0), np.array([0.0])) for _ in self._arrays]
-        lo = min(a.min() / d for a, d in nonempty)
-        hi = max(a.max() / d for a, d in nonempty)
+        extremes = []
+        for i in range(len(self._sources)):
+            us = self._us(i)
+            if us.size:
+                extremes.append((us.min(), us.max()))
+            del us  # before the next variant's array is made
+        if not extremes:
+            return [(np.zeros(0), np.array([0.0])) for _ in self._sources]
+        lo = min(e[0] for e in extremes)
+        hi = max(e[1] for e in extremes)
         width = self.bucket_width_us
         if width is None:
             width = max(1.0, float(np.ceil((hi - lo) / DEFAULT_LINEAR_BUCKETS)))
@@ -226,7 +248,9 @@ def order_statistics(result) -> list:
         if variant.records == "all":
             # Exact at the drawn ranks, only they become µs. NumPy's sort (SIMD) orders 10
             # million values three times faster than np.partition() selects 4,096 ranks.
-            x_ns = np.sort(variant.requests["latency_ns"].to_numpy())[rank]
+            x_ns = latency_ns(variant.requests)
+            x_ns.sort()
+            x_ns = x_ns[rank]
         else:
             x_ns = fine_order_statistics(_digest_fine(variant), rank)
         out.append((label, rank, n, x_ns))

@@ -37,8 +37,8 @@ import pandas as pd
 from rcusim.engine.rcuscale import rcuscale_line
 from rcusim.results.atomic import atomic_directory
 from rcusim.results.digest import FINE_RELATIVE_ERROR, digest_of
-from rcusim.results.frames import (DERIVED_COLUMNS, GP_COLUMNS, LAST_QS_NAMES, PRIMITIVE_NAMES, REQUEST_COLUMNS,
-                                   check_columns, stack, stack_runs)
+from rcusim.results.frames import (GP_COLUMNS, LAST_QS_NAMES, PRIMITIVE_NAMES, REQUEST_COLUMNS,
+                                   check_columns, latency_ns, stack, stack_runs)
 from rcusim.results.histogram import format_log2_counts
 from rcusim.results.metrics import (GP_LENGTH_PERCENTILES, HALT_ENDS, LATENCY_PERCENTILES, MIGRATION_KINDS,
                                     RATIO_DECIMALS, RQ_LENGTH_PERCENTILES, S_DECIMALS, WALL_DECIMALS,
@@ -142,7 +142,7 @@ class VariantResult:
         computed once from :attr:`requests`."""
         if self.latency_digest is not None:
             return self.latency_digest
-        return digest_of(self.requests["primitive"].to_numpy(), self.requests["latency_ns"].to_numpy())
+        return digest_of(self.requests["primitive"].to_numpy(), latency_ns(self.requests))
 
     @property
     def request_count(self) -> int:
@@ -214,7 +214,7 @@ class VariantResult:
         metrics = {
             # An incomplete run (stopped by run.max_sim_time_s) has no completion time.
             "completion_time_s": round_or_none(self.completion_time_ns / 1e9, S_DECIMALS) if finished else None,
-            "latency_us": (latency_stats_us(self.requests["latency_ns"].to_numpy()) if self.records == "all"
+            "latency_us": (latency_stats_us(latency_ns(self.requests), overwrite_input=True) if self.records == "all"
                            else digest_stats_us(self.digest)),
             "grace_periods": self._per_run(np.count_nonzero(~expedited)),
             "expedited_grace_periods": self._per_run(np.count_nonzero(expedited)),
@@ -287,8 +287,10 @@ class Result:
 
     @property
     def latencies(self) -> pd.DataFrame:
-        """All requests of all variants, with a categorical ``variant`` column first."""
-        return stack({n: v.requests for n, v in self.variants.items()}, "requests")
+        """All requests of all variants, with a categorical ``variant`` column first and
+        each one's ``latency_ns`` (``t_end_ns - t_start_ns``) last."""
+        frame = stack({n: v.requests for n, v in self.variants.items()}, "requests")
+        return frame.assign(latency_ns=latency_ns(frame)) if len(frame.columns) > 1 else frame
 
     @property
     def grace_periods(self) -> pd.DataFrame:
@@ -514,8 +516,7 @@ class Result:
         try:
             for name in names:
                 frame = getattr(self.variants[name], table)
-                columns = {c: pa.array(frame[c].to_numpy()) for c in frame.columns
-                           if c not in DERIVED_COLUMNS.get(table, ())}
+                columns = {c: pa.array(frame[c].to_numpy()) for c in frame.columns}
                 indices = pa.array(np.full(len(frame), names.index(name), dtype=np.int32))
                 variant = pa.DictionaryArray.from_arrays(indices, pa.array(names), )
                 batch = pa.table({"variant": variant.cast(variant_type), **columns})
@@ -536,7 +537,7 @@ class Result:
         """Write the result files into *outdir*, replacing it as a whole.
 
         Files: ``summary.json``, ``latencies.parquet`` (the requests kept, with a
-        ``variant`` column and without :data:`~rcusim.results.frames.DERIVED_COLUMNS`),
+        ``variant`` column),
         ``gps.parquet``, one Parquet file per table and ``report.txt``, plus what `figures`
         writes (the command line passes :func:`rcusim.plots.save_result_figures`).
 

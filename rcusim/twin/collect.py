@@ -156,7 +156,5 @@ def collect_boot(plan: GuestPlan, share: Path) -> BootRecords:
     for frame in (requests, gps):
         for col in ("t_start_ns", "t_end_ns"):
             frame[col] = frame[col].to_numpy() - t0
-    if "latency_ns" in requests:
-        requests["latency_ns"] = requests["t_end_ns"] - requests["t_start_ns"]
     return BootRecords(requests=requests, gps=gps, completion_ns=t1 - t0, kfree=kfree, stats=trace_stats(share),
                        breakdown=breakdown)

@@ -14,6 +14,7 @@ from rcusim.engine.engine_input import engine_input
 from rcusim.engine.simulate import EVENT_CHUNK
 from rcusim.input.scenario import load_scenario
 from rcusim.results.digest import FINE_RELATIVE_ERROR, digest_of
+from rcusim.results.frames import latency_ns
 from rcusim.results.run import run_scenario
 
 from tests.engine.conftest import lone_caller, only_variant
@@ -36,7 +37,7 @@ def every_mode():
 
 def test_engine_digest_is_the_digest_of_its_rows(every_mode):
     for v in every_mode["all"].variants.values():
-        rows = digest_of(v.requests["primitive"].to_numpy(), v.requests["latency_ns"].to_numpy())
+        rows = digest_of(v.requests["primitive"].to_numpy(), latency_ns(v.requests))
         assert rows.keys() == v.latency_digest.keys()
         for code, d in rows.items():
             engine = v.latency_digest[code]
