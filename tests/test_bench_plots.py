@@ -61,6 +61,20 @@ def test_bench_quick_cuts_workloads_that_variants_replace():
     assert bench._quick_overrides(kfree) == {"workloads.0.kfree_loops": 1000}
 
 
+def test_bench_large_is_seed_000s_job_at_60000_tasks():
+    """--large runs the scaling scenario with 60,000 of its tasks, each its 1000 loops, both
+    variants and every row: 120 million calls; --quick cuts its loops like any workload's."""
+    scenario = load_scenario(bench.SCALING_SCENARIO, overrides=bench.LARGE_OVERRIDES)
+    calls = 0
+    for spec in scenario.variants.values():
+        (wl,) = [w for w in spec.workloads if w.kind == "sync_loop"]
+        assert wl.tasks == 60_000 and spec.run.records == "all"
+        calls += wl.tasks * wl.loops
+    assert calls == 120_000_000 and len(scenario.variants) == 2
+    quick = {**bench._quick_overrides(scenario), **bench.LARGE_OVERRIDES}
+    assert quick == {"workloads.0.loops": 100, "workloads.0.tasks": 60_000}
+
+
 def test_bench_runs_a_scenario_without_rcu_requests():
     r = bench.bench_scenario(str(ROOT / "scenarios" / "rt_latency_up.yaml"), quick=True)
     assert r["scenario"] == "rt_latency_up" and r["variants"] == 3

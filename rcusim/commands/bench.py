@@ -10,6 +10,8 @@ split into start-up (interpreter and imports), build (the engines' input and
 state), engine, results (records read back, metrics) and write (the results
 directory with its figures); and the process's peak memory (resident set).
 
+With ``--large``, also seed 000's job at LARGE_TASKS tasks (120 million calls).
+
 Then how the engine's time grows with the machine and the workload (SCALING): the
 sync_rcu_10k scenario's default variant over CPU counts (16 tasks per CPU) and task
 counts (64 CPUs), with the exponent of a power law fitted to each (1.0: linear).
@@ -80,13 +82,13 @@ def _quick_overrides(scenario) -> dict:
 HEAP_OPS = 2_000_000
 
 
-def bench_scenario(path: str, quick: bool) -> dict:
-    """Run one scenario and write its results as the command line does (in the calling
-    process), and measure it."""
+def bench_scenario(path: str, quick: bool, overrides: dict | None = None) -> dict:
+    """Run one scenario (with `overrides`) and write its results as the command line does
+    (in the calling process), and measure it."""
     t0 = time.perf_counter()
-    scenario = load_scenario(path)
+    scenario = load_scenario(path, overrides=overrides)
     if quick:
-        scenario = load_scenario(path, overrides=_quick_overrides(scenario))
+        scenario = load_scenario(path, overrides={**_quick_overrides(scenario), **(overrides or {})})
     load_s = time.perf_counter() - t0
     result = run_scenario(scenario, progress=False)
     result.table()  # the metrics, as the command line prints them before writing
@@ -131,6 +133,11 @@ SCALING = {
               "overrides": lambda n: {"hardware.nr_cpus": 64, "workloads.0.tasks": n, "workloads.0.loops": 20}},
 }
 QUICK_SCALING_POINTS = 3
+
+#: ``--large``: the scaling scenario (seed 000's job, both variants, every row kept) at
+#: 60,000 tasks of its 1000 loops, 120 million calls.
+LARGE_TASKS = 60_000
+LARGE_OVERRIDES = {"workloads.0.tasks": LARGE_TASKS}
 
 
 def scaling(what: str, sizes) -> list[dict]:
@@ -193,6 +200,9 @@ def add_parser(sub) -> None:
                    help=f"scaled-down scenarios (each workload's loops, calls or samples / {QUICK_FRACTION})")
     p.add_argument("--scenario", action="append", metavar="FILE",
                    help="benchmark this scenario instead of the bundled set and the scaling runs (repeatable)")
+    p.add_argument("--large", action="store_true",
+                   help=f"also run {SCALING_SCENARIO.stem} at {LARGE_TASKS:,} tasks (120 million calls with its "
+                        "1000 loops; minutes, gigabytes)")
     p.set_defaults(func=cmd_bench)
 
 
@@ -203,10 +213,13 @@ def cmd_bench(args) -> int:
             raise ScenarioError(f"no such file: {str(p)!r}", key="--scenario", allowed="a scenario YAML file")
     print(f"{'scenario':<24} {'requests':>11} {'events':>11} {'events/s':>11} {'heap':>5} "
           f"{'process s':>9} {'start-up':>8} {'build':>6} {'engine':>7} {'results':>7} {'write':>6} {'peak MiB':>8}")
-    for path in paths:
-        r = _timed_in_fresh_process(bench_scenario, str(path), args.quick)
+    runs = [(str(path), None, None) for path in paths]
+    if args.large:
+        runs.append((str(SCALING_SCENARIO), LARGE_OVERRIDES, f"{SCALING_SCENARIO.stem} {LARGE_TASKS // 1000}k"))
+    for path, overrides, label in runs:
+        r = _timed_in_fresh_process(bench_scenario, path, args.quick, overrides)
         heap = f"{r['heap_ratio']:.2f}" if r["heap_ratio"] is not None else "-"
-        print(f"{r['scenario']:<24} {r['requests']:>11,} {r['events']:>11,} {r['events_per_s'] or 0:>11,.0f} "
+        print(f"{label or r['scenario']:<24} {r['requests']:>11,} {r['events']:>11,} {r['events_per_s'] or 0:>11,.0f} "
               f"{heap:>5} {r['process_s']:>9.2f} {r['startup_s']:>8.2f} {r['build_s']:>6.2f} "
               f"{r['engine_s']:>7.2f} {r['results_s']:>7.2f} {r['write_s']:>6.2f} {r['peak_bytes'] / 2**20:>8.0f}")
     for what, spec in (SCALING.items() if not args.scenario else ()):
