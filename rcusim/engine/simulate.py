@@ -98,7 +98,7 @@ def draws_at_random(spec) -> bool:
         return True  # engine/membarrier.py: the CPUs' tick phases
     inp, _ = engine_input(spec)
     return bool(any(inp.sync_loop.sleep_jiffies_max)                     # sync_loop.pxi: a sleep of 1 to max jiffies
-                or len(inp.readers.cpu)                             # readers.pxi: exponential gaps and sections
+                or len(inp.readers.cpu)                                 # readers.pxi: exponential gaps and sections
                 or (len(inp.kfree_scale.cpu) and inp.kvfree_rcu.form == 0)   # kvfree_rcu.pxi: each call's kfree_rcu() form
                 or inp.call_rcu_load.bg_cpu                            # call_rcu_load.pxi: its work and calls
                 or inp.noise.irq_gap_ns.any() or inp.noise.kthread_gap_ns.any()  # noise.pxi: arrivals, lengths

@@ -21,7 +21,7 @@ from rcusim.plots.axes import agg_figure, legend_beside, new_axes, series_styles
 from rcusim.results.digest import FINE_SLOTS, fine_order_statistics, fine_slot_middle
 from rcusim.results.frames import latency_ns
 from rcusim.results.histogram import linear_histogram, log2_histogram
-from rcusim.results.metrics import IN_PLACE_SLICE, us_in_place
+from rcusim.results.metrics import convert_in_place, us_in_place
 from rcusim.results.stats import mean_ci
 from rcusim.results.trace import TR, trace_frame
 
@@ -58,19 +58,34 @@ def _digest_fine(variant) -> np.ndarray:
 LOG2_SPAN = 100.0
 
 
+def _value_range(a: np.ndarray) -> tuple | None:
+    """The least positive (inf: none), least and greatest value of an array, or None if it is
+    empty. Masked reductions: no copy of millions of latencies."""
+    if not a.size:
+        return None
+    positive = a > 0
+    return (a.min(where=positive, initial=a.max()) if positive.any() else np.inf), a.min(), a.max()
+
+
+def _spans(ranges) -> bool:
+    """spans_decades() of the variants' value ranges (_value_range(), None for an empty one)."""
+    ranges = [r for r in ranges if r is not None]
+    smallest = min((r[0] for r in ranges), default=np.inf)
+    return bool(np.isfinite(smallest) and max(r[2] for r in ranges) >= LOG2_SPAN * smallest)
+
+
+def _range_us(source) -> tuple | None:
+    """_value_range() in µs of latencies in µs, or of a requests frame's (from its ns)."""
+    if isinstance(source, np.ndarray):
+        return _value_range(source)
+    r = _value_range(latency_ns(source))
+    return None if r is None else tuple(v / 1e3 for v in r)
+
+
 def spans_decades(latencies_us) -> bool:
     """Whether the positive latencies of all variants span two decades or more (then log2
-    buckets on a log axis show them; linear buckets would put nearly all in one). One
-    variant's array at a time: `latencies_us` may be an iterator."""
-    smallest, largest = np.inf, -np.inf
-    for a in latencies_us:
-        # Masked reductions: no copy of millions of latencies.
-        if (a > 0).any():
-            smallest = min(smallest, a.min(where=a > 0, initial=a.max()))
-        if a.size:
-            largest = max(largest, a.max())
-        del a  # before the iterator makes the next variant's array
-    return bool(np.isfinite(smallest) and largest >= LOG2_SPAN * smallest)
+    buckets on a log axis show them; linear buckets would put nearly all in one)."""
+    return _spans(_value_range(np.asarray(a)) for a in latencies_us)
 
 
 class LatencyHistogramDisplay:
@@ -112,11 +127,14 @@ class LatencyHistogramDisplay:
                   bucket_width_us)
 
     def _set(self, sources, weights, labels, log2, bucket_width_us) -> None:
-        """Variant i's latencies: sources[i], µs or a requests frame (see :meth:`_us`)."""
+        """Variant i's latencies: sources[i], µs or a requests frame (see :meth:`_us`); their
+        value ranges in µs are read once, from the ns of a frame (dividing the extremes alone
+        gives the extremes of the divided values)."""
         self._sources = sources
+        self._ranges = [_range_us(s) for s in sources]
         self.weights = [None] * len(sources) if weights is None else list(weights)
         self.labels = list(labels)
-        self.log2 = spans_decades(self._us(i) for i in range(len(sources))) if log2 is None else log2
+        self.log2 = _spans(self._ranges) if log2 is None else log2
         self.bucket_width_us = bucket_width_us
 
     def _us(self, i: int) -> np.ndarray:
@@ -135,10 +153,7 @@ class LatencyHistogramDisplay:
         us = self._us(i)
         if us is self._sources[i]:
             return us
-        whole = us.view(np.int64)
-        for lo in range(0, us.size, IN_PLACE_SLICE):  # NumPy copies an overlapping input
-            np.copyto(whole[lo:lo + IN_PLACE_SLICE], us[lo:lo + IN_PLACE_SLICE], casting="unsafe")
-        return whole
+        return convert_in_place(us, np.int64, lambda a, out: np.copyto(out, a, casting="unsafe"))
 
     @classmethod
     def from_result(cls, result, *, log2: bool | None = None, bucket_width_us: float | None = None):
@@ -178,16 +193,11 @@ class LatencyHistogramDisplay:
 
     def _linear_steps(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """Counts and edges per variant in linear buckets shared by all variants."""
-        extremes = []
-        for i in range(len(self._sources)):
-            us = self._us(i)
-            if us.size:
-                extremes.append((us.min(), us.max()))
-            del us  # before the next variant's array is made
-        if not extremes:
+        ranges = [r for r in self._ranges if r is not None]
+        if not ranges:
             return [(np.zeros(0), np.array([0.0])) for _ in self._sources]
-        lo = min(e[0] for e in extremes)
-        hi = max(e[1] for e in extremes)
+        lo = min(r[1] for r in ranges)
+        hi = max(r[2] for r in ranges)
         width = self.bucket_width_us
         if width is None:
             width = max(1.0, float(np.ceil((hi - lo) / DEFAULT_LINEAR_BUCKETS)))

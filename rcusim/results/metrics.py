@@ -61,13 +61,19 @@ def to_builtin(obj):
 IN_PLACE_SLICE = 1 << 20
 
 
+def convert_in_place(a: np.ndarray, dtype, op) -> np.ndarray:
+    """`op(part, out)` writes each slice of `a` over itself as `dtype` (of a's item size);
+    returns `a` viewed as `dtype`, which `a` is given up to."""
+    out = a.view(dtype)
+    for lo in range(0, a.size, IN_PLACE_SLICE):
+        op(a[lo:lo + IN_PLACE_SLICE], out[lo:lo + IN_PLACE_SLICE])
+    return out
+
+
 def us_in_place(latency_ns: np.ndarray) -> np.ndarray:
     """An int64 array of ns as float64 µs in its own memory (``latency_ns / 1e3``, value for
-    value), returned as a float64 view of it; the int64 array is given up."""
-    us = latency_ns.view(np.float64)
-    for lo in range(0, latency_ns.size, IN_PLACE_SLICE):
-        np.divide(latency_ns[lo:lo + IN_PLACE_SLICE], 1e3, out=us[lo:lo + IN_PLACE_SLICE])
-    return us
+    value); the int64 array is given up."""
+    return convert_in_place(latency_ns, np.float64, lambda ns, out: np.divide(ns, 1e3, out=out))
 
 
 def latency_stats_us(latency_ns, *, overwrite_input: bool = False) -> dict:
