@@ -513,3 +513,24 @@ def test_a_guest_that_stops_before_its_console_is_booted_again(tmp_path, monkeyp
         _, retried = qemu.boot_plan(["qemu"], tmp_path, "true\n", 10.0, "variant x, boot 0")
         assert retried == ["variant x, boot 0, attempt 1: the guest stopped before its console started"]
     assert len(calls) == boots
+
+
+def test_a_guest_that_oopses_at_every_attempt_is_refused_naming_each_oops(tmp_path, monkeypatch):
+    """After ATTEMPTS boots that all oopsed, the refusal names every attempt's oops, not only
+    the last console lines (a panic's tail hides why the earlier attempts failed)."""
+    from rcusim.twin import qemu
+    calls = []
+
+    def fake_boot(argv, share, timeout_s):
+        calls.append(share)
+        text = (f"[    9.1] Oops: int3: 0000 [#{len(calls)}] PREEMPT SMP NOPTI\n"
+                "[    9.2] Kernel panic - not syncing: Fatal exception in interrupt\n")
+        return qemu.BootResult(share=share, console=text, returncode=0, wall_time_s=0.0, argv=tuple(argv))
+
+    monkeypatch.setattr(qemu, "boot", fake_boot)
+    with pytest.raises(ScenarioError) as refused:
+        qemu.boot_plan(["qemu"], tmp_path, "true\n", 10.0, "variant x, boot 4")
+    assert len(calls) == qemu.ATTEMPTS
+    message = str(refused.value)
+    assert f"each of its {qemu.ATTEMPTS} boots" in message
+    assert all(f"[#{k}]" in message for k in range(1, qemu.ATTEMPTS + 1))

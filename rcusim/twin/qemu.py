@@ -105,7 +105,7 @@ def boot_plan(argv: list[str], share: Path, script: str, timeout_s: float, what:
     ScenarioError
         For a plan that fails otherwise, or fails so at every attempt.
     """
-    oopses = []
+    oopses, failures = [], []
     for attempt in range(ATTEMPTS):
         for old in share.iterdir():
             old.unlink()
@@ -119,10 +119,15 @@ def boot_plan(argv: list[str], share: Path, script: str, timeout_s: float, what:
         failure = oops[0].strip() if oops else None
         if failure is None and not log and not _KERNEL_PRINTED.search(booted.console):
             failure = "the guest stopped before its console started"
-        if failure is None or attempt == ATTEMPTS - 1:
+        if failure is None:
             tail = " | ".join((log or booted.console).strip().splitlines()[-3:])
             raise ScenarioError(f"{what}: the guest's plan failed ({tail[-240:]})", key="kernel",
                                 allowed="a scenario the image can run")
+        if attempt == ATTEMPTS - 1:
+            each = "; ".join(f"{k + 1}: {line[:48]}" for k, line in enumerate(failures + [failure]))
+            raise ScenarioError(f"{what}: the guest failed at each of its {ATTEMPTS} boots ({each})", key="kernel",
+                                allowed="a scenario the image can run")
+        failures.append(failure)
         oopses.append(f"{what}, attempt {attempt + 1}: {failure}")
     raise AssertionError("unreachable")
 
