@@ -534,3 +534,66 @@ def test_a_guest_that_oopses_at_every_attempt_is_refused_naming_each_oops(tmp_pa
     message = str(refused.value)
     assert f"each of its {qemu.ATTEMPTS} boots" in message
     assert all(f"[#{k}]" in message for k in range(1, qemu.ATTEMPTS + 1))
+
+
+def _done_boot(qemu, vcpu_wait, icount=False):
+    """A fake boot whose plan ran to its end, its vCPU threads having waited `vcpu_wait`."""
+    def fake_boot(argv, share, timeout_s):
+        (share / "plan.log").write_text("rcusim-plan-exit 0\n")
+        host = {"plan_s": 2.0, "vcpu_run": 1.5, "vcpu_wait": vcpu_wait.pop(0), "other_run": 0.1, "other_wait": 0.1}
+        return qemu.BootResult(share=share, console=POWER_DOWN, returncode=0, wall_time_s=0.0,
+                               argv=tuple(argv) + (("-icount",) if icount else ()), host=host)
+    return fake_boot
+
+
+def test_a_boot_on_a_busy_host_is_booted_again(tmp_path, monkeypatch):
+    """A real-clock boot whose vCPU threads waited for the host's CPUs beyond HOST_WAIT_LIMIT
+    is booted again, and named; one under the limit is kept."""
+    from rcusim.twin import qemu
+    waits = [qemu.HOST_WAIT_LIMIT + 0.4, qemu.HOST_WAIT_LIMIT - 0.2]
+    monkeypatch.setattr(qemu, "boot", _done_boot(qemu, waits))
+    booted, again = qemu.boot_plan(["qemu"], tmp_path, "true\n", 10.0, "variant x, boot 1")
+    assert booted.host["vcpu_wait"] == pytest.approx(qemu.HOST_WAIT_LIMIT - 0.2)
+    assert len(again) == 1 and "a busy host" in again[0] and f"{qemu.HOST_WAIT_LIMIT + 0.4:.2f}" in again[0]
+
+
+def test_a_busy_host_at_every_attempt_is_refused_and_icount_is_not_judged(tmp_path, monkeypatch):
+    """Busy at every attempt: refused, asking for a quiet host. Under icount the guest's clock
+    stops with its vCPUs, so the same waits are kept."""
+    from rcusim.twin import qemu
+    monkeypatch.setattr(qemu, "boot", _done_boot(qemu, [0.9] * qemu.ATTEMPTS))
+    with pytest.raises(ScenarioError, match="quiet host"):
+        qemu.boot_plan(["qemu"], tmp_path, "true\n", 10.0, "variant x, boot 1")
+    monkeypatch.setattr(qemu, "boot", _done_boot(qemu, [0.9], icount=True))
+    _, again = qemu.boot_plan(["qemu"], tmp_path, "true\n", 10.0, "variant x, boot 1")
+    assert again == []
+
+
+def test_host_share_sums_the_vcpu_threads_waits_over_the_plan():
+    """host_share(): each thread's run and wait between the marks, vCPU threads ("CPU n/TCG")
+    apart from the others, as shares of the span; a thread born after the start counts whole."""
+    from rcusim.twin.qemu import host_share
+    start = (10.0, {"1": ("qemu-system-x86", 5_000, 1_000), "2": ("CPU 0/TCG", 100, 50)})
+    end = (12.0, {"1": ("qemu-system-x86", 5_000 + 200_000_000, 1_000 + 100_000_000),
+                  "2": ("CPU 0/TCG", 100 + 1_500_000_000, 50 + 300_000_000),
+                  "3": ("CPU 1/TCG", 1_000_000_000, 100_000_000)})
+    share = host_share(start, end)
+    assert share == {"plan_s": 2.0, "vcpu_run": 1.25, "vcpu_wait": 0.2, "other_run": 0.1, "other_wait": 0.05}
+    assert host_share(None, end) is None
+
+
+def test_thread_waits_reads_this_process_own_threads():
+    """thread_waits() on this very process: its main thread has run, and a thread started
+    here appears by its name."""
+    import threading
+    from rcusim.twin.qemu import thread_waits
+    stop = threading.Event()
+    worker = threading.Thread(target=stop.wait, name="rcusim-probe")
+    worker.start()
+    try:
+        waits = thread_waits(os.getpid())
+    finally:
+        stop.set()
+        worker.join()
+    assert waits[str(os.getpid())][1] > 0
+    assert len(waits) >= 2

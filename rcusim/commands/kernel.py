@@ -53,6 +53,9 @@ def add_parser(sub) -> None:
     p.add_argument("--any-profile", action="store_true",
                    help="accept a hardware profile other than the guest's (qemu-tcg): the simulation then "
                         "models another machine than the one booted")
+    p.add_argument("--any-host", action="store_true",
+                   help="keep a boot whose vCPU threads waited for a busy host (real clock; by default it is "
+                        "booted again): its figures then carry the host's load")
     p.add_argument("--timeout", type=float, default=600.0, metavar="S",
                    help="longest boot, in seconds of wall time (default: %(default)s)")
     p.add_argument("--twin", action="store_true",
@@ -103,7 +106,8 @@ def cmd_kernel(args) -> int:
     # Both directories are held from before the boots until written, as run holds its --out.
     with claim(out, args.force), (claim(sim_out, args.force) if args.twin else contextlib.nullcontext()):
         run = run_kernel(args.scenario, args.overrides, seed=args.seed, variants=args.variants, kernel=args.kernel,
-                         clock=args.clock, boots=args.boots, any_profile=args.any_profile, timeout_s=args.timeout,
+                         clock=args.clock, boots=args.boots, any_profile=args.any_profile,
+                         any_host=args.any_host, timeout_s=args.timeout,
                          progress=args.progress, events=args.events, kprobes=args.kprobes)
         try:
             for note in run.notes:

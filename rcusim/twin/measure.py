@@ -638,7 +638,7 @@ def boot_each(kernel, script: str, cmdline: tuple, boots: int, timeout_s: float,
               on_boot=None) -> tuple:
     """Boot the HZ=1000 guest (NR_CPUS vCPUs, `cmdline`) `boots` times with `script`, each
     boot's files under ``keep/boot-<k>/``; `on_boot(k, wall_s)` after each. Returns the image,
-    the last boot's QEMU command and the oopses after which a boot was made again.
+    the last boot's QEMU command and why a boot was made again (qemu.boot_plan()).
 
     Raises
     ------
@@ -648,16 +648,16 @@ def boot_each(kernel, script: str, cmdline: tuple, boots: int, timeout_s: float,
     """
     image = find_image(kernel, 1000)
     initramfs, qemu = build_initramfs(image), find_qemu()
-    oopses = []
+    again = []
     for k in range(boots):
         share = keep / f"boot-{k}"
         share.mkdir(parents=True, exist_ok=True)
         argv = qemu_command(qemu, image.bzimage, initramfs, share, NR_CPUS, clock, cmdline)
         booted, retried = boot_plan(argv, share, script, timeout_s, f"boot {k + 1}")
-        oopses += retried
+        again += retried
         if on_boot is not None:
             on_boot(k, booted.wall_time_s)
-    return image, argv, oopses
+    return image, argv, again
 
 
 def measure_boots(kernel, boots: int, timeout_s: float, keep: Path, on_boot=None,
@@ -672,7 +672,7 @@ def measure_boots(kernel, boots: int, timeout_s: float, keep: Path, on_boot=None
         For a boot whose plan fails other than by a guest oops, or oopses at every attempt
         (rcusim.twin.qemu.boot_plan()).
     """
-    image, argv, oopses = boot_each(kernel, guest_script(), CMDLINE, boots, timeout_s, keep, clock, on_boot)
+    image, argv, again = boot_each(kernel, guest_script(), CMDLINE, boots, timeout_s, keep, clock, on_boot)
     out = []
     for k in range(boots):
         share = keep / f"boot-{k}"
@@ -682,7 +682,7 @@ def measure_boots(kernel, boots: int, timeout_s: float, keep: Path, on_boot=None
               f"image: {image.path} (Linux {image.version}, HZ={image.hz}, sha256 {image.digest})",
               f"qemu: {command_line(argv)}",
               f"topology: {' '.join((share / 'topology.txt').read_text().split())}",
-              f"boots: {boots}, each after its guest's oopses, if any, booted again: {'; '.join(oopses) or 'none'}"]
+              f"boots: {boots}, booted again (an oops, a busy host): {'; '.join(again) or 'none'}"]
     return header, out
 
 

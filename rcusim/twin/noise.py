@@ -96,12 +96,12 @@ def measure_noise(kernel, boots: int, seconds: float, timeout_s: float, keep: Pa
                   on_boot=None) -> list[str]:
     """Boot the guest `boots` times with :func:`noise_script`, each boot's files under
     ``keep/boot-<k>/``; returns the header lines (image, QEMU command, retried boots)."""
-    image, argv, oopses = boot_each(kernel, noise_script(seconds), CMDLINE, boots, timeout_s, keep, clock, on_boot)
+    image, argv, again = boot_each(kernel, noise_script(seconds), CMDLINE, boots, timeout_s, keep, clock, on_boot)
     return [f"clock: {clock}", f"image: {image.path} (Linux {image.version}, HZ={image.hz}, sha256 {image.digest})",
             f"qemu: {command_line(argv)}", f"spin: {seconds:g} s on each of {NR_CPUS} vCPUs, gaps over {GAP_NS} ns, then {seconds:g} s "
             f"on vCPU 0 alone; the same two spins again reading no clock (rcusim_noise -b), for the "
             "timer's delay",
-            f"boots: {boots}, each after its guest's oopses, if any, booted again: {'; '.join(oopses) or 'none'}"]
+            f"boots: {boots}, booted again (an oops, a busy host): {'; '.join(again) or 'none'}"]
 
 
 def read_boots(out: Path) -> tuple[list[str], pd.DataFrame, float, pd.DataFrame]:

@@ -18,6 +18,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,12 +54,16 @@ class BootResult:
     returncode: int
     wall_time_s: float
     argv: tuple[str, ...]
+    #: QEMU's threads on the host while the plan ran (host_share()); None if unmarked.
+    host: dict | None = None
 
 
 def qemu_command(qemu: str, bzimage: Path, initramfs: Path, share: Path, nr_cpus: int, clock: str,
                  cmdline: tuple[str, ...]) -> list[str]:
     """QEMU's command line for one boot."""
-    argv = [qemu, "-cpu", "qemu64", "-smp", str(nr_cpus), "-m", str(MEMORY_MB), "-nographic", "-no-reboot",
+    # debug-threads names the vCPU threads ("CPU 0/TCG"), whose host run-queue waits boot() reads
+    argv = [qemu, "-name", "rcusim,debug-threads=on",
+            "-cpu", "qemu64", "-smp", str(nr_cpus), "-m", str(MEMORY_MB), "-nographic", "-no-reboot",
             "-net", "none", "-kernel", str(bzimage), "-initrd", str(initramfs),
             "-append", " ".join(BASE_CMDLINE + tuple(cmdline)),
             "-virtfs", f"local,path={share},mount_tag=out,security_model=none"]
@@ -70,42 +75,107 @@ def qemu_command(qemu: str, bzimage: Path, initramfs: Path, share: Path, nr_cpus
 
 
 def boot(argv: list[str], share: Path, timeout_s: float) -> BootResult:
-    """Run QEMU until the guest powers off (or `timeout_s` passes: the run is then refused)."""
+    """Run QEMU until the guest powers off (or `timeout_s` passes: the run is then refused),
+    noting how long its threads waited for the host's CPUs while the plan ran."""
     started = time.monotonic()
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    console, marks = [], {}
+
+    def read_console():
+        for raw in proc.stdout:
+            line = raw.decode(errors="replace")
+            for mark in (PLAN_START, PLAN_END):
+                if mark in line:
+                    marks[mark] = (time.monotonic(), thread_waits(proc.pid))
+            console.append(line)
+
+    errors = []
+    readers = [threading.Thread(target=read_console, daemon=True),
+               threading.Thread(target=lambda: errors.append(proc.stderr.read()), daemon=True)]
+    for reader in readers:
+        reader.start()
     try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired as exc:
-        console = (exc.stdout or b"").decode(errors="replace")
-        tail = " | ".join(console.strip().splitlines()[-3:])
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        for reader in readers:
+            reader.join()
+        tail = " | ".join("".join(console).strip().splitlines()[-3:])
         raise ScenarioError(f"the guest did not finish in {timeout_s:.0f} s (console: {tail[-200:]})",
                             key="--timeout", allowed="a longer --timeout, or a shorter workload") from None
-    console = done.stdout.decode(errors="replace") + done.stderr.decode(errors="replace")
-    return BootResult(share=share, console=console, returncode=done.returncode,
-                      wall_time_s=time.monotonic() - started, argv=tuple(argv))
+    for reader in readers:
+        reader.join()
+    text = "".join(console) + b"".join(errors).decode(errors="replace")
+    return BootResult(share=share, console=text, returncode=proc.returncode,
+                      wall_time_s=time.monotonic() - started, argv=tuple(argv),
+                      host=host_share(marks.get(PLAN_START), marks.get(PLAN_END)))
+
+
+def thread_waits(pid: int) -> dict[str, tuple[str, int, int]]:
+    """Each thread of process `pid`: its name, and the ns it has run and waited on a run
+    queue (/proc/<pid>/task/<tid>/schedstat, the scheduler's own account)."""
+    waits = {}
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            run_ns, wait_ns = (int(x) for x in (task / "schedstat").read_text().split()[:2])
+            waits[task.name] = ((task / "comm").read_text().strip(), run_ns, wait_ns)
+        except (OSError, ValueError):
+            pass  # a thread that has just exited
+    return waits
+
+
+def host_share(start, end) -> dict | None:
+    """What QEMU's vCPU threads (``CPU <n>/TCG``) and its other threads ran and waited for
+    the host's CPUs between the plan's start and end marks, as fractions of that span."""
+    if start is None or end is None or not end[1]:
+        return None
+    span_ns = (end[0] - start[0]) * 1e9
+    sums = {"vcpu_run": 0, "vcpu_wait": 0, "other_run": 0, "other_wait": 0}
+    for tid, (name, run_ns, wait_ns) in end[1].items():
+        run0, wait0 = start[1].get(tid, (name, 0, 0))[1:]
+        kind = "vcpu" if name.startswith("CPU ") else "other"
+        sums[f"{kind}_run"] += run_ns - run0
+        sums[f"{kind}_wait"] += wait_ns - wait0
+    return {"plan_s": round(span_ns / 1e9, 3), **{k: round(v / span_ns, 4) for k, v in sums.items()}}
 
 
 #: Boots tried for one run: now and then a guest takes an unexpected int3 while a static key is
 #: rewritten (text_poke_bp() under multi-threaded TCG, at boot or when tracepoints are enabled)
-#: and oopses, or stops before its console starts (the firmware's lines and nothing after them);
-#: such a boot measured nothing and is booted again.
+#: and oopses, or stops before its console starts (the firmware's lines and nothing after them),
+#: or runs on a busy host (HOST_WAIT_LIMIT); such a boot measured nothing of this guest's own
+#: and is booted again.
 ATTEMPTS = 4
+
+#: On the real clock each vCPU is a host thread, and a vCPU thread waiting for a host CPU is a
+#: vCPU stopped while the guest's clock runs on: its ticks and wake-ups come late, and with
+#: readers spinning the guest's GPs take 4 ms where they take 2 (rcuscale's writers with
+#: readers, 27 Nov: one other process spinning on the 2-core host put every boot there). The
+#: vCPU threads' run-queue waits over the plan, summed, as a share of the plan's span: 0.08-0.17
+#: on the quiet host (16 boots of rcuscale's writers and of 100 and 1,000 callers), 0.59-0.73
+#: beside one spinning process (8 boots). A boot above this limit ran on a busy host.
+HOST_WAIT_LIMIT = 0.3
 
 _OOPS = re.compile(r"Oops: .*|Kernel panic - not syncing: .*")
 _KERNEL_PRINTED = re.compile(r"^\S*\[\s*\d+\.\d+\]", re.MULTILINE)  # a printk line: "[    5.824493] ..."
 _PLAN_DONE = "rcusim-plan-exit 0"
+#: The guest's /init prints these on the console around the plan.
+PLAN_START, PLAN_END = "rcusim-plan-start", "rcusim-plan-end"
 
 
-def boot_plan(argv: list[str], share: Path, script: str, timeout_s: float, what: str) -> tuple[BootResult, list[str]]:
+def boot_plan(argv: list[str], share: Path, script: str, timeout_s: float, what: str, *,
+              any_host: bool = False) -> tuple[BootResult, list[str]]:
     """Boot until the guest runs `script` (``share/plan.sh``) to its end; the console goes to
-    ``share/console.txt``. A boot whose guest oopsed, or stopped before its console started, is
-    booted again, up to :data:`ATTEMPTS` times; returns the last boot and one line per such boot.
+    ``share/console.txt``. A boot whose guest oopsed, or stopped before its console started, or
+    whose vCPUs waited for a busy host (real clock; kept with `any_host`), is booted again, up
+    to :data:`ATTEMPTS` times; returns the last boot and one line per such boot.
 
     Raises
     ------
     ScenarioError
         For a plan that fails otherwise, or fails so at every attempt.
     """
-    oopses, failures = [], []
+    again, failures = [], []
     for attempt in range(ATTEMPTS):
         for old in share.iterdir():
             old.unlink()
@@ -114,11 +184,14 @@ def boot_plan(argv: list[str], share: Path, script: str, timeout_s: float, what:
         (share / "console.txt").write_text(booted.console, encoding="utf-8")
         log = (share / "plan.log").read_text(errors="replace") if (share / "plan.log").is_file() else ""
         if _PLAN_DONE in log:
-            return booted, oopses
-        oops = _OOPS.search(booted.console)
-        failure = oops[0].strip() if oops else None
-        if failure is None and not log and not _KERNEL_PRINTED.search(booted.console):
-            failure = "the guest stopped before its console started"
+            failure = None if any_host else _busy_host(booted)
+            if failure is None:
+                return booted, again
+        else:
+            oops = _OOPS.search(booted.console)
+            failure = oops[0].strip() if oops else None
+            if failure is None and not log and not _KERNEL_PRINTED.search(booted.console):
+                failure = "the guest stopped before its console started"
         if failure is None:
             tail = " | ".join((log or booted.console).strip().splitlines()[-3:])
             raise ScenarioError(f"{what}: the guest's plan failed ({tail[-240:]})", key="kernel",
@@ -126,10 +199,19 @@ def boot_plan(argv: list[str], share: Path, script: str, timeout_s: float, what:
         if attempt == ATTEMPTS - 1:
             each = "; ".join(f"{k + 1}: {line[:48]}" for k, line in enumerate(failures + [failure]))
             raise ScenarioError(f"{what}: the guest failed at each of its {ATTEMPTS} boots ({each})", key="kernel",
-                                allowed="a scenario the image can run")
+                                allowed="a scenario the image can run, on a quiet host")
         failures.append(failure)
-        oopses.append(f"{what}, attempt {attempt + 1}: {failure}")
+        again.append(f"{what}, attempt {attempt + 1}: {failure}")
     raise AssertionError("unreachable")
+
+
+def _busy_host(booted: BootResult) -> str | None:
+    """Why a boot on the real clock ran on a busy host (HOST_WAIT_LIMIT), or None."""
+    if "-icount" in booted.argv or booted.host is None:
+        return None  # under icount the guest's clock counts instructions: a wait stops it too
+    if booted.host["vcpu_wait"] <= HOST_WAIT_LIMIT:
+        return None
+    return f"a busy host: the vCPU threads waited {booted.host['vcpu_wait']:.2f} of the plan's span"
 
 
 def command_line(argv) -> str:

@@ -120,10 +120,12 @@ def _pool(name: str, boots: list[BootRecords], wall: list[float]) -> VariantResu
 
 def run_kernel(source, overrides: Sequence[str] = (), *, seed: int | None = None,
                variants: Sequence[str] | None = None, kernel=None, clock: str = "real", boots: int = 5,
-               any_profile: bool = False, timeout_s: float = 600.0, progress: bool | None = None,
+               any_profile: bool = False, any_host: bool = False, timeout_s: float = 600.0,
+               progress: bool | None = None,
                events: Sequence[str] = (), kprobes: Sequence[str] = ()) -> KernelRun:
     """Boot each variant's kernel `boots` times and pool what the boots measured; `events` and
     `kprobes` are traced too (rcusim.twin.plan.plan_variant()), kept in each boot's trace.
+    A boot on a busy host is booted again (rcusim.twin.qemu.boot_plan()) unless `any_host`.
 
     Raises
     ------
@@ -150,24 +152,26 @@ def run_kernel(source, overrides: Sequence[str] = (), *, seed: int | None = None
                 image, plan = images[name], plans[name]
                 stages.stage(f"{name}: initramfs")
                 initramfs = build_initramfs(image)
-                records, wall, retried = [], [], []
+                records, wall, retried, host = [], [], [], []
                 for k in range(boots):
                     stages.stage(f"{name}: boot {k + 1}/{boots}")
                     share = scratch / name / f"boot-{k}"
                     share.mkdir(parents=True)
                     argv = qemu_command(qemu, image.bzimage, initramfs, share, plan.nr_cpus, clock, plan.cmdline)
-                    booted, oopses = boot_plan(argv, share, plan.script, timeout_s,
-                                               f"variant {name}, boot {k + 1}")
-                    retried += oopses
+                    booted, again = boot_plan(argv, share, plan.script, timeout_s,
+                                              f"variant {name}, boot {k + 1}", any_host=any_host)
+                    retried += again
                     records.append(collect_boot(plan, share))
                     wall.append(booted.wall_time_s)
+                    host.append(booted.host)
                     run.raw[f"{name}/boot-{k}"] = share
                 results[name] = _pool(name, records, wall)
                 described[name] = {"image": image.describe(), "clock": clock, "boots": boots,
                                    "qemu_command": command_line(argv), "guest_cmdline": " ".join(plan.cmdline),
                                    "plan": plan.script, "trace_events": list(TRACE_EVENTS) + list(events),
                                    "kprobes": list(kprobes),
-                                   "booted_again_after_an_oops": retried,
+                                   "booted_again": retried, "any_host": any_host,
+                                   "host_during_plan": host,
                                    "notes": list(plan.notes)}
         run.result = Result(
             scenario_name=scenario.name, seed=scenario.seed, rcusim_version=installed_version(), variants=results,
