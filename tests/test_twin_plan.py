@@ -571,14 +571,16 @@ def test_a_busy_host_at_every_attempt_is_refused_and_icount_is_not_judged(tmp_pa
 
 def test_host_share_sums_the_vcpu_threads_waits_over_the_plan():
     """host_share(): each thread's run and wait between the marks, vCPU threads ("CPU n/TCG")
-    apart from the others, as shares of the span; a thread born after the start counts whole."""
+    apart from the others, as shares of the span; a thread born after the start counts whole;
+    the host's steal per host CPU."""
     from rcusim.twin.qemu import host_share
-    start = (10.0, {"1": ("qemu-system-x86", 5_000, 1_000), "2": ("CPU 0/TCG", 100, 50)})
+    start = (10.0, {"1": ("qemu-system-x86", 5_000, 1_000), "2": ("CPU 0/TCG", 100, 50)}, 100.0)
     end = (12.0, {"1": ("qemu-system-x86", 5_000 + 200_000_000, 1_000 + 100_000_000),
                   "2": ("CPU 0/TCG", 100 + 1_500_000_000, 50 + 300_000_000),
-                  "3": ("CPU 1/TCG", 1_000_000_000, 100_000_000)})
+                  "3": ("CPU 1/TCG", 1_000_000_000, 100_000_000)}, 100.0 + 0.2 * (os.cpu_count() or 1))
     share = host_share(start, end)
-    assert share == {"plan_s": 2.0, "vcpu_run": 1.25, "vcpu_wait": 0.2, "other_run": 0.1, "other_wait": 0.05}
+    assert share == {"plan_s": 2.0, "vcpu_run": 1.25, "vcpu_wait": 0.2, "other_run": 0.1, "other_wait": 0.05,
+                     "steal": 0.1}
     assert host_share(None, end) is None
 
 

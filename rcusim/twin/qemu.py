@@ -14,6 +14,7 @@ Clocks (``--clock``):
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -86,7 +87,7 @@ def boot(argv: list[str], share: Path, timeout_s: float) -> BootResult:
             line = raw.decode(errors="replace")
             for mark in (PLAN_START, PLAN_END):
                 if mark in line:
-                    marks[mark] = (time.monotonic(), thread_waits(proc.pid))
+                    marks[mark] = (time.monotonic(), thread_waits(proc.pid), host_steal_s())
             console.append(line)
 
     errors = []
@@ -125,9 +126,16 @@ def thread_waits(pid: int) -> dict[str, tuple[str, int, int]]:
     return waits
 
 
+def host_steal_s() -> float:
+    """CPU time the host's own hypervisor gave to others, all CPUs (/proc/stat's steal)."""
+    with open("/proc/stat") as f:
+        return int(f.readline().split()[8]) / os.sysconf("SC_CLK_TCK")
+
+
 def host_share(start, end) -> dict | None:
     """What QEMU's vCPU threads (``CPU <n>/TCG``) and its other threads ran and waited for
-    the host's CPUs between the plan's start and end marks, as fractions of that span."""
+    the host's CPUs between the plan's start and end marks, as fractions of that span, and the
+    host's own steal time per host CPU (a share the host's scheduler does not see)."""
     if start is None or end is None or not end[1]:
         return None
     span_ns = (end[0] - start[0]) * 1e9
@@ -137,7 +145,9 @@ def host_share(start, end) -> dict | None:
         kind = "vcpu" if name.startswith("CPU ") else "other"
         sums[f"{kind}_run"] += run_ns - run0
         sums[f"{kind}_wait"] += wait_ns - wait0
-    return {"plan_s": round(span_ns / 1e9, 3), **{k: round(v / span_ns, 4) for k, v in sums.items()}}
+    steal = (end[2] - start[2]) * 1e9 / (os.cpu_count() or 1)
+    return {"plan_s": round(span_ns / 1e9, 3), **{k: round(v / span_ns, 4) for k, v in sums.items()},
+            "steal": round(steal / span_ns, 4)}
 
 
 #: Boots tried for one run: now and then a guest takes an unexpected int3 while a static key is
