@@ -19,6 +19,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -188,7 +189,8 @@ def boot_plan(argv: list[str], share: Path, script: str, timeout_s: float, what:
     again, failures = [], []
     for attempt in range(ATTEMPTS):
         for old in share.iterdir():
-            old.unlink()
+            if not old.name.startswith("console-attempt-"):  # an earlier attempt's, kept
+                old.unlink()
         (share / "plan.sh").write_text(script, encoding="utf-8")
         booted = boot(argv, share, timeout_s)
         (share / "console.txt").write_text(booted.console, encoding="utf-8")
@@ -206,10 +208,14 @@ def boot_plan(argv: list[str], share: Path, script: str, timeout_s: float, what:
             tail = " | ".join((log or booted.console).strip().splitlines()[-3:])
             raise ScenarioError(f"{what}: the guest's plan failed ({tail[-240:]})", key="kernel",
                                 allowed="a scenario the image can run")
+        (share / f"console-attempt-{attempt + 1}.txt").write_text(booted.console, encoding="utf-8")
         if attempt == ATTEMPTS - 1:
             each = "; ".join(f"{k + 1}: {line[:48]}" for k, line in enumerate(failures + [failure]))
-            raise ScenarioError(f"{what}: the guest failed at each of its {ATTEMPTS} boots ({each})", key="kernel",
-                                allowed="a scenario the image can run, on a quiet host")
+            kept = Path(tempfile.mkdtemp(prefix="rcusim-failed-boot-"))
+            for console in share.glob("console-attempt-*.txt"):
+                shutil.copy(console, kept)
+            raise ScenarioError(f"{what}: the guest failed at each of its {ATTEMPTS} boots, their consoles in {kept} "
+                                f"({each})", key="kernel", allowed="a scenario the image can run, on a quiet host")
         failures.append(failure)
         again.append(f"{what}, attempt {attempt + 1}: {failure}")
     raise AssertionError("unreachable")
