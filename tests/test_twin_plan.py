@@ -548,31 +548,37 @@ def _done_boot(qemu, vcpu_wait, icount=False):
     """A fake boot whose plan ran to its end, its vCPU threads having waited `vcpu_wait`."""
     def fake_boot(argv, share, timeout_s):
         (share / "plan.log").write_text("rcusim-plan-exit 0\n")
-        host = {"plan_s": 2.0, "vcpu_run": 1.5, "vcpu_wait": vcpu_wait.pop(0), "other_run": 0.1, "other_wait": 0.1}
+        wait, steal = vcpu_wait.pop(0)
+        host = {"plan_s": 2.0, "vcpu_run": 1.5, "vcpu_wait": wait, "other_run": 0.1, "other_wait": 0.1, "steal": steal}
         return qemu.BootResult(share=share, console=POWER_DOWN, returncode=0, wall_time_s=0.0,
                                argv=tuple(argv) + (("-icount",) if icount else ()), host=host)
     return fake_boot
 
 
 def test_a_boot_on_a_busy_host_is_booted_again(tmp_path, monkeypatch):
-    """A real-clock boot whose vCPU threads waited for the host's CPUs beyond HOST_WAIT_LIMIT
-    is booted again, and named; one under the limit is kept."""
+    """A real-clock boot whose vCPU threads waited for the host's CPUs, or whose host had its
+    CPUs stolen, beyond HOST_WAIT_LIMIT together is booted again, and named; one under the
+    limit is kept."""
     from rcusim.twin import qemu
-    waits = [qemu.HOST_WAIT_LIMIT + 0.4, qemu.HOST_WAIT_LIMIT - 0.2]
+    cpus = os.cpu_count()
+    waits = [(qemu.HOST_WAIT_LIMIT + 0.4, 0.0), (0.0, (qemu.HOST_WAIT_LIMIT + 0.1) / cpus),
+             (qemu.HOST_WAIT_LIMIT - 0.2, 0.1 / cpus)]
     monkeypatch.setattr(qemu, "boot", _done_boot(qemu, waits))
     booted, again = qemu.boot_plan(["qemu"], tmp_path, "true\n", 10.0, "variant x, boot 1")
     assert booted.host["vcpu_wait"] == pytest.approx(qemu.HOST_WAIT_LIMIT - 0.2)
-    assert len(again) == 1 and "a busy host" in again[0] and f"{qemu.HOST_WAIT_LIMIT + 0.4:.2f}" in again[0]
+    assert len(again) == 2 and all("a busy host" in line for line in again)
+    assert f"waited {qemu.HOST_WAIT_LIMIT + 0.4:.2f}" in again[0]
+    assert f"{(qemu.HOST_WAIT_LIMIT + 0.1) / cpus:.2f} of each CPU stolen" in again[1]
 
 
 def test_a_busy_host_at_every_attempt_is_refused_and_icount_is_not_judged(tmp_path, monkeypatch):
     """Busy at every attempt: refused, asking for a quiet host. Under icount the guest's clock
     stops with its vCPUs, so the same waits are kept."""
     from rcusim.twin import qemu
-    monkeypatch.setattr(qemu, "boot", _done_boot(qemu, [0.9] * qemu.ATTEMPTS))
+    monkeypatch.setattr(qemu, "boot", _done_boot(qemu, [(0.9, 0.0)] * qemu.ATTEMPTS))
     with pytest.raises(ScenarioError, match="quiet host"):
         qemu.boot_plan(["qemu"], tmp_path, "true\n", 10.0, "variant x, boot 1")
-    monkeypatch.setattr(qemu, "boot", _done_boot(qemu, [0.9], icount=True))
+    monkeypatch.setattr(qemu, "boot", _done_boot(qemu, [(0.9, 0.5)], icount=True))
     _, again = qemu.boot_plan(["qemu"], tmp_path, "true\n", 10.0, "variant x, boot 1")
     assert again == []
 
