@@ -557,14 +557,17 @@ def _done_boot(qemu, vcpu_wait, icount=False):
 
 def test_a_boot_on_a_busy_host_is_booted_again(tmp_path, monkeypatch):
     """A real-clock boot whose vCPU threads waited for the host's CPUs, or whose host had its
-    CPUs stolen, beyond HOST_WAIT_LIMIT together is booted again, and named; one under the
-    limit is kept."""
+    CPUs stolen, beyond HOST_WAIT_LIMIT together is booted again after a pause, and named; one
+    under the limit is kept."""
     from rcusim.twin import qemu
     cpus = os.cpu_count()
     waits = [(qemu.HOST_WAIT_LIMIT + 0.4, 0.0), (0.0, (qemu.HOST_WAIT_LIMIT + 0.1) / cpus),
              (qemu.HOST_WAIT_LIMIT - 0.2, 0.1 / cpus)]
     monkeypatch.setattr(qemu, "boot", _done_boot(qemu, waits))
+    pauses = []
+    monkeypatch.setattr(qemu.time, "sleep", pauses.append)
     booted, again = qemu.boot_plan(["qemu"], tmp_path, "true\n", 10.0, "variant x, boot 1")
+    assert pauses == [qemu.BUSY_HOST_PAUSE_S, 2 * qemu.BUSY_HOST_PAUSE_S]  # the load given time to pass
     assert booted.host["vcpu_wait"] == pytest.approx(qemu.HOST_WAIT_LIMIT - 0.2)
     assert len(again) == 2 and all("a busy host" in line for line in again)
     assert f"waited {qemu.HOST_WAIT_LIMIT + 0.4:.2f}" in again[0]
@@ -576,6 +579,7 @@ def test_a_busy_host_at_every_attempt_is_refused_and_icount_is_not_judged(tmp_pa
     stops with its vCPUs, so the same waits are kept."""
     from rcusim.twin import qemu
     monkeypatch.setattr(qemu, "boot", _done_boot(qemu, [(0.9, 0.0)] * qemu.ATTEMPTS))
+    monkeypatch.setattr(qemu.time, "sleep", lambda s: None)
     with pytest.raises(ScenarioError, match="quiet host"):
         qemu.boot_plan(["qemu"], tmp_path, "true\n", 10.0, "variant x, boot 1")
     monkeypatch.setattr(qemu, "boot", _done_boot(qemu, [(0.9, 0.5)], icount=True))

@@ -171,6 +171,11 @@ ATTEMPTS = 4
 #: ran on a busy host.
 HOST_WAIT_LIMIT = 0.3
 
+#: Seconds waited before booting again after a busy host, times the attempt: the steal of
+#: 28 Nov came in stretches that outlasted one 15-s boot.
+BUSY_HOST_PAUSE_S = 10.0
+_BUSY = "a busy host"
+
 _OOPS = re.compile(r"Oops: .*|Kernel panic - not syncing: .*")
 _KERNEL_PRINTED = re.compile(r"^\S*\[\s*\d+\.\d+\]", re.MULTILINE)  # a printk line: "[    5.824493] ..."
 _PLAN_DONE = "rcusim-plan-exit 0"
@@ -222,6 +227,8 @@ def boot_plan(argv: list[str], share: Path, script: str, timeout_s: float, what:
                                 f"({each})", key="kernel", allowed="a scenario the image can run, on a quiet host")
         failures.append(failure)
         again.append(f"{what}, attempt {attempt + 1}: {failure}")
+        if failure.startswith(_BUSY):
+            time.sleep(BUSY_HOST_PAUSE_S * (attempt + 1))  # let the host's load pass first
     raise AssertionError("unreachable")
 
 
@@ -232,7 +239,7 @@ def _busy_host(booted: BootResult) -> str | None:
     wait, steal = booted.host["vcpu_wait"], booted.host["steal"]
     if wait + steal * (os.cpu_count() or 1) <= HOST_WAIT_LIMIT:
         return None
-    return f"a busy host: the vCPU threads waited {wait:.2f} of the plan's span, {steal:.2f} of each CPU stolen"
+    return f"{_BUSY}: the vCPU threads waited {wait:.2f} of the plan's span, {steal:.2f} of each CPU stolen"
 
 
 def command_line(argv) -> str:
