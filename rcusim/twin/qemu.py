@@ -164,11 +164,11 @@ ATTEMPTS = 4
 #: readers, 27 Nov: one other process spinning on the 2-core host put every boot there). The
 #: host's CPU time the guest did not get over the plan, in CPUs: the vCPU threads' run-queue
 #: waits, summed, and the time the host's own hypervisor stole (per host CPU, times the host's
-#: CPUs), each as a share of the plan's span. The waits are 0.08-0.17 on the quiet host (16
-#: boots of rcuscale's writers and of 100 and 1,000 callers), 0.59-0.73 beside one spinning
-#: process (8 boots); the steal 0-0.06 a CPU in most boots, 0.30-0.34 in some (lazy kfree
-#: floods of 310-400 ms where a boot without steal took 192). A boot losing more than this
-#: ran on a busy host.
+#: CPUs), each as a share of the plan's span. The waits are 0.05-0.17 on the quiet host (the
+#: twin's callers and rcuscale tests, 28 Nov), 0.59-0.73 beside one spinning process (8
+#: boots); the steal 0-0.06 a CPU in most boots, 0.30-0.34 in some (lazy kfree floods of
+#: 310-400 ms where a boot without steal took 192). A boot losing more than this ran on a
+#: busy host.
 HOST_WAIT_LIMIT = 0.3
 
 #: Seconds waited before booting again after a busy host, times the attempt: the steal of
