@@ -643,7 +643,7 @@ def boot_each(kernel, script: str, cmdline: tuple, boots: int, timeout_s: float,
     Raises
     ------
     ScenarioError
-        For a boot whose plan fails other than by a guest oops, or oopses at every attempt
+        For a boot whose plan fails other than by a guest oops or a busy host, or so at every attempt
         (rcusim.twin.qemu.boot_plan()).
     """
     image = find_image(kernel, 1000)
@@ -669,7 +669,7 @@ def measure_boots(kernel, boots: int, timeout_s: float, keep: Path, on_boot=None
     Raises
     ------
     ScenarioError
-        For a boot whose plan fails other than by a guest oops, or oopses at every attempt
+        For a boot whose plan fails other than by a guest oops or a busy host, or so at every attempt
         (rcusim.twin.qemu.boot_plan()).
     """
     image, argv, again = boot_each(kernel, guest_script(), CMDLINE, boots, timeout_s, keep, clock, on_boot)

@@ -370,7 +370,8 @@ def _script(sync_loops: list[SyncLoopRun], rcuscale: dict, extra_events: list[st
                   "insmod /lib/modules/torture.ko",
                   f"insmod /lib/modules/rcuscale.ko {args}",
                   "wait $done"]
-        lines += [] if kfree else ["rmmod rcuscale"]
+        if not kfree:
+            lines.append("rmmod rcuscale")
     lines += [f"echo 0 > {TRACE_DIR}/tracing_on",
               f"cat {TRACE_DIR}/per_cpu/cpu*/stats > /out/trace-stats.txt",
               f"cat {TRACE_DIR}/trace > /out/trace.txt"]

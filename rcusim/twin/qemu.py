@@ -195,7 +195,7 @@ def boot_plan(argv: list[str], share: Path, script: str, timeout_s: float, what:
     ScenarioError
         For a plan that fails otherwise, or fails so at every attempt.
     """
-    again, failures = [], []
+    failures = []  # why each attempt before this one was booted again
     for attempt in range(ATTEMPTS):
         for old in share.iterdir():
             if not old.name.startswith("console-attempt-"):  # an earlier attempt's, kept
@@ -207,7 +207,7 @@ def boot_plan(argv: list[str], share: Path, script: str, timeout_s: float, what:
         if _PLAN_DONE in log:
             failure = None if any_host else _busy_host(booted)
             if failure is None:
-                return booted, again
+                return booted, [f"{what}, attempt {k + 1}: {why}" for k, why in enumerate(failures)]
         else:
             oops = _OOPS.search(booted.console)
             failure = oops[0].strip() if oops else None
@@ -226,7 +226,6 @@ def boot_plan(argv: list[str], share: Path, script: str, timeout_s: float, what:
             raise ScenarioError(f"{what}: the guest failed at each of its {ATTEMPTS} boots, their consoles in {kept} "
                                 f"({each})", key="kernel", allowed="a scenario the image can run, on a quiet host")
         failures.append(failure)
-        again.append(f"{what}, attempt {attempt + 1}: {failure}")
         if failure.startswith(_BUSY):
             time.sleep(BUSY_HOST_PAUSE_S * (attempt + 1))  # let the host's load pass first
     raise AssertionError("unreachable")
