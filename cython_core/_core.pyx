@@ -704,8 +704,18 @@ cdef class Engine:
 
     def requests(self):
         """The rows kept of finished synchronize_rcu*() calls, as NumPy arrays (views of the
-        engine's own arrays, which outlive the engine)."""
+        engine's own arrays, which outlive the engine); with a row sink, those not yet
+        handed to it."""
         return {name: col[:self.req_n] for name, col in self.req_cols.items()}
+
+    def stream_rows(self, sink, i64 chunk):
+        """Before the run: hand the rows kept over to ``sink(columns, n)`` (columns as
+        :meth:`requests` gives them) each time `chunk` of them are made, instead of keeping
+        them all. The sink must copy what it keeps: the arrays are reused."""
+        if self.req_n or chunk < 1:
+            raise ValueError("stream_rows() takes a chunk of at least 1 row, before the run")
+        self.row_sink = sink
+        records_resize(self, chunk)
 
     def latency_digest(self):
         """Every finished request, by primitive code: ``count``; ``sum_ns``, ``min_ns`` and

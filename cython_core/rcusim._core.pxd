@@ -391,6 +391,7 @@ cdef class Engine:
     cdef i64 *req_end
     cdef i64 req_n                # rows kept
     cdef i64 req_cap              # rows the arrays hold
+    cdef object row_sink          # None, or sink(columns, n) that takes each full chunk of rows
     cdef i64 lat_count[PRIM_N]    # every finished request, by primitive: how many,
     cdef i64 lat_sum_ns[PRIM_N]   # ... the sum, least and greatest of their latencies,
     cdef i64 lat_min_ns[PRIM_N]

@@ -6,7 +6,9 @@
 # sums of its time breakdown against the grace period that satisfied it. Its row
 # (task, CPU, primitive, call and return: 25 bytes) is kept for every request
 # (RECORDS_ALL), for a hashed fraction of them (RECORDS_SAMPLE) or for none.
-# The rows live in NumPy arrays, so that reading them back copies nothing.
+# The rows live in NumPy arrays, so that reading them back copies nothing. With a row
+# sink (Engine.stream_rows()), the arrays hold one chunk: each time they fill, the sink
+# takes their rows and they start again, so a run's rows need not fit in memory.
 #
 # Included by _core.pyx: module-level functions on the Engine.
 
@@ -28,8 +30,8 @@ cdef void records_point(Engine self) except *:
     self.req_end = &end[0]
 
 
-cdef void records_grow(Engine self, i64 cap) except *:
-    """Move the rows into arrays of cap rows."""
+cdef void records_resize(Engine self, i64 cap) except *:
+    """Move the rows into arrays of cap rows (cap >= req_n)."""
     cols = {}
     for name, dtype in REQUEST_DTYPES.items():
         cols[name] = np.empty(cap, dtype=dtype)
@@ -158,7 +160,11 @@ cdef int record_request(Engine self, int e, i64 t_end) except -1:
     if self.records_mode == RECORDS_ALL or (self.records_mode == RECORDS_SAMPLE
                                             and splitmix64(nth) < self.sample_below):
         if self.req_n == self.req_cap:
-            records_grow(self, 2 * self.req_cap)
+            if self.row_sink is None:
+                records_resize(self, 2 * self.req_cap)
+            else:
+                self.row_sink(self.requests(), self.req_n)
+                self.req_n = 0
         self.req_task[self.req_n] = e
         self.req_cpu[self.req_n] = self.ents[e].cpu
         self.req_prim[self.req_n] = prim

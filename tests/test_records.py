@@ -22,7 +22,7 @@ def test_the_memory_estimate_follows_the_records_option():
     estimate = {mode: estimate_memory_bytes(spec.model_copy(update={"run": spec.run.model_copy(
         update={"records": mode})})) for mode in ("all", "sample", "none")}
     assert estimate["none"] < estimate["sample"] < estimate["all"]
-    assert estimate["all"] > 10_000 * 1000 * 25  # 25 bytes per row at least
+    assert estimate["all"] > 10_000 * 1000 * 8  # the summary's latency array: 8 bytes per row at least
 
 
 def test_fine_percentiles_are_within_the_stated_error():

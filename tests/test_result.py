@@ -16,6 +16,7 @@ from rcusim.plots import save_result_figures
 from rcusim.results.frames import latency_ns, make_gps_frame, make_requests_frame
 from rcusim.results.histogram import format_log2_histogram
 from rcusim.results.result import Result, VariantResult
+from rcusim.results.rows import RequestRows
 
 N_REQUESTS = 2000
 
@@ -49,7 +50,7 @@ def build_result(arrays, wall_times=(1.5, 0.75)):
     for (name, a), wall in zip(arrays.items(), wall_times):
         variants[name] = VariantResult(
             name=name,
-            requests=make_requests_frame(a["task"], a["cpu"], a["primitive"], a["t_start_ns"], a["t_end_ns"]),
+            rows=RequestRows(make_requests_frame(a["task"], a["cpu"], a["primitive"], a["t_start_ns"], a["t_end_ns"])),
             gps=make_gps_frame(a["gp_seq"], a["gp_t_start_ns"], a["gp_t_end_ns"], a["expedited"]),
             counters={"events": a["events"], "ipis_sent": 7},
             events=a["events"],
@@ -116,16 +117,16 @@ def test_batching_with_both_primitives():
     primitive = np.array([0] * 6 + [1] * 4)
     requests = make_requests_frame(np.arange(10), np.zeros(10), primitive, np.zeros(10), np.full(10, 1000))
     gps = make_gps_frame(np.arange(5), np.zeros(5), np.ones(5), [False, False, False, True, True])
-    v = VariantResult("mixed", requests, gps)
+    v = VariantResult("mixed", RequestRows(requests), gps)
     assert v.metrics["batching"] == pytest.approx(10 / 5)
-    only_exp = VariantResult("exp", requests[requests["primitive"] == 1], gps)
+    only_exp = VariantResult("exp", RequestRows(requests[requests["primitive"] == 1]), gps)
     assert only_exp.metrics["batching"] == pytest.approx(4 / 2)
 
 
 def test_empty_requests_give_none():
     v = VariantResult(
         "idle",
-        make_requests_frame([], [], [], [], []),
+        RequestRows(make_requests_frame([], [], [], [], [])),
         make_gps_frame([1], [0], [10], [False]),
     )
     m = v.metrics

@@ -24,10 +24,9 @@ from rcusim.progress import Stages
 EVENT_CHUNK = 2_000_000
 
 #: Rough bytes per kept request row, per task and per CPU, for the up-front memory check.
-#: A row is 25 bytes in the engine's arrays, which become the frame's columns, plus the
-#: summary's latencies (8: latency_stats_us() works in one array of them) and the Parquet
-#: writer's variant column (4).
-BYTES_PER_ROW = 40
+#: The rows stream out of the engine into a file (rcusim.results.rows), a chunk at a time;
+#: the summary and the figures then hold one variant's latencies at once (8 bytes a row).
+BYTES_PER_ROW = 8
 BYTES_PER_TASK = 160
 BYTES_PER_CPU = 600
 
@@ -156,9 +155,13 @@ def trace_too_large(variant: str, limit: int) -> ScenarioError:
 
 
 def run_engine(name: str, spec, seed: int, progress: Stages | None = None,
-               check: bool = False, kfree_chunk: int = 0, trace_limit: int | None = None) -> EngineRun:
+               check: bool = False, kfree_chunk: int = 0, trace_limit: int | None = None,
+               row_sink=None, row_chunk: int = 0) -> EngineRun:
     """Simulate one variant to completion (or its time limit) and read its records back.
 
+    With `row_sink`, the engine hands its request rows to ``row_sink(columns, n)`` each
+    time `row_chunk` of them are made (``Engine.stream_rows()``); ``requests`` then holds
+    those made after the last hand-over.
     `progress` is told the stages (build, engine, results) and the engine's progress:
     requests finished, or simulated seconds for a variant without requests.
     With `trace_limit`, the engine records up to that many trace events
@@ -171,6 +174,8 @@ def run_engine(name: str, spec, seed: int, progress: Stages | None = None,
     build = time.perf_counter() - t0
     if trace_limit:
         engine.trace_enable(trace_limit)
+    if row_sink is not None:
+        engine.stream_rows(row_sink, row_chunk)
     until_ns = round((spec.run.duration_s or spec.run.max_sim_time_s) * 1e9)
     requests = info["expected_requests"]
     if requests:

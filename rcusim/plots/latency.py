@@ -19,7 +19,6 @@ import numpy as np
 
 from rcusim.plots.axes import agg_figure, legend_beside, new_axes, series_styles
 from rcusim.results.digest import FINE_SLOTS, fine_order_statistics, fine_slot_middle
-from rcusim.results.frames import latency_ns
 from rcusim.results.histogram import linear_histogram, log2_histogram
 from rcusim.results.metrics import convert_in_place, us_in_place
 from rcusim.results.stats import mean_ci
@@ -32,13 +31,13 @@ DEFAULT_LINEAR_BUCKETS = 50
 def _latencies(result) -> tuple[list, list, list[str]]:
     """Per variant, in the result's variant order: where its latencies come from, how many
     requests each stands for (None: one), and its name. A variant that keeps every row gives
-    its requests frame, whose latencies become µs only while they are counted
+    its rows (a RequestRows), whose latencies become µs only while they are counted
     (:meth:`LatencyHistogramDisplay._us`); one that keeps fewer gives the middles of its
     log-linear histogram's slots in µs (within FINE_RELATIVE_ERROR), with their counts."""
     sources, weights, labels = [], [], []
     for name, variant in result.variants.items():
         if variant.records == "all":
-            sources.append(variant.requests)
+            sources.append(variant.rows)
             weights.append(None)
         else:
             fine = _digest_fine(variant)
@@ -75,10 +74,10 @@ def _spans(ranges) -> bool:
 
 
 def _range_us(source) -> tuple | None:
-    """_value_range() in µs of latencies in µs, or of a requests frame's (from its ns)."""
+    """_value_range() in µs of latencies in µs, or of a variant's rows' (from their ns)."""
     if isinstance(source, np.ndarray):
         return _value_range(source)
-    r = _value_range(latency_ns(source))
+    r = _value_range(source.latency_ns())
     return None if r is None else tuple(v / 1e3 for v in r)
 
 
@@ -127,8 +126,8 @@ class LatencyHistogramDisplay:
                   bucket_width_us)
 
     def _set(self, sources, weights, labels, log2, bucket_width_us) -> None:
-        """Variant i's latencies: sources[i], µs or a requests frame (see :meth:`_us`); their
-        value ranges in µs are read once, from the ns of a frame (dividing the extremes alone
+        """Variant i's latencies: sources[i], µs or a variant's rows (see :meth:`_us`); their
+        value ranges in µs are read once, from the ns of the rows (dividing the extremes alone
         gives the extremes of the divided values)."""
         self._sources = sources
         self._ranges = [_range_us(s) for s in sources]
@@ -138,17 +137,17 @@ class LatencyHistogramDisplay:
         self.bucket_width_us = bucket_width_us
 
     def _us(self, i: int) -> np.ndarray:
-        """Variant i's latencies in µs (float). From a requests frame they are made anew, in
+        """Variant i's latencies in µs (float). From a variant's rows they are made anew, in
         the memory of its latencies in ns, one variant at a time: millions of rows are
         never held in µs for every variant at once."""
         source = self._sources[i]
         if isinstance(source, np.ndarray):
             return source
-        return us_in_place(latency_ns(source))
+        return us_in_place(source.latency_ns())
 
     def _whole_us(self, i: int) -> np.ndarray:
         """Variant i's latencies in µs, to be floored to whole µs by the log2 histogram: from
-        a requests frame floored here, in the same memory (truncating a non-negative float
+        a variant's rows floored here, in the same memory (truncating a non-negative float
         floors it, as log2_histogram() does)."""
         us = self._us(i)
         if us is self._sources[i]:
@@ -250,7 +249,7 @@ def order_statistics(result) -> list:
     as a small one."""
     out = []
     for label, variant in result.variants.items():
-        n = variant.request_count if variant.records != "all" else len(variant.requests)
+        n = variant.request_count if variant.records != "all" else len(variant.rows)
         if n == 0:
             out.append(None)
             continue
@@ -258,7 +257,7 @@ def order_statistics(result) -> list:
         if variant.records == "all":
             # Exact at the drawn ranks, only they become µs. NumPy's sort (SIMD) orders 10
             # million values three times faster than np.partition() selects 4,096 ranks.
-            x_ns = latency_ns(variant.requests)
+            x_ns = variant.rows.latency_ns()
             x_ns.sort()
             x_ns = x_ns[rank]
         else:

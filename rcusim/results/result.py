@@ -45,6 +45,7 @@ from rcusim.results.metrics import (GP_LENGTH_PERCENTILES, HALT_ENDS, LATENCY_PE
                                     digest_stats_us, latency_stats_us, mean_tree, normal_gp_stats, numeric_leaves,
                                     round_or_none, to_builtin)
 from rcusim.results.provenance import source_revision
+from rcusim.results.rows import RequestRows
 from rcusim.results.text import LABEL_WIDTH, LINE_WIDTH, fmt, items, metric_lines, text_table
 
 
@@ -59,10 +60,11 @@ class VariantResult:
     name: str
     """Variant name, as written in the scenario."""
 
-    requests: pd.DataFrame
+    rows: RequestRows
     """One row per completed request (or per kept one, see :attr:`records`): columns
     :data:`~rcusim.results.frames.REQUEST_COLUMNS` (``task`` int32, ``cpu`` int32, ``primitive`` int8,
-    times int64 ns)."""
+    times int64 ns), in memory or in the file the run streamed them into
+    (:mod:`rcusim.results.rows`); :attr:`requests` is them as one frame."""
 
     gps: pd.DataFrame
     """One row per completed grace period: columns :data:`~rcusim.results.frames.GP_COLUMNS`."""
@@ -125,7 +127,7 @@ class VariantResult:
     entity), or None; see :mod:`rcusim.results.trace`."""
 
     def __post_init__(self):
-        check_columns(self.requests, REQUEST_COLUMNS, f"variant {self.name!r}: requests")
+        check_columns(self.rows, REQUEST_COLUMNS, f"variant {self.name!r}: requests")
         check_columns(self.gps, GP_COLUMNS, f"variant {self.name!r}: gps")
         if self.records != "all" and self.latency_digest is None:
             raise ValueError(f"variant {self.name!r}: records {self.records!r} needs a latency digest")
@@ -135,6 +137,12 @@ class VariantResult:
         super().__setattr__(name, value)
         self.__dict__.pop("metrics", None)
         self.__dict__.pop("digest", None)
+
+    @property
+    def requests(self) -> pd.DataFrame:
+        """:attr:`rows` as one frame (rows a run streamed into a file are read into memory
+        at each access)."""
+        return self.rows.frame()
 
     @cached_property
     def digest(self) -> dict:
@@ -214,7 +222,7 @@ class VariantResult:
         metrics = {
             # An incomplete run (stopped by run.max_sim_time_s) has no completion time.
             "completion_time_s": round_or_none(self.completion_time_ns / 1e9, S_DECIMALS) if finished else None,
-            "latency_us": (latency_stats_us(latency_ns(self.requests), overwrite_input=True) if self.records == "all"
+            "latency_us": (latency_stats_us(self.rows.latency_ns(), overwrite_input=True) if self.records == "all"
                            else digest_stats_us(self.digest)),
             "grace_periods": self._per_run(np.count_nonzero(~expedited)),
             "expedited_grace_periods": self._per_run(np.count_nonzero(expedited)),
@@ -246,7 +254,7 @@ def pool_runs(runs: list[VariantResult]) -> VariantResult:
     first = runs[0]
     return VariantResult(
         name=first.name,
-        requests=stack_runs([r.requests for r in runs]), gps=stack_runs([r.gps for r in runs]),
+        rows=RequestRows(stack_runs([r.requests for r in runs])), gps=stack_runs([r.gps for r in runs]),
         counters={key: sum(r.counters.get(key, 0) for r in runs) for key in first.counters},
         events=sum(r.events for r in runs), wall_time_s=sum(r.wall_time_s for r in runs),
         build_time_s=sum(r.build_time_s for r in runs),
@@ -504,8 +512,9 @@ class Result:
     def _write_parquet(self, path: Path, table: str) -> None:
         """Write one frame per variant into a single Parquet file with a ``variant`` column.
 
-        Variants are written one row group at a time, so a run with millions of
-        requests per variant does not need a concatenated copy in memory.
+        Each variant's rows are written a batch at a time (the file's batches for rows a run
+        streamed into one), so a run with millions of requests per variant does not need
+        them in memory.
         """
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -515,20 +524,21 @@ class Result:
         writer = None
         try:
             for name in names:
-                frame = getattr(self.variants[name], table)
-                columns = {c: pa.array(frame[c].to_numpy()) for c in frame.columns}
-                indices = pa.array(np.full(len(frame), names.index(name), dtype=np.int32))
-                variant = pa.DictionaryArray.from_arrays(indices, pa.array(names), )
-                batch = pa.table({"variant": variant.cast(variant_type), **columns})
-                if writer is None:
-                    # Times grow from row to row: delta encoding stores each in a few bits,
-                    # where a dictionary of millions of distinct values would be tried and
-                    # dropped; the few-valued columns (variant, task, CPU, ...) keep theirs.
-                    delta = [f.name for f in batch.schema if f.type == pa.int64()]
-                    writer = pq.ParquetWriter(path, batch.schema,
-                                              use_dictionary=[c for c in batch.column_names if c not in delta],
-                                              column_encoding=dict.fromkeys(delta, "DELTA_BINARY_PACKED"))
-                writer.write_table(batch)
+                v = self.variants[name]
+                for frame in (v.rows.batches() if table == "requests" else [getattr(v, table)]):
+                    columns = {c: pa.array(frame[c].to_numpy()) for c in frame.columns}
+                    indices = pa.array(np.full(len(frame), names.index(name), dtype=np.int32))
+                    variant = pa.DictionaryArray.from_arrays(indices, pa.array(names), )
+                    batch = pa.table({"variant": variant.cast(variant_type), **columns})
+                    if writer is None:
+                        # Times grow from row to row: delta encoding stores each in a few bits,
+                        # where a dictionary of millions of distinct values would be tried and
+                        # dropped; the few-valued columns (variant, task, CPU, ...) keep theirs.
+                        delta = [f.name for f in batch.schema if f.type == pa.int64()]
+                        writer = pq.ParquetWriter(path, batch.schema,
+                                                  use_dictionary=[c for c in batch.column_names if c not in delta],
+                                                  column_encoding=dict.fromkeys(delta, "DELTA_BINARY_PACKED"))
+                    writer.write_table(batch)
         finally:
             if writer is not None:
                 writer.close()

@@ -19,6 +19,7 @@ from rcusim.results.frames import make_gps_frame, make_requests_frame
 from rcusim.results.metrics import callback_latency_stats_us, sched_latency_stats_us, sched_stats
 from rcusim.results.provenance import installed_version
 from rcusim.results.result import Result, VariantResult, pool_runs
+from rcusim.results.rows import ROW_CHUNK, RequestRows, RowSpill, check_spill_room
 
 #: rcuscale's figures, shown in the side-by-side table of kfree_rcu() floods.
 KFREE_TABLE_METRICS = ("total_time_ns", "loops", "batches", "memory_footprint_mb", "kvfree_peak_mb")
@@ -32,14 +33,18 @@ def resolved_config(spec) -> dict:
 
 
 def run_variant(name: str, spec, seed: int, progress: Stages | None = None,
-                check: bool = False, kfree_chunk: int = 0, trace_limit: int | None = None) -> VariantResult:
+                check: bool = False, kfree_chunk: int = 0, trace_limit: int | None = None,
+                row_chunk: int = ROW_CHUNK) -> VariantResult:
     """Simulate one variant to completion (or its time limit) and collect its results.
 
     With `trace_limit`, the engine records up to that many trace events
-    (see rcusim.results.trace); a run that would record more is refused.
+    (see rcusim.results.trace); a run that would record more is refused. The request rows
+    stream out of the engine `row_chunk` at a time into a file (rcusim.results.rows) when
+    there are more than that.
     """
-    run = run_engine(name, spec, seed, progress, check, kfree_chunk, trace_limit)
-    req, gps, counters, kv = run.requests, run.gps, run.counters, run.kvfree
+    spill = RowSpill()
+    run = run_engine(name, spec, seed, progress, check, kfree_chunk, trace_limit, spill, row_chunk)
+    gps, counters, kv = run.gps, run.counters, run.kvfree
     completion_ns = run.completion_ns
     timed = spec.run.duration_s is not None  # the run ends when it has lasted run.duration_s
     extra = {"finished": run.reason == (ExitReason.TIME_LIMIT if timed else ExitReason.DONE),
@@ -67,7 +72,7 @@ def run_variant(name: str, spec, seed: int, progress: Stages | None = None,
             completion_ns = max(completion_ns, kv["end_time_ns"])
     return VariantResult(
         name=name,
-        requests=make_requests_frame(req["task"], req["cpu"], req["primitive"], req["t_start_ns"], req["t_end_ns"]),
+        rows=spill.rows(run.requests),
         records=spec.run.records,
         latency_digest=run.digest,
         gps=make_gps_frame(gps["gp_seq"], gps["t_start_ns"], gps["t_end_ns"], gps["expedited"], gps["fqs_scans"],
@@ -110,7 +115,7 @@ def run_membarrier_variant(name: str, spec, seed: int) -> VariantResult:
     only = next(iter(metrics.values())) if len(metrics) == 1 else None
     return VariantResult(
         name=name,
-        requests=make_requests_frame([], [], [], [], []),
+        rows=RequestRows(make_requests_frame([], [], [], [], [])),
         gps=make_gps_frame([], [], [], []),
         events=int(table.events.sum()),
         wall_time_s=float(sum(f.wall_s.sum() for f in frames)),
@@ -180,12 +185,14 @@ def run(source, overrides: Sequence[str] | Mapping | None = None, seed: int | No
 
 
 def run_scenario(scenario: Scenario, variants: Sequence[str] | None = None, progress: bool | None = None,
-                 check: bool = False, trace_limit: int | None = None, runs: int = 1) -> Result:
+                 check: bool = False, trace_limit: int | None = None, runs: int = 1,
+                 row_chunk: int = ROW_CHUNK) -> Result:
     """Simulate the scenario's variants; with `runs` > 1, each that many times with the seeds
     seed, seed + 1, ..., pooled as a real kernel's boots (:func:`pool_runs`; the trace is
-    the first run's)."""
+    the first run's). A variant's rows stream out `row_chunk` at a time (:func:`run_variant`)."""
     names = scenario.selected(variants)
     check_memory(scenario)
+    check_spill_room(scenario)
     results = {}
     with Stages(progress) as stages:
         for name in names:
@@ -196,7 +203,8 @@ def run_scenario(scenario: Scenario, variants: Sequence[str] | None = None, prog
                                            for k in range(runs)])
             else:
                 results[name] = pool_runs([run_variant(name, spec, scenario.seed + k, stages, check,
-                                                       trace_limit=trace_limit if k == 0 else None)
+                                                       trace_limit=trace_limit if k == 0 else None,
+                                                       row_chunk=row_chunk)
                                            for k in range(runs)])
     provenance = {"scenario": scenario.asdict(),
                   "variants": {name: resolved_config(scenario.variants[name]) for name in names}}

@@ -25,6 +25,7 @@ from rcusim.results.frames import stack_runs
 from rcusim.results.ftrace_read import breakdown_us
 from rcusim.results.provenance import installed_version
 from rcusim.results.result import Result, VariantResult
+from rcusim.results.rows import RequestRows
 from rcusim.results.run import KFREE_TABLE_METRICS, resolved_config
 from rcusim.twin.collect import BootRecords, collect_boot
 from rcusim.twin.image import find_image
@@ -109,7 +110,7 @@ def _pool(name: str, boots: list[BootRecords], wall: list[float]) -> VariantResu
         extra["per_boot"] = {key: [b.kfree[key] for b in boots]
                              for key in ("total_time_ns", "batches", "memory_footprint_mb")}
     return VariantResult(
-        name=name, requests=requests, gps=gps, runs=len(boots),
+        name=name, rows=RequestRows(requests), gps=gps, runs=len(boots),
         events=extra["trace"]["events"], wall_time_s=float(sum(wall)),
         sim_time_ns=int(sum(b.completion_ns for b in boots)),
         completion_time_ns=int(round(float(np.mean([b.completion_ns for b in boots])))),
