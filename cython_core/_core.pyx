@@ -359,6 +359,7 @@ cdef class Engine:
         self.rqlen_ns = NULL
         self.cpu_core = self.cpu_llc = self.cpu_socket = NULL
         self.fscratch = NULL
+        self.fair_hpos = NULL
         self.nodes = NULL
         self.groups = NULL
         self.group_cpus = NULL
@@ -443,6 +444,7 @@ cdef class Engine:
         free(self.cpu_llc)
         free(self.cpu_socket)
         free(self.fscratch)
+        free(self.fair_hpos)
         free(self.nodes)
         free(self.groups)
         free(self.group_cpus)

@@ -288,21 +288,21 @@ cdef int detach_tasks(Engine self, int src, int dst, int level, int idle_type, i
     most NR_MIGRATE_BREAK looked at; a newly idle CPU of a preemptible kernel
     stops after the first."""
     cdef cpu_t *sp = &self.cpus[src]
-    cdef int moved = 0, looked = 0, e, i, best
+    cdef int moved = 0, looked = 0, i, best
     cdef int loop_max = min(NR_MIGRATE_BREAK, nr_running(self, src))
-    cdef u64 after = 0
+    cdef u64 after = 0, best_seq = 0
     cdef i64 load
     while looked < loop_max and imbalance > 0:
         if idle_type != CPU_NOT_IDLE and nr_running(self, src) <= 1:
             break  # leave the source its last entity
         best = -1
         for i in range(sp.nr_fair):
-            e = sp.fh[i].e
-            if self.ents[e].seq > after and (best < 0 or self.ents[e].seq < self.ents[best].seq):
-                best = e
+            if sp.fh[i].seq > after and (best < 0 or sp.fh[i].seq < best_seq):
+                best = sp.fh[i].e
+                best_seq = sp.fh[i].seq
         if best < 0:
             break
-        after = self.ents[best].seq
+        after = best_seq
         looked += 1
         if self.ents[best].sched_delayed or not can_migrate_task(self, best, level, dst):
             continue

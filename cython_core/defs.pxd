@@ -193,9 +193,7 @@ cdef struct ent_t:
     i64 wakee_flip_decay_ts # p->wakee_flip_decay_ts (jiffies)
     i64 t_woken          # when its last wake-up was asked (try_to_wake_up() by the waker, ns)
     # --- line 2: the fair class (fair.pxi): struct sched_entity
-    int32_t hpos         # position in its CPU's fair heap, -1 if not queued there
     int32_t weight       # load weight from nice (sched_prio_to_weight)
-    u64 seq              # enqueue order, to break key ties as the kernel's rb-tree does
     i64 deadline         # EEVDF virtual deadline
     i64 vruntime         # virtual runtime (ns scaled by NICE_0_LOAD / weight)
     i64 vlag             # EEVDF lag kept over a sleep; while running, the deadline it was picked with
@@ -242,9 +240,11 @@ cdef struct ent_t:
 
 
 cdef struct fair_node_t:
-    # A queued fair entity in its CPU's heap, with its key: the heap's comparisons
-    # stay in the heap's own lines instead of reading each entity's.
+    # A queued fair entity in its CPU's heap, with its key and enqueue order: the heap's
+    # comparisons and detach_tasks()'s walk stay in the heap's own lines instead of
+    # reading each entity's.
     i64 key              # its deadline (EEVDF) or vruntime (CFS), fixed while queued
+    u64 seq              # enqueue order, to break key ties as the kernel's rb-tree does
     int32_t e
 
 

@@ -36,9 +36,12 @@ cdef void fair_init(Engine self, s) except *:
 cdef void fair_alloc(Engine self) except *:
     """Heap room on each CPU for the entities whose CPU it is (set_task_cpu() grows it)."""
     cdef int c, e
+    self.fair_hpos = <int32_t *> malloc(self.n_ents * sizeof(int32_t))
+    if self.fair_hpos == NULL:
+        raise MemoryError()
     for e in range(self.n_ents):
         self.cpus[self.ents[e].cpu].n_assigned += 1
-        self.ents[e].hpos = -1
+        self.fair_hpos[e] = -1
     for c in range(self.nr_cpus):
         self.cpus[c].next_buddy = self.cpus[c].last_buddy = -1
         fair_reserve(self, c)
@@ -75,12 +78,12 @@ cdef inline i64 calc_delta_fair(i64 delta, i64 weight) noexcept:
 
 cdef inline bint node_before(Engine self, fair_node_t *a, fair_node_t *b) noexcept:
     """a ahead of b in the queue: smaller key (deadline or vruntime), then enqueued earlier."""
-    return a.key < b.key or (a.key == b.key and self.ents[a.e].seq < self.ents[b.e].seq)
+    return a.key < b.key or (a.key == b.key and a.seq < b.seq)
 
 
 cdef inline void heap_set(Engine self, cpu_t *cp, int i, fair_node_t node) noexcept:
     cp.fh[i] = node
-    self.ents[node.e].hpos = i
+    self.fair_hpos[node.e] = i
 
 
 cdef void heap_up(Engine self, cpu_t *cp, int i) noexcept:
@@ -117,11 +120,11 @@ cdef void tree_insert(Engine self, int c, int e) noexcept:
     cdef ent_t *ep = &self.ents[e]
     cdef fair_node_t node
     self.fair_seq += 1
-    ep.seq = self.fair_seq
     cp.avg_vsum += (ep.vruntime - cp.min_vruntime) * ep.weight
     cp.avg_load += ep.weight
     lb_mark(self, c)
     node.key = ep.deadline if self.fair_policy == POLICY_EEVDF else ep.vruntime
+    node.seq = self.fair_seq
     node.e = e
     heap_set(self, cp, cp.nr_fair, node)
     cp.nr_fair += 1
@@ -132,19 +135,19 @@ cdef void tree_remove(Engine self, int c, int e) noexcept:
     """__dequeue_entity()."""
     cdef cpu_t *cp = &self.cpus[c]
     cdef ent_t *ep = &self.ents[e]
-    cdef int i = ep.hpos
+    cdef int i = self.fair_hpos[e]
     cdef fair_node_t last
     cp.avg_vsum -= (ep.vruntime - cp.min_vruntime) * ep.weight
     cp.avg_load -= ep.weight
     lb_mark(self, c)
     cp.nr_fair -= 1
-    ep.hpos = -1
+    self.fair_hpos[e] = -1
     if i == cp.nr_fair:
         return
     last = cp.fh[cp.nr_fair]
     heap_set(self, cp, i, last)
     heap_up(self, cp, i)
-    heap_down(self, cp, self.ents[last.e].hpos)
+    heap_down(self, cp, self.fair_hpos[last.e])
 
 
 cdef inline int fair_curr(Engine self, int c) noexcept:
@@ -243,13 +246,13 @@ cdef bint update_curr(Engine self, int c) noexcept:
 cdef i64 cfs_sched_slice(Engine self, int c, int e) noexcept:
     """sched_slice(): the period's share of e by weight, at least min_granularity."""
     cdef cpu_t *cp = &self.cpus[c]
-    cdef int nr = cp.nr_fair + (1 if fair_curr(self, c) >= 0 else 0) + (0 if self.ents[e].hpos >= 0
+    cdef int nr = cp.nr_fair + (1 if fair_curr(self, c) >= 0 else 0) + (0 if self.fair_hpos[e] >= 0
                                                                          or e == cp.curr else 1)
     cdef i64 load = cp.avg_load, period, slice
     cdef int cur = fair_curr(self, c)
     if cur >= 0:
         load += self.ents[cur].weight
-    if self.ents[e].hpos < 0 and e != cur:
+    if self.fair_hpos[e] < 0 and e != cur:
         load += self.ents[e].weight
     period = nr * self.min_gran_ns if nr > self.nr_latency else self.sched_latency_ns
     slice = period * self.ents[e].weight // load

@@ -96,6 +96,8 @@ cdef class Engine:
     cdef i64 wakeup_gran_ns      # CFS sysctl_sched_wakeup_granularity
     cdef int nr_latency          # CFS sched_nr_latency
     cdef int32_t *fscratch       # pick_eevdf()'s walk
+    cdef int32_t *fair_hpos      # by entity: its position in its CPU's fair heap, -1 if not queued
+                                 # there (dense: a heap's sift writes it for every node it moves)
     cdef int fscratch_cap
     cdef u64 fair_seq
 

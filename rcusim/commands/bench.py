@@ -211,16 +211,17 @@ def cmd_bench(args) -> int:
     for p in paths:
         if not p.is_file():
             raise ScenarioError(f"no such file: {str(p)!r}", key="--scenario", allowed="a scenario YAML file")
-    print(f"{'scenario':<24} {'requests':>11} {'events':>11} {'events/s':>11} {'heap':>5} "
+    print(f"{'scenario':<24} {'requests':>11} {'events':>11} {'events/s':>11} {'heap':>6} "
           f"{'process s':>9} {'start-up':>8} {'build':>6} {'engine':>7} {'results':>7} {'write':>6} {'peak MiB':>8}")
     runs = [(str(path), None, None) for path in paths]
     if args.large:
         runs.append((str(SCALING_SCENARIO), LARGE_OVERRIDES, f"{SCALING_SCENARIO.stem} {LARGE_TASKS // 1000}k"))
     for path, overrides, label in runs:
         r = _timed_in_fresh_process(bench_scenario, path, args.quick, overrides)
-        heap = f"{r['heap_ratio']:.2f}" if r["heap_ratio"] is not None else "-"
+        # Three significant figures: a small run on a loaded machine can fall below 0.01.
+        heap = f"{r['heap_ratio']:.3g}" if r["heap_ratio"] is not None else "-"
         print(f"{label or r['scenario']:<24} {r['requests']:>11,} {r['events']:>11,} {r['events_per_s'] or 0:>11,.0f} "
-              f"{heap:>5} {r['process_s']:>9.2f} {r['startup_s']:>8.2f} {r['build_s']:>6.2f} "
+              f"{heap:>6} {r['process_s']:>9.2f} {r['startup_s']:>8.2f} {r['build_s']:>6.2f} "
               f"{r['engine_s']:>7.2f} {r['results_s']:>7.2f} {r['write_s']:>6.2f} {r['peak_bytes'] / 2**20:>8.0f}")
     for what, spec in (SCALING.items() if not args.scenario else ()):
         sizes = spec["sizes"][:QUICK_SCALING_POINTS] if args.quick else spec["sizes"]
