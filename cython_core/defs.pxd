@@ -240,11 +240,12 @@ cdef struct ent_t:
 
 
 cdef struct fair_node_t:
-    # A queued fair entity in its CPU's heap, with its key and enqueue order: the heap's
-    # comparisons and detach_tasks()'s walk stay in the heap's own lines instead of
-    # reading each entity's.
+    # A queued fair entity in its CPU's heap, with what the heap's walks read of it: the
+    # comparisons, pick_eevdf()'s eligibility tests, min_vruntime's and detach_tasks()'s
+    # walks stay in the heap's own lines instead of reading each entity's.
     i64 key              # its deadline (EEVDF) or vruntime (CFS), fixed while queued
     u64 seq              # enqueue order, to break key ties as the kernel's rb-tree does
+    i64 vruntime         # its vruntime, fixed while queued (only the running entity's grows)
     int32_t e
 
 

@@ -125,6 +125,7 @@ cdef void tree_insert(Engine self, int c, int e) noexcept:
     lb_mark(self, c)
     node.key = ep.deadline if self.fair_policy == POLICY_EEVDF else ep.vruntime
     node.seq = self.fair_seq
+    node.vruntime = ep.vruntime
     node.e = e
     heap_set(self, cp, cp.nr_fair, node)
     cp.nr_fair += 1
@@ -174,15 +175,22 @@ cdef i64 avg_vruntime(Engine self, int c) noexcept:
     return cp.min_vruntime + total
 
 
+cdef inline void eligible_sums(Engine self, int c, i64 *total, i64 *load) noexcept:
+    """avg_vruntime()'s sums with the running entity's share: V = min_vruntime + total / load."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef int cur = fair_curr(self, c)
+    total[0] = cp.avg_vsum
+    load[0] = cp.avg_load
+    if cur >= 0:
+        total[0] += (self.ents[cur].vruntime - cp.min_vruntime) * self.ents[cur].weight
+        load[0] += self.ents[cur].weight
+
+
 cdef bint entity_eligible(Engine self, int c, int e) noexcept:
     """vruntime(e) <= V, without the division."""
-    cdef cpu_t *cp = &self.cpus[c]
-    cdef i64 total = cp.avg_vsum, load = cp.avg_load
-    cdef int cur = fair_curr(self, c)
-    if cur >= 0:
-        total += (self.ents[cur].vruntime - cp.min_vruntime) * self.ents[cur].weight
-        load += self.ents[cur].weight
-    return total >= (self.ents[e].vruntime - cp.min_vruntime) * load
+    cdef i64 total, load
+    eligible_sums(self, c, &total, &load)
+    return total >= (self.ents[e].vruntime - self.cpus[c].min_vruntime) * load
 
 
 cdef void update_min_vruntime(Engine self, int c, bint curr_on_rq=True) noexcept:
@@ -208,14 +216,13 @@ cdef void update_min_vruntime(Engine self, int c, bint curr_on_rq=True) noexcept
 cdef int leftmost_vruntime_ent(Engine self, int c) noexcept:
     """The queued entity with the smallest vruntime (the heap's top under CFS)."""
     cdef cpu_t *cp = &self.cpus[c]
-    cdef int i, e, best = cp.fh[0].e
+    cdef int i, best = 0
     if self.fair_policy == POLICY_CFS:
-        return best
+        return cp.fh[0].e
     for i in range(1, cp.nr_fair):
-        e = cp.fh[i].e
-        if self.ents[e].vruntime < self.ents[best].vruntime:
-            best = e
-    return best
+        if cp.fh[i].vruntime < cp.fh[best].vruntime:
+            best = i
+    return cp.fh[best].e
 
 
 cdef bint update_curr(Engine self, int c) noexcept:
@@ -369,7 +376,9 @@ cdef int pick_eevdf(Engine self, int c, int cur) noexcept:
     one `cur` (if >= 0) among the candidates; it keeps the CPU while eligible and
     inside the request it was picked for (RUN_TO_PARITY)."""
     cdef cpu_t *cp = &self.cpus[c]
-    cdef int n = 0, k, i, best = -1, e, child
+    cdef int n = 0, k, i, best = -1, child
+    cdef i64 total, load
+    eligible_sums(self, c, &total, &load)
     if cur >= 0 and not entity_eligible(self, c, cur):
         cur = -1
     if cur >= 0 and self.ents[cur].vlag == self.ents[cur].deadline:
@@ -386,9 +395,8 @@ cdef int pick_eevdf(Engine self, int c, int cur) noexcept:
         i = self.fscratch[k]
         n -= 1
         self.fscratch[k] = self.fscratch[n]
-        e = cp.fh[i].e
-        if entity_eligible(self, c, e):
-            best = e
+        if total >= (cp.fh[i].vruntime - cp.min_vruntime) * load:  # entity_eligible()
+            best = cp.fh[i].e
             break
         for child in range(2 * i + 1, min(2 * i + 3, cp.nr_fair)):
             self.fscratch[n] = child
