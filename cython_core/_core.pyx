@@ -204,6 +204,8 @@ cdef void ents_alloc(Engine self, inp) except *:
                    + rt_latency_ents(inp.rt_latency) + call_rcu_load_ents(inp.call_rcu_load)
                    + classic_ents(self, inp.classic) + noise_ents(inp.noise))
     # On cache-line boundaries, so that each of ent_t's groups is one line.
+    if sizeof(ent_t) % 64:
+        raise AssertionError(f"ent_t is {sizeof(ent_t)} bytes, not whole cache lines: mend its _pad")
     if posix_memalign(<void **> &self.ents, 64, self.n_ents * sizeof(ent_t)) != 0:
         self.ents = NULL
         raise MemoryError()

@@ -175,8 +175,9 @@ cdef enum:
 
 cdef struct ent_t:
     # The fields are grouped by the paths that use them, one 64-byte cache line a
-    # group (Engine.ents is line-aligned): a wake-up reads the first, the fair
-    # heap's comparisons the second, a task's synchronize_rcu() loop the third.
+    # group (Engine.ents is line-aligned and ent_t a whole number of lines, _pad): a
+    # wake-up reads the first, the fair class the second, a task's synchronize_rcu()
+    # loop the third.
     # --- line 1: identity and try_to_wake_up() (sched.pxi, placement.pxi)
     int32_t kind         # ENT_*
     int32_t cpu          # the CPU it runs on, or last ran on (task_cpu())
@@ -194,12 +195,15 @@ cdef struct ent_t:
     i64 t_woken          # when its last wake-up was asked (try_to_wake_up() by the waker, ns)
     # --- line 2: the fair class (fair.pxi): struct sched_entity
     int32_t weight       # load weight from nice (sched_prio_to_weight)
+    int32_t sched_delayed # fair (DELAY_DEQUEUE, v6.12): asleep but still queued on its CPU, in the
+                          # heap, until picked (then dequeued) or woken (then runnable in place)
     i64 deadline         # EEVDF virtual deadline
     i64 vruntime         # virtual runtime (ns scaled by NICE_0_LOAD / weight)
     i64 vlag             # EEVDF lag kept over a sleep; while running, the deadline it was picked with
     i64 exec_start       # when its CPU time was last charged (ns)
     i64 sum_exec         # CPU time so far (ns)
     i64 prev_sum_exec    # sum_exec when it was last picked
+    i64 t_queued         # when its last wake-up put it on a run queue (ns)
     # --- line 3: its work
     int32_t phase        # kind-specific state (TASK_*)
     int32_t idx          # kind-specific index: workload, group or CPU
@@ -209,12 +213,9 @@ cdef struct ent_t:
     int32_t kthread      # ENT_TASK: a kernel thread (a module's), not a user task
     i64 remaining        # rest of a preempted burst (ns), -1 if none
     i64 t_call           # ENT_TASK: when the current synchronize_rcu() started (ns)
-    i64 t_queued         # when its last wake-up put it on a run queue (ns)
     i64 req_s            # ENT_TASK: the gp_seq (or expedited_sequence) snapshot it waits for
     i64 slice_used       # SCHED_OTHER under round robin: CPU time of its slice used before a SCHED_FIFO preemption (ns)
     # --- the rest, used by fewer mechanisms
-    int32_t sched_delayed # fair (DELAY_DEQUEUE, v6.12): asleep but still queued on its CPU, in the
-                          # heap, until picked (then dequeued) or woken (then runnable in place)
     # ENT_TASK only
     int32_t fl_held      # expedited funnel: the mutex it holds, -1 if none
     int32_t fl_next      # the sleeping mutex it waits for (an expedited funnel's, or barrier_mutex)
@@ -237,6 +238,7 @@ cdef struct ent_t:
     i64 t_wake           # when its timer interrupt fired (ns)
     # ENT_BG only
     i64 sec_ns           # length of the non-preemptible section it runs next (ns)
+    char _pad[32]        # to 320 bytes, five whole lines (Engine() checks)
 
 
 cdef struct fair_node_t:
