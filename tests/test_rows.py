@@ -104,3 +104,15 @@ def test_the_engine_streams_only_from_before_its_run():
                                   whole.requests()["t_end_ns"])
     with pytest.raises(ValueError, match="before the run"):
         engine.stream_rows(lambda columns, n: None, 10)
+
+
+def test_the_spill_times_its_writing_apart_from_the_engine(spill_dir):
+    spill = rows_module.RowSpill()
+    columns = {"task": np.arange(5, dtype=np.int32), "cpu": np.zeros(5, np.int32),
+               "primitive": np.zeros(5, np.int8), "t_start_ns": np.arange(5, dtype=np.int64),
+               "t_end_ns": np.arange(5, dtype=np.int64) + 7}
+    assert spill.write_s == 0.0
+    spill(columns, 3)
+    assert spill.write_s > 0
+    rows = spill.rows({c: a[3:] for c, a in columns.items()})
+    assert len(rows) == 5 and rows.latency_ns().tolist() == [7] * 5

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 import weakref
 from typing import Iterator
 
@@ -138,8 +139,11 @@ class RowSpill:
         self._writer = None
         self._removal = None
         self._n = 0
+        self.write_s = 0.0
+        """Wall-clock time spent writing batches (inside the engine's run)."""
 
     def __call__(self, columns: dict, n: int) -> None:
+        t0 = time.perf_counter()
         batch = pa.record_batch([pa.array(columns[c][:n]) for c in REQUEST_COLUMNS], names=list(REQUEST_COLUMNS))
         if self._writer is None:
             fd, self._path = tempfile.mkstemp(prefix="rcusim-rows-", suffix=".arrow")
@@ -150,6 +154,7 @@ class RowSpill:
             self._writer = pa.ipc.new_file(self._file, batch.schema)
         self._writer.write_batch(batch)
         self._n += n
+        self.write_s += time.perf_counter() - t0
 
     def rows(self, tail: dict) -> RequestRows:
         """The run's rows, given those the engine kept after its last hand-over: all in memory
