@@ -26,7 +26,9 @@ class Run(InputModel):
     records: Literal["all", "sample", "none"] = "all"
     """Which per-request rows the result keeps: ``all``; ``sample``, a fraction of them
     (``sample_fraction``) chosen by a hash of each request's completion number; or
-    ``none``, in memory that does not grow with the calls. In every case the latency
+    ``none``, in memory that does not grow with the calls. Kept rows beyond a chunk of
+    1,048,576 stream out of the run into a temporary file in ``TMPDIR`` (25 bytes a row),
+    not into memory. In every case the latency
     count, mean, least and greatest value, the log2 histogram and the time breakdown
     cover every request exactly; with fewer rows, percentiles and the latency figure come
     from a log-linear histogram, within 0.05 % of the exact value."""
