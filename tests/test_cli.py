@@ -545,21 +545,28 @@ def _catches_sigterm(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
 def test_sigterm_during_a_run_leaves_nothing_and_exits_143(tmp_path):
-    # Both variants of 10,000 callers x 300 loops: several seconds of engine and writing.
+    # Both variants of 10,000 callers x 300 loops: several seconds of engine and writing, and
+    # 3 million rows a variant, which stream into a file in TMPDIR.
+    spill = tmp_path / "spill"
+    spill.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "rcusim", "run", str(BUNDLED), "--set", "workloads.0.loops=300",
                              "--out", str(tmp_path / "out"), "--no-progress"], cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TMPDIR": str(spill)})
     # Until main() handles SIGTERM, the signal's default action would end the process.
     while proc.poll() is None and not _catches_sigterm(proc.pid):
         time.sleep(0.05)
-    time.sleep(1.5)  # into the run
-    assert proc.poll() is None, "the run ended before it could be interrupted"
+    # Into the run: its first chunk of rows is in the file.
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and not any(spill.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None and any(spill.iterdir()), "the run ended before it could be interrupted"
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err
     assert err == "rcusim: terminated\n"
-    # No results directory, partial or whole, and no temporary directory.
-    assert list(tmp_path.iterdir()) == []
+    # No results directory, partial or whole, no temporary directory and no file of rows.
+    assert list(tmp_path.iterdir()) == [spill] and list(spill.iterdir()) == []
 
 
 def _replace_results(tmp_path, monkeypatch, target: str, when=lambda *args: True):
