@@ -81,10 +81,14 @@ cdef i64 invoke_cb(Engine self, cpu_t *cp, int r, i64 t, int runner_cpu, int run
     nxt = cp.cb_head = self.cbs[cb].next
     if nxt < 0:
         cp.cb_tail = -1
-    elif self.cbs[nxt].kind == CB_WAKEME:
-        # Its task's state is far from the cache (one of thousands): fetch it while
-        # this callback runs.
-        __builtin_prefetch(&self.ents[self.cbs[nxt].arg])
+    else:
+        # The list's callbacks and their tasks are far from the cache (thousands, queued
+        # by as many tasks): fetch the one after next, and the next one's task, while this
+        # callback runs.
+        if self.cbs[nxt].next >= 0:
+            __builtin_prefetch(&self.cbs[self.cbs[nxt].next])
+        if self.cbs[nxt].kind == CB_WAKEME:
+            __builtin_prefetch(&self.ents[self.cbs[nxt].arg])
     cp.seg_len[RCU_DONE_TAIL] -= 1
     return invoke_one(self, cb, r, t, runner_cpu, runner)
 
