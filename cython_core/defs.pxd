@@ -354,6 +354,8 @@ cdef struct cpu_t:
     # scheduler statistics (sched.pxi: rq_account())
     i64 busy_ns          # time running an entity
     i64 rq_t             # when nr_running last changed
+    char _pad[16]        # to 640 bytes, ten whole lines (rcu_init_geometry() checks): each CPU's
+                         # first line holds what every event reads, curr to debt
 
 
 cdef struct menu_t:

@@ -14,7 +14,10 @@ cdef void rcu_init_geometry(Engine self, t) except *:
     self.leaf_first = t.leaf_first
     self.nr_cpus = len(t.cpu_leaf)
     self.nodes = <rnp_t *> malloc(self.num_nodes * sizeof(rnp_t))
-    self.cpus = <cpu_t *> malloc(self.nr_cpus * sizeof(cpu_t))
+    if sizeof(cpu_t) % 64:
+        raise AssertionError(f"cpu_t is {sizeof(cpu_t)} bytes, not whole cache lines: mend its _pad")
+    if posix_memalign(<void **> &self.cpus, 64, self.nr_cpus * sizeof(cpu_t)) != 0:
+        self.cpus = NULL
     if self.nodes == NULL or self.cpus == NULL:
         raise MemoryError()
     memset(self.nodes, 0, self.num_nodes * sizeof(rnp_t))
