@@ -635,6 +635,7 @@ cdef class Engine:
         or EXIT_STALLED (nothing left to happen yet tasks are still waiting).
         """
         cdef event_t ev
+        cdef event_t *nx
         cdef i64 n = 0
         self.until_ns = until_ns
         while True:
@@ -651,6 +652,14 @@ cdef class Engine:
             self.now = ev.t
             n += 1
             self.events += 1
+            if self.evq.n:
+                # The next event's CPU or entity is one of thousands, far from the cache on
+                # a large machine: fetch its line while this event is handled.
+                nx = eventq_first(&self.evq)
+                if nx.kind == EV_WAKE:
+                    __builtin_prefetch(&self.ents[nx.target])
+                elif nx.kind == EV_BURST_END or nx.kind == EV_TICK or nx.kind == EV_CPU_RUN:
+                    __builtin_prefetch(&self.cpus[nx.target])
             if ev.kind == EV_BURST_END:
                 ev_burst_end(self, ev.target, ev.arg)
             elif ev.kind == EV_WAKE:
