@@ -379,7 +379,7 @@ cdef int pick_eevdf(Engine self, int c, int cur) noexcept:
     cdef int n = 0, k, i, best = -1, child
     cdef i64 total, load
     eligible_sums(self, c, &total, &load)
-    if cur >= 0 and not entity_eligible(self, c, cur):
+    if cur >= 0 and total < (self.ents[cur].vruntime - cp.min_vruntime) * load:  # not entity_eligible()
         cur = -1
     if cur >= 0 and self.ents[cur].vlag == self.ents[cur].deadline:
         return cur

@@ -150,7 +150,8 @@ class VariantResult:
         computed once from :attr:`requests`."""
         if self.latency_digest is not None:
             return self.latency_digest
-        return digest_of(self.requests["primitive"].to_numpy(), latency_ns(self.requests))
+        frame = self.requests  # rows in a file are read anew at each access: once here
+        return digest_of(frame["primitive"].to_numpy(), latency_ns(frame))
 
     @property
     def request_count(self) -> int:
