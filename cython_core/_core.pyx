@@ -123,7 +123,7 @@ ENTITY_KINDS = {
     "task": ENT_TASK, "gp": ENT_GP, "rcuog": ENT_RCUOG, "rcuop": ENT_RCUOP, "sr_worker": ENT_SR_WORKER,
     "rcuc": ENT_RCUC, "exp_gp": ENT_EXP_GP, "exp_par": ENT_EXP_PAR, "reader": ENT_READER,
     "kfree": ENT_KFREE, "kworker": ENT_KWORKER, "rt_probe": ENT_RT_PROBE, "bg": ENT_BG, "krcud": ENT_KRCUD,
-    "noise": ENT_NOISE,
+    "noise": ENT_NOISE, "releaser": ENT_RELEASER,
 }
 CALLBACK_KINDS = {"wakeme_after_rcu": CB_WAKEME, "kfree": CB_KFREE, "generic": CB_GENERIC,
                   "rcu_work_rcufn": CB_RCU_WORK, "rcu_scale_async_cb": CB_RCUSCALE_ASYNC,
@@ -254,6 +254,8 @@ cdef i64 ent_run(Engine self, int e, i64 t0) except -2:
         return rcu_cpu_kthread_next(self, e, t0)
     if kind == ENT_NOISE:
         return noise_kthread_next(self, e, t0)
+    if kind == ENT_RELEASER:
+        return pthread_barrier_release_next(self, e, t0)
     raise RuntimeError(f"entity {e} of unknown kind {kind}")
 
 
@@ -289,6 +291,8 @@ cdef i64 ent_done(Engine self, int e) except -2:
         return rcu_cpu_kthread(self, e)
     if kind == ENT_NOISE:
         return noise_kthread(self, e)
+    if kind == ENT_RELEASER:
+        return futex_wake_next(self, e, self.now)
     raise RuntimeError(f"entity {e} of unknown kind {kind}")
 
 

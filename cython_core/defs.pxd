@@ -76,6 +76,7 @@ cdef enum:
     ENT_BG = 12          # call_rcu_load task: kernel work, non-preemptible sections, call_rcu()
     ENT_KRCUD = 13       # krcud/N: the 2004 rcu-low-lat patch's callback kthread (nice -19)
     ENT_NOISE = 14       # noise kthread of one CPU: short bursts of unrelated kernel work
+    ENT_RELEASER = 15    # a sync_loop workload's parent thread releasing its tasks from a pthread barrier
 
 cdef enum:
     ST_BLOCKED = 0

@@ -264,6 +264,8 @@ cdef class Engine:
     cdef i64[::1] task_end_ns     # from when each task may end (its minimum run time; 0: none)
     cdef i64[::1] wl_all_done     # 1: a done task calls on until every task of its workload is done
     cdef i64[::1] wl_unfinished   # tasks of each workload not yet done
+    cdef i64[::1] wl_first_task   # each workload's first task (its tasks are consecutive), then n_tasks
+    cdef i64[::1] wl_release_cpu  # the CPU a workload's barrier is released from (-1: its tasks start together)
     cdef i64[::1] task_is_done    # each task has its calls and its minimum run time (rcuscale's done)
     cdef i64[::1] wl_done_ns      # each workload's latest return at which one of its tasks was done
     cdef i64 sync_entry_ns

@@ -330,6 +330,14 @@ cdef i64 ttwu_tracepoints(Engine self, int e, int from_cpu, bint paid, bint by_t
     return waker
 
 
+cdef void place_new_task(Engine self, int e) except *:
+    """wake_up_new_task()'s placement of a new unbound task from its parent's CPU (ep.cpu):
+    set_task_cpu(p, select_task_rq(p, WF_FORK)), done once."""
+    cdef ent_t *ep = &self.ents[e]
+    ep.fork_place = 0
+    set_task_cpu(self, e, find_idlest_cpu(self, e, ep.cpu))
+
+
 cdef int ev_wake(Engine self, int e, i64 pending) except -1:
     """The wake-up lands: e joins its CPU's run queue (`pending`: it was counted in
     the CPU's ttwu_pending).  A new unbound task is placed first (wake_up_new_task())."""
@@ -339,8 +347,7 @@ cdef int ev_wake(Engine self, int e, i64 pending) except -1:
         self.cpus[ep.cpu].ttwu_pending -= 1
         lb_mark(self, ep.cpu)
     if ep.fork_place:
-        ep.fork_place = 0
-        set_task_cpu(self, e, find_idlest_cpu(self, e, ep.cpu))
+        place_new_task(self, e)
     c = ep.cpu
     if self.n_unbound:
         update_avg_idle(self, c)

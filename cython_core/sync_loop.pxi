@@ -5,14 +5,17 @@
 
 
 cdef int sync_loop_ents(t) except -1:
-    """The sync_loop tasks' entities."""
-    return len(t.cpu)
+    """The sync_loop tasks' entities, and the parent thread of each workload whose tasks a
+    barrier releases."""
+    return len(t.cpu) + sum(1 for c in t.release_cpu if c >= 0)
 
 
 cdef int sync_loop_init(Engine self, t) except -1:
     """The sync_loop tasks (entities 0..n_tasks-1) and their workloads' parameters."""
     cdef int e, k
     self.n_tasks = len(t.cpu)
+    self.wl_release_cpu = np.ascontiguousarray(t.release_cpu, dtype=np.int64)
+    self.wl_first_task = np.searchsorted(np.asarray(t.workload), np.arange(len(t.release_cpu) + 1)).astype(np.int64)
     self.tasks_left = self.n_tasks
     self.sync_entry_ns = t.sync_entry_ns
     self.task_wl = <int *> malloc((self.n_tasks + 1) * sizeof(int))
@@ -22,7 +25,9 @@ cdef int sync_loop_init(Engine self, t) except -1:
         self.ents[e].rq = RQ_RT if t.rt[e] else RQ_NORMAL
         self.ents[e].weight = t.weight[e]
         self.ents[e].kthread = t.kthread[e]
-        self.ents[e].initial = 1  # a new task: placed as by wake_up_new_task()
+        # A new task, placed as by wake_up_new_task(); one released from a barrier has run
+        # there since, and wakes.
+        self.ents[e].initial = self.wl_release_cpu[t.workload[e]] < 0
         if t.aff[e] >= 0 and self.n_levels:  # a machine of one CPU has no domains, nowhere to move
             self.ents[e].aff = t.aff[e]
             self.ents[e].fork_place = t.fork_balance[e]
@@ -58,14 +63,56 @@ cdef int sync_loop_init(Engine self, t) except -1:
     self.cb_cost[CB_RCUSCALE_ASYNC] = t.async_cb_ns
     # A task that may call rcu_barrier(): the checker follows every callback.
     self.barrier_check = PRIM_CALL_RCU_HURRY in t.primitive
-    return self.n_tasks
+    e = self.n_tasks
+    for k in range(self.n_wl):
+        if self.wl_release_cpu[k] >= 0:
+            self.ents[e].kind = ENT_RELEASER
+            self.ents[e].cpu = self.wl_release_cpu[k]
+            self.ents[e].rq = RQ_NORMAL
+            self.ents[e].idx = k
+            self.ents[e].phase = -1  # its tasks not created yet
+            e += 1
+    return e
 
 
 cdef void sync_loop_start(Engine self) except *:
     cdef int e
     for e in range(self.n_tasks):
+        if self.wl_release_cpu[self.task_wl[e]] < 0:
+            self.ents[e].state = ST_RUNNABLE
+            push(self, self.task_start[e], PRIO_NORMAL, EV_WAKE, e, 0)
+    e = self.n_tasks
+    while e < self.n_ents and self.ents[e].kind == ENT_RELEASER:
         self.ents[e].state = ST_RUNNABLE
-        push(self, self.task_start[e], PRIO_NORMAL, EV_WAKE, e, 0)
+        push(self, 0, PRIO_NORMAL, EV_WAKE, e, 0)
+        e += 1
+
+
+# --- a workload's parent thread: create the tasks, then release them from a barrier ------
+cdef i64 pthread_barrier_release_next(Engine self, int e, i64 t0) except -2:
+    """The parent (the twin's load helper's main thread, bound to the workload's first CPU)
+    runs, its tasks created: each new task was placed by fork balancing (wake_up_new_task()'s
+    find_idlest_cpu(), while the parent runs) and has gone to sleep in the barrier where it
+    was placed. The parent arrives last at the barrier: its futex_wake() wakes them."""
+    cdef ent_t *ep = &self.ents[e]
+    cdef int w = ep.idx, k
+    for k in range(self.wl_first_task[w], self.wl_first_task[w + 1]):
+        if self.ents[k].fork_place:
+            place_new_task(self, k)
+    ep.phase = self.wl_first_task[w]
+    return futex_wake_next(self, e, t0)
+
+
+cdef i64 futex_wake_next(Engine self, int e, i64 t) except -2:
+    """futex_wake() of the barrier: wake_up_q() wakes the waiters one by one, in the order
+    they queued (their creation's), each try_to_wake_up() the parent's time; then the parent
+    sleeps for good (pthread_join())."""
+    cdef ent_t *ep = &self.ents[e]
+    cdef int k = ep.phase
+    if k == self.wl_first_task[ep.idx + 1]:
+        return -1
+    ep.phase += 1
+    return try_to_wake_up(self, k, ep.cpu, t, self.ttwu_ns)
 
 
 # --- workload task: loop { synchronize_rcu*(); work after; think } ------

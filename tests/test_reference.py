@@ -114,6 +114,14 @@ kernel: {release: "6.19", HZ: 250}
 workloads:
   - {kind: sync_loop, tasks: 3, loops: 30, think_us: 700, cpus: "2,5,6", work_after: kfree}
 """,
+    # Tasks released from a pthread barrier by their parent on CPU 0, one wake-up after another.
+    "cpu4_barrier": """
+name: cpu4_barrier
+hardware: {profile: x86-64-server-2023, nr_cpus: 4}
+kernel: {release: "6.6", HZ: 1000, patches: [rcu-sr-normal-wake-from-gp]}
+workloads:
+  - {kind: sync_loop, tasks: 16, loops: 20, think_us: 300, work_after: kfree, start: barrier}
+""",
     # No cpuidle driver (the QEMU guest): each CPU going idle keeps its tick to the
     # next jiffy and stops it there (f4c31b07b136, in 6.12 from 6.12.78).
     "cpu8_nodriver_6_12_78": """

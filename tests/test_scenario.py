@@ -617,3 +617,18 @@ def test_only_a_profile_with_a_ttwu_reuse_table_says_so_in_the_resolved_hardware
         (v,) = load_scenario(data).variants.values()
         assert ("ttwu_reuse" in v.resolved()["hardware"]) == has
         assert (v.hardware.ttwu_reuse == profile_ttwu_reuse(name)) and (v.hardware.ttwu_reuse is not None) == has
+
+
+@pytest.mark.parametrize("key, value", [("kthread", True), ("start_us", 100.0), ("start_cpus", "1")])
+def test_a_barrier_start_refuses_what_belongs_to_tasks_started_together(key, value):
+    """start: barrier's tasks are a user process's threads, created by their parent on the
+    first CPU of `cpus` and released at time 0: a kthread, a start time or creation CPUs of
+    their own are refused, naming the key."""
+    data = {"hardware": {"profile": "x86-64-server-2023", "nr_cpus": 4},
+            "workloads": [{"kind": "sync_loop", "tasks": 4, "loops": 2, "pinned": False, "start": "barrier",
+                           key: value}]}
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(data)
+    assert info.value.key.endswith(key) and "start: barrier" in str(info.value)
+    data["workloads"][0]["start"] = "together"
+    load_scenario(data)

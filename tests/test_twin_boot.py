@@ -44,7 +44,7 @@ name: twin_boot
 hardware: {profile: qemu-tcg, nr_cpus: 2}
 kernel: {release: "6.12", HZ: 1000}
 workloads:
-  - {kind: sync_loop, tasks: 2, loops: 20, cpus: "0-1", pinned: false, work_after: none}
+  - {kind: sync_loop, tasks: 2, loops: 20, cpus: "0-1", pinned: false, work_after: none, start: barrier}
 """
 
 

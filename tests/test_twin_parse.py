@@ -270,7 +270,7 @@ def boot_folder(tmp_path, name) -> Path:
 def test_collect_boot_sync_loop(image, tmp_path):
     """The helper's calls become requests from 0, and the GPs kept are those that start
     while the calls run (GP -739 started before the first call: left out)."""
-    p = guest_plan(image, {"kind": "sync_loop", "tasks": 1, "loops": 20, "cpus": "0-1", "pinned": False,
+    p = guest_plan(image, {"kind": "sync_loop", "start": "barrier", "tasks": 1, "loops": 20, "cpus": "0-1", "pinned": False,
                            "work_after": "none"})
     share = boot_folder(tmp_path, "sync")
     calls = np.loadtxt(share / "calls-0.txt", dtype=np.int64)

@@ -69,7 +69,7 @@ def scenario(workloads=None, hardware=None, kernel=None) -> dict:
     return {"name": "twin_plan",
             "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 2, **(hardware or {})},
             "kernel": {"release": "6.12", "HZ": 1000, **(kernel or {})},
-            "workloads": workloads or [{"kind": "sync_loop", "tasks": 1, "loops": 3, "cpus": "0-1"}]}
+            "workloads": workloads or [{"kind": "sync_loop", "start": "barrier", "tasks": 1, "loops": 3, "cpus": "0-1"}]}
 
 
 def plan(image, data: dict, **kw):
@@ -279,33 +279,33 @@ def test_refuses_written_hardware_costs(image):
 
 
 def test_refuses_one_cpu(image):
-    err = refusal(image, scenario(hardware={"nr_cpus": 1}, workloads=[{"kind": "sync_loop", "tasks": 1, "loops": 2}]))
+    err = refusal(image, scenario(hardware={"nr_cpus": 1}, workloads=[{"kind": "sync_loop", "start": "barrier", "tasks": 1, "loops": 2}]))
     assert err.key == "variants.default.hardware.nr_cpus" and "one CPU" in str(err)
 
 
 def test_refuses_more_vcpus_than_host_cores_on_the_real_clock(image, monkeypatch):
     """On the real clock each vCPU needs a host core; icount takes them."""
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    data = scenario(hardware={"nr_cpus": 4}, workloads=[{"kind": "sync_loop", "tasks": 1, "loops": 2}])
+    data = scenario(hardware={"nr_cpus": 4}, workloads=[{"kind": "sync_loop", "start": "barrier", "tasks": 1, "loops": 2}])
     err = refusal(image, data, clock="real")
     assert err.key == "variants.default.hardware.nr_cpus" and "--clock icount" in str(err)
     assert plan(image, data, clock="icount").nr_cpus == 4
 
 
 def test_refuses_expedited_sync_loop(image):
-    err = refusal(image, scenario(workloads=[{"kind": "sync_loop", "tasks": 1, "loops": 2, "cpus": "0-1",
+    err = refusal(image, scenario(workloads=[{"kind": "sync_loop", "start": "barrier", "tasks": 1, "loops": 2, "cpus": "0-1",
                                               "primitive": "synchronize_rcu_expedited"}]))
     assert err.key == "variants.default.workloads[0].primitive"
 
 
 def test_refuses_vfree_after_the_call(image):
-    err = refusal(image, scenario(workloads=[{"kind": "sync_loop", "tasks": 1, "loops": 2, "cpus": "0-1",
+    err = refusal(image, scenario(workloads=[{"kind": "sync_loop", "start": "barrier", "tasks": 1, "loops": 2, "cpus": "0-1",
                                               "work_after": "vfree"}]))
     assert err.key == "variants.default.workloads[0].work_after"
 
 
 def test_refuses_a_readers_workload(image):
-    err = refusal(image, scenario(workloads=[{"kind": "sync_loop", "tasks": 1, "loops": 2, "cpus": "0-1"},
+    err = refusal(image, scenario(workloads=[{"kind": "sync_loop", "start": "barrier", "tasks": 1, "loops": 2, "cpus": "0-1"},
                                              {"kind": "readers", "length_us": 10, "rate_per_s": 100}]))
     assert err.key == "variants.default.workloads[1].kind" and "readers" in str(err)
 
@@ -313,7 +313,7 @@ def test_refuses_a_readers_workload(image):
 def test_the_guests_own_noise_runs_nothing_and_other_noise_is_refused(image):
     """A noise workload of the guest's measured preset (qemu_tcg) is what the guest does anyway:
     nothing runs for it. Other noise has no counterpart in the real run."""
-    calls = {"kind": "sync_loop", "tasks": 1, "loops": 2, "cpus": "0-1"}
+    calls = {"kind": "sync_loop", "start": "barrier", "tasks": 1, "loops": 2, "cpus": "0-1"}
     p = plan(image, scenario(workloads=[calls, {"kind": "noise", "preset": "qemu_tcg"}]))
     assert any("the guest's own noise" in note for note in p.notes)
     assert "noise" not in p.script
@@ -332,7 +332,7 @@ def test_refuses_nohz_full_with_a_sync_loop(image):
 
 def test_sync_loop_helper_command_line(image):
     """Pinned, nice and think time reach the load helper as -p, -n and -T (ns)."""
-    p = plan(image, scenario(workloads=[{"kind": "sync_loop", "tasks": 3, "loops": 7, "cpus": "0-1",
+    p = plan(image, scenario(workloads=[{"kind": "sync_loop", "start": "barrier", "tasks": 3, "loops": 7, "cpus": "0-1",
                                          "pinned": True, "nice": 5, "think_us": 250, "work_after": "none"}]))
     (run,) = p.sync_loops
     argv = list(run.argv)
@@ -348,11 +348,13 @@ def test_sync_loop_helper_command_line(image):
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="no C compiler to build the load helper (apt-get install gcc)")
 def test_load_helper_starts_its_calls_once_settled(tmp_path):
-    """The load helper, run here, makes its first call SETTLE_US after it starts, its
-    threads created and waiting at the barrier meanwhile."""
+    """The load helper, run here, makes its first call SETTLE_US after it starts, then
+    ARRIVE_US after its threads have all counted themselves in at the barrier, its main
+    thread arriving last."""
     from rcusim.twin.initramfs import GUEST_DIR, build_helper
 
-    settle_us = int(re.search(r"#define SETTLE_US (\d+)", (GUEST_DIR / "rcusim_load.c").read_text()).group(1))
+    source = (GUEST_DIR / "rcusim_load.c").read_text()
+    settle_us, arrive_us = (int(re.search(rf"#define {name} (\d+)", source).group(1)) for name in ("SETTLE_US", "ARRIVE_US"))
     out = tmp_path / "calls.txt"
     t = time.monotonic_ns()  # CLOCK_MONOTONIC, the helper's clock
     done = subprocess.run([str(build_helper("rcusim_load")), "-t", "2", "-l", "1", "-c", "0", "-o", str(out)],
@@ -361,19 +363,19 @@ def test_load_helper_starts_its_calls_once_settled(tmp_path):
         pytest.skip(f"this machine refuses membarrier(): {done.stderr.strip()}")
     assert done.returncode == 0, done.stderr
     starts = [int(line.split()[2]) for line in out.read_text().splitlines()]
-    assert len(starts) == 2 and min(starts) - t >= settle_us * 1000
+    assert len(starts) == 2 and min(starts) - t >= (settle_us + arrive_us) * 1000
     assert settle_us >= 100_000  # some 25 idle GPs of this guest (4 ms each): its start-up's callbacks done
 
 
 def test_sync_loop_rt_and_plain_helper_command_lines(image):
     """An rt task gets SCHED_FIFO at sched_set_fifo_low()'s priority (-f 1) and no nice; an
     unpinned nice-0 task without think time gets none of -p, -n, -T, -f."""
-    p = plan(image, scenario(workloads=[{"kind": "sync_loop", "tasks": 1, "loops": 2, "cpus": "1",
+    p = plan(image, scenario(workloads=[{"kind": "sync_loop", "start": "barrier", "tasks": 1, "loops": 2, "cpus": "1",
                                          "pinned": True, "rt": True, "work_after": "none"}]))
     argv = list(p.sync_loops[0].argv)
     assert argv[argv.index("-f") + 1] == "1" and argv[argv.index("-c") + 1] == "1" and "-p" in argv
     assert "-n" not in argv
-    p = plan(image, scenario(workloads=[{"kind": "sync_loop", "tasks": 2, "loops": 2, "cpus": "0-1",
+    p = plan(image, scenario(workloads=[{"kind": "sync_loop", "start": "barrier", "tasks": 2, "loops": 2, "cpus": "0-1",
                                          "pinned": False, "work_after": "none"}]))
     assert not {"-p", "-n", "-T", "-f"} & set(p.sync_loops[0].argv)
 
@@ -428,7 +430,7 @@ def test_the_guest_gets_each_parameter_once_at_the_value_the_simulation_reads(im
 
 
 def test_refuses_a_sync_loop_measuring_until_all_are_done(image):
-    err = refusal(image, scenario(workloads=[{"kind": "sync_loop", "tasks": 2, "loops": 3, "rt": True,
+    err = refusal(image, scenario(workloads=[{"kind": "sync_loop", "start": "barrier", "tasks": 2, "loops": 3, "rt": True,
                                               "until_all_done": True}]))
     assert err.key == "variants.default.workloads[0].until_all_done"
 
@@ -445,7 +447,7 @@ def test_cli_refusal_is_one_line_exit_2(tmp_path):
         'hardware: {profile: x86-64-server-2023, nr_cpus: 2}\n'
         'kernel: {release: "6.12", HZ: 1000}\n'
         'workloads:\n'
-        '  - {kind: sync_loop, tasks: 1, loops: 2, cpus: "0-1"}\n'
+        '  - {kind: sync_loop, tasks: 1, loops: 2, cpus: "0-1", start: barrier}\n'
         '  - {kind: readers, length_us: 10, rate_per_s: 100}\n')
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "rcusim", "kernel", str(path), "--kernel", str(img),
@@ -617,3 +619,10 @@ def test_thread_waits_reads_this_process_own_threads():
         worker.join()
     assert waits[str(os.getpid())][1] > 0
     assert len(waits) >= 2
+
+
+def test_refuses_tasks_started_together(image):
+    """The load helper's threads wait in a pthread barrier that its main thread releases: a
+    sync_loop started together (each task at start_us) has no counterpart in the guest."""
+    err = refusal(image, scenario(workloads=[{"kind": "sync_loop", "tasks": 2, "loops": 2, "cpus": "0-1"}]))
+    assert err.key == "variants.default.workloads[0].start" and "barrier" in str(err)

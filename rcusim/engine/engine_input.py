@@ -255,6 +255,7 @@ class SyncLoopInput:
     sleep_jiffies_max: list    # schedule_timeout_idle() of 1 to this many jiffies before each call (0: none)
     runtime_jiffies: list      # a task ends once a jiffy this many after its start's has begun (-1: no such condition)
     until_all_done: list       # 1: a done task calls on until every task of its workload is done (rcu_scale_writer())
+    release_cpu: list          # the CPU whose parent thread releases the workload's tasks from a barrier (-1: none)
     sync_entry_ns: int
 
 
@@ -622,7 +623,7 @@ def _column(parts: list, dtype) -> np.ndarray:
 def _sync_loop(spec) -> SyncLoopInput:
     costs, p = spec.hardware.costs, spec.params
     cpu, rt, weight, loops, start, wl_idx, think, after, prim, vmalloc = [], [], [], [], [], [], [], [], [], []
-    sleep, runtime, async_max, all_done = [], [], [], []
+    sleep, runtime, async_max, all_done, release = [], [], [], [], []
     aff, fork, kthread, n_masks = [], [], [], 0
     loops_of = [(wl, spec.resolution.cpus[k], spec.resolution.start_cpus[k])
                 for k, wl in enumerate(spec.workloads) if isinstance(wl, SyncLoop)]
@@ -655,6 +656,7 @@ def _sync_loop(spec) -> SyncLoopInput:
         sleep.append(wl.sleep_jiffies_max)
         runtime.append(-1 if wl.min_runtime_s is None else round(wl.min_runtime_s * p.hz))
         all_done.append(int(wl.until_all_done))
+        release.append(cpus[0] if wl.start == "barrier" else -1)
         async_max.append(0 if wl.primitive != "call_rcu_hurry" else wl.async_max or GP_ASYNC_MAX_DEFAULT)
     return SyncLoopInput(cpu=_column(cpu, np.int32), aff=_column(aff, np.int32), kthread=_column(kthread, np.int8),
                          fork_balance=_column(fork, np.int8),
@@ -667,7 +669,7 @@ def _sync_loop(spec) -> SyncLoopInput:
                          async_kmalloc_ns=0 if p.switches.rcuscale_async_per_task else costs.kmalloc_ns,
                          async_cb_ns=costs.cb_generic_ns if p.switches.rcuscale_async_per_task else costs.cb_kfree_ns,
                          vmalloc=vmalloc, sleep_jiffies_max=sleep, runtime_jiffies=runtime,
-                         until_all_done=all_done,
+                         until_all_done=all_done, release_cpu=release,
                          sync_entry_ns=costs.sync_entry_ns)
 
 

@@ -65,7 +65,7 @@ class SyncLoop(_OnCpuList):
     name: Optional[str] = None
     """Name used in results; default: the kind and the workload's index."""
     tasks: Annotated[int, Field(ge=1, le=1_000_000)]
-    """Number of tasks, all started together."""
+    """Number of tasks."""
     loops: Annotated[int, Field(ge=1, le=10_000_000)]
     """Calls per task."""
     primitive: Literal["synchronize_rcu", "synchronize_rcu_expedited", "call_rcu_hurry"] = "synchronize_rcu"
@@ -102,6 +102,13 @@ class SyncLoop(_OnCpuList):
     vmalloc costs, the global vmap locks and the lazy purge)."""
     start_us: Annotated[float, Field(ge=0, le=MAX_TIME_US, allow_inf_nan=False)] = 0.0
     """When the tasks start, in microseconds of simulated time."""
+    start: Literal["together", "barrier"] = "together"
+    """How the tasks start: ``together``, each at `start_us`, as new tasks (``pinned: false``:
+    placed by fork balancing); ``barrier``, as the threads of a user process that wait in a
+    pthread barrier (rcusim's load helper in the real-kernel twin): created by their parent on
+    the first CPU of `cpus` (placed by fork balancing), each asleep in the barrier, they are
+    released at time 0 by the parent, the last to arrive, whose futex_wake() wakes them one by
+    one (try_to_wake_up(), placed by select_task_rq_fair() when unpinned)."""
     sleep_jiffies_max: Annotated[int, Field(ge=0, le=1_000_000)] = 0
     """Before each call (after the think time), a task sleeps in schedule_timeout_idle() for a random
     1 to this many jiffies, on a timer-wheel timer (its CPU may idle meanwhile), as rcuscale's
@@ -136,6 +143,16 @@ class SyncLoop(_OnCpuList):
         if self.primitive == "call_rcu_hurry" and self.work_after == "vfree":
             raise ScenarioError("vfree is lib/test_vmalloc.c's work around a synchronize_rcu()", key="work_after",
                                 allowed="none or kfree with primitive: call_rcu_hurry")
+        return self
+
+    @model_validator(mode="after")
+    def _barrier_is_a_user_process(self):
+        for key, given in (("kthread", self.kthread), ("start_us", self.start_us != 0),
+                           ("start_cpus", self.start_cpus is not None)):
+            if self.start == "barrier" and given:
+                raise ScenarioError(f"{key} applies to tasks started together; a barrier's threads are a user "
+                                    "process's, created by their parent on the first CPU of `cpus` and released "
+                                    "at time 0", key=key, allowed=f"no {key} with start: barrier")
         return self
 
     @model_validator(mode="after")

@@ -62,6 +62,7 @@ _ENTITY_NAMES = {
     ENT["exp_par"]: "rcu_exp_par_gp_kthread_worker/{idx}", ENT["reader"]: "reader/{cpu}",
     ENT["kfree"]: "kfree_scale_thread/{idx}", ENT["kworker"]: "kworker/{cpu}:2", ENT["rt_probe"]: "amlat/{cpu}",
     ENT["bg"]: "dbench/{cpu}", ENT["krcud"]: "krcud/{idx}", ENT["noise"]: "kworker/{cpu}:3",
+    ENT["releaser"]: "main/{idx}",
 }
 """Thread names by entity kind (the GP kthread is named by flavour, rcuc/N is ksoftirqd/N with use_softirq)."""
 NOCB_WAKE_REASONS = _core.NOCB_WAKE_REASONS
@@ -177,7 +178,7 @@ class _Names:
         return e >= 0 and int(self.kind[e]) == ENT["task"]
 
     def is_kthread(self, e: int) -> bool:
-        return e >= 0 and int(self.kind[e]) not in (ENT["task"], ENT["reader"])
+        return e >= 0 and int(self.kind[e]) not in (ENT["task"], ENT["reader"], ENT["releaser"])
 
 
 def _us(t_ns) -> float:

@@ -217,6 +217,9 @@ def _sync_loop_run(wl: SyncLoop, index: int, nr_cpus: int, path: tuple) -> SyncL
                        ("until_all_done", False)):
         if getattr(wl, key) != unset:
             _refuse(path + (key,), "the load helper does not do this", f"no {key} with 'rcusim kernel'")
+    if wl.start != "barrier":
+        _refuse(path + ("start",), "the load helper's threads wait in a pthread barrier, which its main thread "
+                "releases from the first CPU of `cpus`", "barrier")
     name = wl.name or f"sync_loop{index}"
     cpus = ",".join(map(str, parse_cpulist(wl.cpus, nr_cpus)))
     output = f"/out/calls-{index}.txt"
@@ -229,8 +232,6 @@ def _sync_loop_run(wl: SyncLoop, index: int, nr_cpus: int, path: tuple) -> SyncL
         argv += ["-n", str(wl.nice)]
     if wl.think_us:
         argv += ["-T", str(round(wl.think_us * 1000))]
-    if wl.start_us:
-        argv += ["-S", str(round(wl.start_us * 1000))]
     return SyncLoopRun(name=name, tasks=wl.tasks, output=output, argv=tuple(argv))
 
 

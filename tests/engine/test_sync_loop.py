@@ -15,13 +15,14 @@ import pytest
 
 import rcusim
 from rcusim import _core, run
+from rcusim.engine.engine_input import engine_input
 from rcusim.engine.rcuscale import MAX_MEAS, MIN_MEAS
 from rcusim.input.kvmcmd import scenario_from_kvm
 from rcusim.input.scenario import load_scenario
 from rcusim.results.frames import latency_ns
 from rcusim.results.run import run_scenario
 
-from tests.engine.conftest import (ASYNC, BOOT, SYNC_RCU_10K as SCENARIO, durations_us, rcuscale,
+from tests.engine.conftest import (ASYNC, BOOT, SYNC_RCU_10K as SCENARIO, durations_us, engine_trace, rcuscale,
                                    sync_rcu_dict as scenario_dict, writer_data)
 
 
@@ -252,3 +253,52 @@ def test_before_v6_12_the_barrier_is_inside_the_measured_call(capsys):
     assert (old > 1000).sum() > 4 * 20
     assert (new > 1000).sum() <= 4  # at most each writer's last slot
     assert np.median(old) > np.median(new)  # kmalloc() of the rcu_head
+
+
+BARRIER = {"name": "barrier", "hardware": {"profile": "qemu-tcg", "nr_cpus": 2},
+           "kernel": {"release": "6.12", "HZ": 1000},
+           "workloads": [{"kind": "sync_loop", "tasks": 40, "loops": 2, "cpus": "0-1", "pinned": False,
+                          "work_after": "none", "start": "barrier"}]}
+
+
+def first_wakes(records, n_tasks: int) -> list:
+    """Each task's first wake-up record (TR_WAKE), in task order, with its index among the
+    records (the order in which the wake-ups were made)."""
+    first = {}
+    for i, r in enumerate(records):
+        if r["kind"] == _core.TRACE_KINDS["wake"] and r["ent"] < n_tasks:
+            first.setdefault(int(r["ent"]), (i, r))
+    return [first[e] for e in range(n_tasks)]
+
+
+def test_a_barrier_is_released_by_its_parent_one_task_at_a_time():
+    """start: barrier: the parent, bound to the first CPU of `cpus`, wakes the tasks in their
+    creation order, one try_to_wake_up() after the other; each task's first call follows its
+    wake-up, and select_task_rq_fair() places the wakees on both CPUs."""
+    engine, records = engine_trace(BARRIER)
+    wakes = first_wakes(records, 40)
+    assert [int(r["arg2"]) for _, r in wakes] == [0] * 40  # all from the parent's CPU
+    assert [i for i, _ in wakes] == sorted(i for i, _ in wakes)  # in creation order
+    calls = records[records["kind"] == _core.TRACE_KINDS["task_wait"]]
+    first_call = {int(e): int(calls["t"][calls["ent"] == e].min()) for e in range(40)}
+    assert all(first_call[e] >= int(r["t"]) for e, (_, r) in enumerate(wakes))
+    # One waker: the last wake-up is made at least 39 of its cheapest wake-ups after the first.
+    sched = engine_input(load_scenario(BARRIER).variants["default"])[0].sched
+    cheapest = sched.ttwu_ns + min(sched.ttwu_reuse_delta_ns)
+    assert max(first_call.values()) - min(first_call.values()) >= 39 * cheapest
+    assert {int(r["cpu"]) for _, r in wakes} == {0, 1}
+
+
+def test_tasks_started_together_have_no_parent_to_release_them():
+    """start: together (the default): each task starts at its start time as a new task,
+    woken by no one (no try_to_wake_up() before its first call); no parent entity exists,
+    where a barrier's has one."""
+    data = {**BARRIER, "workloads": [{**BARRIER["workloads"][0], "start": "together"}]}
+    engine, records = engine_trace(data)
+    calls = records[records["kind"] == _core.TRACE_KINDS["task_wait"]]
+    wakes = records[(records["kind"] == _core.TRACE_KINDS["wake"]) & (records["ent"] < 40)]
+    for e in range(40):
+        assert not (wakes["t"][wakes["ent"] == e] <= calls["t"][calls["ent"] == e].min()).any()
+    releaser = _core.ENTITY_KINDS["releaser"]
+    assert releaser not in engine.entity_kinds()["kind"]
+    assert releaser in engine_trace(BARRIER)[0].entity_kinds()["kind"]

@@ -30,7 +30,7 @@ from rcusim.engine.reference import placement, sched, tree, tree_callbacks, tree
 from rcusim.engine.reference.cpuidle import cpuidle_init
 from rcusim.engine.reference.locking import SleepingMutex
 from rcusim.engine.reference.sched import RUNNABLE, Cpu, Entity
-from rcusim.engine.reference.sync_loop import sync_loop
+from rcusim.engine.reference.sync_loop import futex_wake_release, sync_loop
 from rcusim.engine.reference.tree import RcuData, RcuNode
 from rcusim.engine.reference.tree_callbacks import ksoftirqd
 from rcusim.engine.reference.tree_sr_normal import rcu_sr_normal_gp_cleanup_work
@@ -129,9 +129,11 @@ class Model:
         self.tasks = []
         self.wl_unfinished = [int((np.asarray(inp.sync_loop.workload) == w).sum()) for w in range(len(inp.sync_loop.think_ns))]
         self.wl_done_ns = [0] * len(inp.sync_loop.think_ns)  # the latest return at which a task was done
+        release_cpu = [int(c) for c in inp.sync_loop.release_cpu]
         for i in range(len(inp.sync_loop.cpu)):
+            released = release_cpu[int(inp.sync_loop.workload[i])] >= 0
             task = Entity(self, int(inp.sync_loop.cpu[i]), bool(inp.sync_loop.rt[i]), f"task/{i}",
-                          weight=int(inp.sync_loop.weight[i]), initial=True)
+                          weight=int(inp.sync_loop.weight[i]), initial=not released)
             task.index = i
             task.per_cpu_kthread = bool(inp.sync_loop.kthread[i])  # a module's kthread; the reference pins every task
             task.loops_left = int(inp.sync_loop.loops[i])
@@ -139,10 +141,18 @@ class Model:
             w = int(inp.sync_loop.workload[i])
             task.workload, task.done = w, False
             task.start(sync_loop(self, task, int(inp.sync_loop.think_ns[w]), int(inp.sync_loop.after_ns[w])))
+            self.tasks.append(task)
+            if released:
+                continue  # asleep in its barrier
             self.env.timeout(int(inp.sync_loop.start_ns[i])).callbacks.append(
                 lambda _ev, t=task: t.cpu.activate(t))
             task.state = RUNNABLE  # until its start time
-            self.tasks.append(task)
+        for w, cpu in enumerate(release_cpu):
+            if cpu >= 0:
+                parent = Entity(self, cpu, False, f"main/{w}")
+                parent.start(futex_wake_release(self, parent, [t for t in self.tasks if t.workload == w]))
+                self.env.timeout(0).callbacks.append(lambda _ev, e=parent: e.cpu.activate(e))
+                parent.state = RUNNABLE
         self.tasks_left = len(self.tasks)
         self.all_exited = self.env.event()
         self.gp_kthread = Entity(self, p.sched.gp_cpu, bool(p.tree_gp.gp_kthread_rt), "rcu_preempt")

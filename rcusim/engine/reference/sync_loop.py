@@ -3,7 +3,7 @@ loop (rcuscale's writers too); mirrors cython_core/sync_loop.pxi."""
 
 from __future__ import annotations
 
-from rcusim.engine.reference.sched import SLEEP, sched_set_normal
+from rcusim.engine.reference.sched import SLEEP, sched_set_normal, try_to_wake_up
 from rcusim.engine.reference.tree_callbacks import call_rcu
 from rcusim.engine.reference.tree_exp import synchronize_rcu_expedited
 from rcusim.engine.reference.tree_sr_normal import synchronize_rcu_normal
@@ -70,3 +70,13 @@ def task_leaves(sim, task, past_runtime: bool, t: int) -> bool:
     if not task.done:
         return False
     return not sim.inp.sync_loop.until_all_done[w] or (sim.wl_unfinished[w] == 0 and t >= sim.wl_done_ns[w])
+
+
+def futex_wake_release(sim, parent, tasks):
+    """A workload's parent thread, the last to arrive at its tasks' barrier: futex_wake()
+    wakes them one by one, each try_to_wake_up() its time, then it sleeps for good
+    (sync_loop.pxi's pthread_barrier_release_next() and futex_wake_next(); the reference's
+    tasks are pinned, so none is placed)."""
+    t = yield SLEEP
+    for task in tasks:
+        t = yield try_to_wake_up(sim, task, parent.cpu, t, sim.inp.sched.ttwu_ns)

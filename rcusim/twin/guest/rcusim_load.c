@@ -11,18 +11,19 @@
  * CPU the call was made on (sched_getcpu() just before it). A thread done sleeps until
  * the last one is done, and only then do they exit.
  *
- * It waits SETTLE_US before it creates its threads, which then start together from a
- * barrier.
+ * It waits SETTLE_US, then creates its threads, bound to the list's first CPU, and the
+ * threads wait in a barrier. Once they all sleep there, the main thread arrives last: its
+ * futex_wake() releases them one by one from that CPU (rcusim's sync_loop start: barrier).
  *
  * Pinned (-p), thread i runs on the i-th CPU of the list, modulo its length (taskset's
- * way). Unpinned, the main thread runs on the list's first CPU, widens its affinity to
- * the list and creates the threads: the scheduler places each new thread (fork
- * balancing) and each wake-up over the list.
+ * way). Unpinned, each thread may run on the whole list: the scheduler places each new
+ * thread and each wake-up over it.
  *
  * Built static by rcusim (gcc -O2 -static -pthread) and run in rcusim's initramfs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdatomic.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
@@ -37,6 +38,9 @@
 
 /* How long the helper lets its start-up settle before it creates its threads (main()). */
 #define SETTLE_US 200000
+/* How long the main thread waits, once every thread has counted itself in, before it
+ * arrives at the barrier: each thread then sleeps in it, the main thread the last. */
+#define ARRIVE_US 20000
 
 struct call {
 	int32_t cpu;
@@ -44,7 +48,8 @@ struct call {
 };
 
 static int nthreads, nloops, pinned, nice_value, fifo_prio;
-static int64_t think_ns, start_ns;
+static int64_t think_ns;
+static atomic_int arrived;
 static cpu_set_t cpus;
 static int cpu_list[CPU_SETSIZE], nr_cpu_list;
 static struct call *calls;
@@ -104,9 +109,8 @@ static void *caller(void *arg)
 	} else if (nice_value && setpriority(PRIO_PROCESS, syscall(SYS_gettid), nice_value)) {
 		die("setpriority");
 	}
+	atomic_fetch_add(&arrived, 1);
 	pthread_barrier_wait(&start_barrier);
-	while (now_ns() < start_ns)
-		;
 	for (int i = 0; i < nloops; i++) {
 		if (think_ns) {
 			int64_t until = now_ns() + think_ns;
@@ -133,10 +137,11 @@ int main(int argc, char **argv)
 	const char *cpulist = NULL, *out = NULL;
 	pthread_t *threads;
 	cpu_set_t first;
+	pthread_attr_t attr;
 	FILE *f;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "t:l:c:pn:f:T:S:o:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:l:c:pn:f:T:o:")) != -1) {
 		switch (opt) {
 		case 't': nthreads = atoi(optarg); break;
 		case 'l': nloops = atoi(optarg); break;
@@ -145,11 +150,10 @@ int main(int argc, char **argv)
 		case 'n': nice_value = atoi(optarg); break;
 		case 'f': fifo_prio = atoi(optarg); break;
 		case 'T': think_ns = atoll(optarg); break;
-		case 'S': start_ns = atoll(optarg); break;
 		case 'o': out = optarg; break;
 		default:
 			fprintf(stderr, "usage: rcusim_load -t THREADS -l LOOPS -c CPULIST [-p] [-n NICE] "
-				"[-f FIFO_PRIO] [-T THINK_NS] [-S START_AFTER_NS] -o FILE\n");
+				"[-f FIFO_PRIO] [-T THINK_NS] -o FILE\n");
 			return 2;
 		}
 	}
@@ -166,25 +170,27 @@ int main(int argc, char **argv)
 	threads = calloc(nthreads, sizeof(*threads));
 	if (!calls || !threads)
 		die("calloc");
-	/* Born on the list's first CPU, then free to run on the whole list. */
+	/*
+	 * The main thread stays on the list's first CPU: it creates the threads there and releases
+	 * them from there, as rcusim's parent does. The start-up settles first: the exec and the
+	 * shell's last writes leave CPUs ticking and callbacks queued, which would meet the first
+	 * calls (rcusim's run starts on an idle machine).
+	 */
 	CPU_ZERO(&first);
 	CPU_SET(cpu_list[0], &first);
-	if (sched_setaffinity(0, sizeof(first), &first) || sched_setaffinity(0, sizeof(cpus), &cpus))
+	if (sched_setaffinity(0, sizeof(first), &first))
 		die("sched_setaffinity");
-	/*
-	 * The start-up settles first: the exec and the shell's last writes leave CPUs ticking
-	 * and callbacks queued, which would meet the first calls (rcusim's run starts on an
-	 * idle machine). The threads are created after it and released at once, as rcusim
-	 * starts its tasks: placed by fork balancing, which a release from an idle machine
-	 * would undo (every wakee to the idle CPU: select_idle_sibling()).
-	 */
 	usleep(SETTLE_US);
+	if (pthread_attr_init(&attr) || pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus))
+		die("pthread_attr");
 	pthread_barrier_init(&start_barrier, NULL, nthreads + 1);
 	pthread_barrier_init(&end_barrier, NULL, nthreads);
 	for (long t = 0; t < nthreads; t++)
-		if (pthread_create(&threads[t], NULL, caller, (void *)t))
+		if (pthread_create(&threads[t], &attr, caller, (void *)t))
 			die("pthread_create");
-	start_ns += now_ns();
+	while (atomic_load(&arrived) < nthreads)
+		usleep(1000);
+	usleep(ARRIVE_US);
 	pthread_barrier_wait(&start_barrier);
 	for (int t = 0; t < nthreads; t++)
 		pthread_join(threads[t], NULL);
