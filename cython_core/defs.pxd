@@ -287,7 +287,7 @@ cdef struct cpu_t:
     int32_t nocb_cb_sleep # rdp->nocb_cb_sleep
     int32_t blimit       # rdp->blimit
     i64 qlen_last_fqs_check # rdp->qlen_last_fqs_check: queue length at the last overload check
-    int32_t softirq_restarts # consecutive softirq passes in this irq exit
+    int32_t ksirqd_restarts # ksoftirqd/N: restarts of its handle_softirqs() so far
     int32_t exp_need_qs  # rdp->cpu_no_qs.b.exp: the expedited IPI must be answered later
     int32_t exp_deferred_pending # an EV_EXP_DEFERRED is queued
     int32_t reader       # the reader entity on this CPU, -1 if none
@@ -355,7 +355,8 @@ cdef struct cpu_t:
     # scheduler statistics (sched.pxi: rq_account())
     i64 busy_ns          # time running an entity
     i64 rq_t             # when nr_running last changed
-    char _pad[16]        # to 640 bytes, ten whole lines (rcu_init_geometry() checks): each CPU's
+    i64 ksirqd_start     # ksoftirqd/N: when its handle_softirqs() began (MAX_SOFTIRQ_TIME)
+    char _pad[8]         # to 640 bytes, ten whole lines (rcu_init_geometry() checks): each CPU's
                          # first line holds what every event reads, curr to debt
 
 

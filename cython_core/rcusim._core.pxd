@@ -204,6 +204,7 @@ cdef class Engine:
     cdef int use_softirq
     cdef i64 cb_cost[CB_KINDS]
     cdef i64 call_rcu_ns
+    cdef int softirq_qs          # ksoftirqd passes a quiescent state after each handle_softirqs() pass (v4.20)
     cdef int softirq_time_limit  # __do_softirq() bounded by time and need_resched (v3.9); before, a restart count only
     cdef int ksoftirqd_does_its_job # v4.10: irq exit leaves softirqs to an awake ksoftirqd; before, it runs them
     cdef i64 softirq_wake0        # n_wake_local when the RCU_SOFTIRQ computed now began

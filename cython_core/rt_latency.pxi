@@ -63,7 +63,7 @@ cdef void ev_probe_timer(Engine self, int e) except *:
     # the interrupt came in softirq context (a softirq or ksoftirqd's do_softirq()).
     if (not self.ksoftirqd_does_its_job and cp.softirq_pending and self.now >= cp.nonpreempt_until
             and not (cp.state == CPU_BUSY and self.ents[cp.curr].kind == ENT_RCUC)):
-        cost += do_softirq(self, c, self.now + cost, False)
+        cost += do_softirq(self, c, self.now + cost)
     steal(self, c, cost)
     if ep.state == ST_BLOCKED:
         ep.t_wake = self.now

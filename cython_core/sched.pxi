@@ -402,7 +402,7 @@ cdef void resched_fair(Engine self, int c) except *:
 
 
 cdef inline bint burst_nopreempt(Engine self, int c) noexcept:
-    """The running burst cannot be preempted: ksoftirqd inside do_softirq(), or a
+    """The running burst cannot be preempted: ksoftirqd inside a handle_softirqs() pass, or a
     call_rcu_load task inside a non-preemptible section."""
     cdef ent_t *ep = &self.ents[self.cpus[c].curr]
     return (ep.kind == ENT_RCUC and ep.phase == 0) or (ep.kind == ENT_BG and ep.phase == BG_LOCKED)

@@ -16,6 +16,7 @@ cdef void rcu_core_init(Engine self, c) except *:
     self.use_softirq = c.use_softirq
     self.call_rcu_ns = c.call_rcu_ns
     self.softirq_time_limit = c.softirq_time_limit
+    self.softirq_qs = c.softirq_qs
     self.ksoftirqd_does_its_job = c.ksoftirqd_does_its_job
     self.cb_cost[CB_WAKEME] = c.cb_wakeme_ns
     self.cb_cost[CB_KFREE] = c.cb_kfree_ns
@@ -191,12 +192,14 @@ cdef i64 rcu_core(Engine self, int c, i64 t0, int ctx) except -2:
 
 cdef i64 rcu_softirq(Engine self, int c) except -2:
     """RCU_SOFTIRQ at irq exit."""
-    return do_softirq(self, c, self.now, False)
+    return do_softirq(self, c, self.now)
 
 
-cdef i64 do_softirq(Engine self, int c, i64 t0, bint in_ksoftirqd) except -2:
-    """__do_softirq() from t0 with its restart limits: RCU work is re-raised while ready
-    callbacks remain (or, before 2.6.29, while rcu_do_batch() re-raised the tasklet)."""
+cdef i64 do_softirq(Engine self, int c, i64 t0) except -2:
+    """__do_softirq() at irq exit from t0 with its restart limits: RCU work is re-raised
+    while ready callbacks remain (or, before 2.6.29, while rcu_do_batch() re-raised the
+    tasklet); past the limits the rest goes to ksoftirqd/N (ksoftirqd runs its passes one
+    by one: rcu_cpu_kthread())."""
     cdef cpu_t *cp = &self.cpus[c]
     cdef i64 total = 0
     cdef int restarts = 0
@@ -210,29 +213,57 @@ cdef i64 do_softirq(Engine self, int c, i64 t0, bint in_ksoftirqd) except -2:
         restarts += 1
         if restarts >= MAX_SOFTIRQ_RESTART or (self.softirq_time_limit and (
                 total >= MAX_SOFTIRQ_TIME_NS or softirq_need_resched(self, cp))):
-            # Leftovers go to ksoftirqd/N (wakeup_softirqd()), or rcuc/N; ksoftirqd
-            # itself just loops.
+            # Leftovers go to ksoftirqd/N (wakeup_softirqd()), or rcuc/N.
             cp.softirq_pending = 1
-            if not in_ksoftirqd:
-                self.n_softirqd_wake += 1
-                wake(self, cp.rcuc, c, t0 + total)
+            self.n_softirqd_wake += 1
+            wake(self, cp.rcuc, c, t0 + total)
             break
     return total
 
 
 cdef i64 rcu_cpu_kthread_next(Engine self, int e, i64 t0) except -2:
     if self.ents[e].phase == 0:
-        # run_ksoftirqd(): handle_softirqs(true), its restarts and limits (before v3.9,
+        # run_ksoftirqd(): handle_softirqs(true), one pass a burst (before v3.9,
         # ksoftirqd()'s do_softirq() with preemption off).
-        return do_softirq(self, self.ents[e].idx, t0, True)
+        self.cpus[self.ents[e].idx].ksirqd_start = t0
+        self.cpus[self.ents[e].idx].ksirqd_restarts = 0
+        return softirq_pass(self, self.ents[e].idx, t0)
     return rcu_core(self, self.ents[e].idx, t0, self.ents[e].phase)
+
+
+cdef inline i64 softirq_pass(Engine self, int c, i64 t0) except -2:
+    """One pass of handle_softirqs() in ksoftirqd/N: RCU_SOFTIRQ's rcu_core()."""
+    self.softirq_wake0 = self.n_wake_local
+    self.cpus[c].tasklet_raised = 0
+    self.cpus[c].softirq_pending = 0
+    return rcu_core(self, c, t0, 0)
 
 
 cdef i64 rcu_cpu_kthread(Engine self, int e) except -2:
     cdef int c = self.ents[e].idx
     cdef cpu_t *cp = &self.cpus[c]
-    if cbs_ready(self, cp) or (self.ents[e].phase == 1 and rcu_pending(self, c)):
-        if self.ents[e].phase == 0 and self.softirq_time_limit and cond_resched(self, c):
-            return -1  # run_ksoftirqd(): cond_resched() after handle_softirqs()
+    if self.ents[e].phase == 0:
+        return ksoftirqd_pass_done(self, c)
+    if cbs_ready(self, cp) or rcu_pending(self, c):
         return rcu_cpu_kthread_next(self, e, self.now)
     return -1
+
+
+cdef i64 ksoftirqd_pass_done(Engine self, int c) except -2:
+    """A pass of ksoftirqd's handle_softirqs() ends now: rcu_softirq_qs() (v4.20), then
+    the next pass while RCU work is pending and the restart limits allow it (need_resched()
+    and the 2 ms from v3.9); past them, cond_resched() (from v3.9) and a new
+    handle_softirqs()."""
+    cdef cpu_t *cp = &self.cpus[c]
+    if self.softirq_qs:
+        rcu_qs(self, c, self.tp_ns)
+    if cp.offloaded or not (cbs_ready(self, cp) if self.tree_rcu else cp.tasklet_raised):
+        return -1
+    cp.ksirqd_restarts += 1
+    if cp.ksirqd_restarts < MAX_SOFTIRQ_RESTART and not (self.softirq_time_limit and (
+            self.now - cp.ksirqd_start >= MAX_SOFTIRQ_TIME_NS or softirq_need_resched(self, cp))):
+        return softirq_pass(self, c, self.now)
+    cp.softirq_pending = 1
+    if self.softirq_time_limit and cond_resched(self, c):
+        return -1  # run_ksoftirqd(): cond_resched() after handle_softirqs()
+    return rcu_cpu_kthread_next(self, cp.rcuc, self.now)

@@ -175,6 +175,7 @@ class TreeCallbacks:
     cb_kfree_ns: int
     cb_generic_ns: int
     softirq_time_limit: int    # __do_softirq() bounded by time and need_resched too (v3.9)
+    softirq_qs: int            # ksoftirqd's rcu_softirq_qs() after each handle_softirqs() pass (v4.20)
     ksoftirqd_does_its_job: int  # irq exit leaves softirqs to an awake ksoftirqd (v4.10)
     rcuc_rt: int               # rcuc/N run SCHED_FIFO at kthread_prio (rcu_cpu_kthread_setup())
 
@@ -556,6 +557,7 @@ def _tree_callbacks(spec) -> TreeCallbacks:
         cb_kfree_ns=costs.cb_kfree_ns,
         cb_generic_ns=costs.cb_generic_ns,
         softirq_time_limit=int(p.switches.softirq_time_limit),
+        softirq_qs=int(p.switches.softirq_qs),
         ksoftirqd_does_its_job=int(p.switches.ksoftirqd_does_its_job),
         # rcu_cpu_kthread_setup() (tree_plugin.h): SCHED_FIFO at kthread_prio with CONFIG_RCU_BOOST only.
         rcuc_rt=int(p.rcu_boost and p.kthread_prio > 0),

@@ -111,6 +111,12 @@ SWITCHES = (
            "the menu governor decides whether an idle CPU stops its tick: not when the predicted idle "
            "time is shorter than a tick or the chosen state polls; before, the tick stopped whenever "
            "rcu_needs_cpu() and the timers allowed, ahead of the governor"),
+    Switch("softirq_qs", (4, 20),
+           '"rcu: Apply RCU-bh QSes to RCU-sched and RCU-preempt when safe" (Paul E. McKenney, 2018, '
+           "d28139c4e967), the flavour consolidation of v4.20; release not checked against the tag",
+           "ksoftirqd passes a quiescent state after each pass of its softirq loop (rcu_softirq_qs() in "
+           "__do_softirq(), later handle_softirqs()); before, ksoftirqd passes one only when it "
+           "schedules"),
     Switch("kfree_rcu_batching", (5, 6),
            '"rcu: Add basic support for kfree_rcu() batching" (Byungchul Park, Joel Fernandes, a35d16905efc) and '
            '"rcu: Add multiple in-flight batches of kfree_rcu() work" (Fernandes, 0392bebebf26), tip core/rcu of '
@@ -419,6 +425,7 @@ class ReleaseSwitches:
     mutex_handoff: bool
     exp_par_init: bool
     menu_keeps_tick: bool
+    softirq_qs: bool
     kfree_rcu_batching: bool
     kfree_bulk: bool
     kfree_test_footprint: bool

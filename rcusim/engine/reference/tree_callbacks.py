@@ -102,12 +102,12 @@ def softirq_need_resched(sim, cpu) -> bool:
 
 def rcu_softirq(sim, cpu) -> int:
     """RCU_SOFTIRQ at irq exit."""
-    return do_softirq(sim, cpu, sim.env.now, False)
+    return do_softirq(sim, cpu, sim.env.now)
 
 
-def do_softirq(sim, cpu, t0: int, in_ksoftirqd: bool) -> int:
-    """handle_softirqs() from t0: RCU_SOFTIRQ restarted while callbacks are ready, within
-    its limits; past them the rest goes to ksoftirqd/N (wakeup_softirqd())."""
+def do_softirq(sim, cpu, t0: int) -> int:
+    """handle_softirqs() at irq exit from t0: RCU_SOFTIRQ restarted while callbacks are
+    ready, within its limits; past them the rest goes to ksoftirqd/N (wakeup_softirqd())."""
     total, restarts = 0, 0
     sim.softirq_wake0 = sim.counters["wakeups_local"]
     while True:
@@ -116,18 +116,28 @@ def do_softirq(sim, cpu, t0: int, in_ksoftirqd: bool) -> int:
             break
         restarts += 1
         if restarts >= MAX_SOFTIRQ_RESTART or total >= MAX_SOFTIRQ_TIME_NS or softirq_need_resched(sim, cpu):
-            if not in_ksoftirqd:
-                wake(sim, cpu.rdp.ksoftirqd, cpu, t0 + total)
+            wake(sim, cpu.rdp.ksoftirqd, cpu, t0 + total)
             break
     return total
 
 
 def ksoftirqd(sim, cpu):
-    """run_ksoftirqd(): handle_softirqs(true), then cond_resched(), until no callback
-    is ready."""
+    """run_ksoftirqd(): handle_softirqs(true) one pass a burst, each pass ending in
+    rcu_softirq_qs() (v4.20), restarted while callbacks are ready within its limits; then
+    cond_resched(), until no callback is ready (tree_callbacks.pxi's rcu_cpu_kthread())."""
     t0 = yield SLEEP
     while True:
-        t0 = yield do_softirq(sim, cpu, t0, True)
+        start, restarts = t0, 0
+        while True:
+            sim.softirq_wake0 = sim.counters["wakeups_local"]
+            t0 = yield rcu_core(sim, cpu, t0)
+            if sim.inp.tree_callbacks.softirq_qs:
+                cpu.rdp.cpu_no_qs = False  # rcu_softirq_qs(): rcu_qs()
+            if not cpu.rdp.cblist.seg[RCU_DONE_TAIL]:
+                break
+            restarts += 1
+            if restarts >= MAX_SOFTIRQ_RESTART or t0 - start >= MAX_SOFTIRQ_TIME_NS or softirq_need_resched(sim, cpu):
+                break
         if not cpu.rdp.cblist.seg[RCU_DONE_TAIL]:
             t0 = yield SLEEP
         elif cond_resched(sim, cpu):
