@@ -195,6 +195,19 @@ cdef i64 rcu_softirq(Engine self, int c) except -2:
     return do_softirq(self, c, self.now)
 
 
+cdef inline bint rcu_softirq_reraised(Engine self, cpu_t *cp) noexcept:
+    """After a pass, RCU work is raised again: callbacks still ready (before 2.6.29, the
+    tasklet re-raised by rcu_do_batch()); an offloaded CPU's are rcuop's."""
+    return not cp.offloaded and (cbs_ready(self, cp) if self.tree_rcu else cp.tasklet_raised)
+
+
+cdef inline bint softirq_restarts_over(Engine self, cpu_t *cp, int restarts, i64 elapsed) noexcept:
+    """handle_softirqs() restarts no more: MAX_SOFTIRQ_RESTART passes, or from v3.9 its
+    2 ms or need_resched()."""
+    return restarts >= MAX_SOFTIRQ_RESTART or (self.softirq_time_limit and (
+        elapsed >= MAX_SOFTIRQ_TIME_NS or softirq_need_resched(self, cp)))
+
+
 cdef i64 do_softirq(Engine self, int c, i64 t0) except -2:
     """__do_softirq() at irq exit from t0 with its restart limits: RCU work is re-raised
     while ready callbacks remain (or, before 2.6.29, while rcu_do_batch() re-raised the
@@ -208,11 +221,10 @@ cdef i64 do_softirq(Engine self, int c, i64 t0) except -2:
         cp.tasklet_raised = 0
         cp.softirq_pending = 0
         total += rcu_core(self, c, t0 + total, 0)
-        if cp.offloaded or not (cbs_ready(self, cp) if self.tree_rcu else cp.tasklet_raised):
+        if not rcu_softirq_reraised(self, cp):
             break
         restarts += 1
-        if restarts >= MAX_SOFTIRQ_RESTART or (self.softirq_time_limit and (
-                total >= MAX_SOFTIRQ_TIME_NS or softirq_need_resched(self, cp))):
+        if softirq_restarts_over(self, cp, restarts, total):
             # Leftovers go to ksoftirqd/N (wakeup_softirqd()), or rcuc/N.
             cp.softirq_pending = 1
             self.n_softirqd_wake += 1
@@ -222,13 +234,14 @@ cdef i64 do_softirq(Engine self, int c, i64 t0) except -2:
 
 
 cdef i64 rcu_cpu_kthread_next(Engine self, int e, i64 t0) except -2:
+    cdef int c = self.ents[e].idx
     if self.ents[e].phase == 0:
         # run_ksoftirqd(): handle_softirqs(true), one pass a burst (before v3.9,
         # ksoftirqd()'s do_softirq() with preemption off).
-        self.cpus[self.ents[e].idx].ksirqd_start = t0
-        self.cpus[self.ents[e].idx].ksirqd_restarts = 0
-        return softirq_pass(self, self.ents[e].idx, t0)
-    return rcu_core(self, self.ents[e].idx, t0, self.ents[e].phase)
+        self.cpus[c].ksirqd_start = t0
+        self.cpus[c].ksirqd_restarts = 0
+        return softirq_pass(self, c, t0)
+    return rcu_core(self, c, t0, self.ents[e].phase)
 
 
 cdef inline i64 softirq_pass(Engine self, int c, i64 t0) except -2:
@@ -257,11 +270,10 @@ cdef i64 ksoftirqd_pass_done(Engine self, int c) except -2:
     cdef cpu_t *cp = &self.cpus[c]
     if self.softirq_qs:
         rcu_qs(self, c, self.tp_ns)
-    if cp.offloaded or not (cbs_ready(self, cp) if self.tree_rcu else cp.tasklet_raised):
+    if not rcu_softirq_reraised(self, cp):
         return -1
     cp.ksirqd_restarts += 1
-    if cp.ksirqd_restarts < MAX_SOFTIRQ_RESTART and not (self.softirq_time_limit and (
-            self.now - cp.ksirqd_start >= MAX_SOFTIRQ_TIME_NS or softirq_need_resched(self, cp))):
+    if not softirq_restarts_over(self, cp, cp.ksirqd_restarts, self.now - cp.ksirqd_start):
         return softirq_pass(self, c, self.now)
     cp.softirq_pending = 1
     if self.softirq_time_limit and cond_resched(self, c):

@@ -105,6 +105,12 @@ def rcu_softirq(sim, cpu) -> int:
     return do_softirq(sim, cpu, sim.env.now)
 
 
+def softirq_restarts_over(sim, cpu, restarts: int, elapsed: int) -> bool:
+    """handle_softirqs() restarts no more: MAX_SOFTIRQ_RESTART passes, its 2 ms or
+    need_resched() (tree_callbacks.pxi's softirq_restarts_over())."""
+    return restarts >= MAX_SOFTIRQ_RESTART or elapsed >= MAX_SOFTIRQ_TIME_NS or softirq_need_resched(sim, cpu)
+
+
 def do_softirq(sim, cpu, t0: int) -> int:
     """handle_softirqs() at irq exit from t0: RCU_SOFTIRQ restarted while callbacks are
     ready, within its limits; past them the rest goes to ksoftirqd/N (wakeup_softirqd())."""
@@ -115,7 +121,7 @@ def do_softirq(sim, cpu, t0: int) -> int:
         if not cpu.rdp.cblist.seg[RCU_DONE_TAIL]:
             break
         restarts += 1
-        if restarts >= MAX_SOFTIRQ_RESTART or total >= MAX_SOFTIRQ_TIME_NS or softirq_need_resched(sim, cpu):
+        if softirq_restarts_over(sim, cpu, restarts, total):
             wake(sim, cpu.rdp.ksoftirqd, cpu, t0 + total)
             break
     return total
@@ -136,7 +142,7 @@ def ksoftirqd(sim, cpu):
             if not cpu.rdp.cblist.seg[RCU_DONE_TAIL]:
                 break
             restarts += 1
-            if restarts >= MAX_SOFTIRQ_RESTART or t0 - start >= MAX_SOFTIRQ_TIME_NS or softirq_need_resched(sim, cpu):
+            if softirq_restarts_over(sim, cpu, restarts, t0 - start):
                 break
         if not cpu.rdp.cblist.seg[RCU_DONE_TAIL]:
             t0 = yield SLEEP

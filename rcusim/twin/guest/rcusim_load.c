@@ -11,8 +11,8 @@
  * CPU the call was made on (sched_getcpu() just before it). A thread done sleeps until
  * the last one is done, and only then do they exit.
  *
- * It waits SETTLE_US, then creates its threads, bound to the list's first CPU, and the
- * threads wait in a barrier. Once they all sleep there, the main thread arrives last: its
+ * It waits SETTLE_US, then its main thread, bound to the list's first CPU, creates the
+ * threads, which wait in a barrier. Once they all sleep there, the main thread arrives last: its
  * futex_wake() releases them one by one from that CPU (rcusim's sync_loop start: barrier).
  *
  * Pinned (-p), thread i runs on the i-th CPU of the list, modulo its length (taskset's
