@@ -22,7 +22,7 @@ from rcusim.errors import ScenarioError
 from rcusim.input.scenario import load_scenario
 from rcusim.twin.image import MODULES, find_image
 from rcusim.twin.plan import TRACE_EVENTS, check_probes, image_overrides, plan_variant, written_keys
-from rcusim.twin.run import align_scenario
+from rcusim.twin.run import align_scenario, boot_order
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_KERNEL = ROOT.parent / "shared" / "kernel"
@@ -626,3 +626,16 @@ def test_refuses_tasks_started_together(image):
     sync_loop started together (each task at start_us) has no counterpart in the guest."""
     err = refusal(image, scenario(workloads=[{"kind": "sync_loop", "tasks": 2, "loops": 2, "cpus": "0-1"}]))
     assert err.key == "variants.default.workloads[0].start" and "barrier" in str(err)
+
+
+def test_variants_take_turns_boot_by_boot():
+    """Each variant's boots are spread over the whole run, one boot of each in turn, so the
+    host's slower and faster stretches weigh on every variant alike: no variant has two boots
+    in a row while another is still to boot."""
+    order = boot_order(["idle_1", "unpinned_10", "unpinned_100"], 3)
+    assert len(order) == 9 and sorted(order) == sorted(set(order))
+    assert [name for _, name in order[:3]] == ["idle_1", "unpinned_10", "unpinned_100"]
+    assert all(a[1] != b[1] for a, b in zip(order, order[1:]))
+    for name in ("idle_1", "unpinned_10", "unpinned_100"):
+        assert [k for k, n in order if n == name] == [0, 1, 2]
+    assert boot_order(["default"], 2) == [(0, "default"), (1, "default")]
