@@ -143,4 +143,47 @@ def test_figures_table_counts_the_figures_that_meet_their_goal(two_results, caps
     rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| variant |")]
     met = sum(line.endswith("| ✓ |") for line in rows)
     goals = sum(not line.endswith("| - |") for line in rows)
-    assert f"{met} of {goals} figures meet their goal." in out
+    assert f"{met} of {goals} figures meet their goal; " in out
+    # one run a side: no boots to draw again
+    assert all(line.split(" | ")[-2] == "-" for line in rows)
+
+
+def _boots(latencies_us, gps_us, expedited=None):
+    from rcusim.results.spread import Boots
+    import numpy as np
+    lat = tuple(np.asarray(x, dtype=np.int64) * 1000 for x in latencies_us)
+    gps = tuple(np.asarray(x, dtype=np.int64) * 1000 for x in gps_us)
+    return Boots(lat, gps, np.asarray(expedited if expedited is not None else [0] * len(lat)))
+
+
+def test_a_figure_of_every_boot_is_the_pooled_figure():
+    """Drawn once each, the boots give the figures the summary pools: percentiles by linear
+    interpolation over all calls, GPs per boot, the GPs' mean length over all GPs."""
+    import numpy as np
+    from rcusim.results.spread import figure_of
+    boots = _boots([[100, 300], [200, 400, 900]], [[10, 20, 30], [50]], expedited=[2, 5])
+    every = np.arange(2)
+    pooled = np.array([100, 300, 200, 400, 900])
+    assert figure_of(boots, every, "latency_us.mean") == pytest.approx(pooled.mean())
+    assert figure_of(boots, every, "latency_us.p50") == pytest.approx(np.percentile(pooled, 50))
+    assert figure_of(boots, every, "latency_us.p99") == pytest.approx(np.percentile(pooled, 99))
+    assert figure_of(boots, every, "latency_us.max") == 900
+    assert figure_of(boots, every, "grace_periods") == 2.0
+    assert figure_of(boots, every, "expedited_grace_periods") == 3.5
+    assert figure_of(boots, every, "gps:mean_length_us") == pytest.approx(110 / 4)
+    assert figure_of(boots, np.array([1, 1]), "latency_us.max") == 900
+    assert figure_of(boots, np.array([0, 0]), "latency_us.max") == 300
+
+
+def test_the_spread_over_boots_draws_whole_boots():
+    """Boots that are all alike leave nothing to draw: the range is the ratio itself. Boots
+    that differ spread it around the ratio, the same range on each call (seeded)."""
+    from rcusim.results.spread import ratio_spread
+    alike = _boots([[100, 200, 300]] * 5, [[1000, 2000]] * 5)
+    scaled = _boots([[120, 240, 360]] * 5, [[1500, 3000]] * 5)
+    assert ratio_spread(alike, scaled, "latency_us.mean") == pytest.approx((1.2, 1.2))
+    assert ratio_spread(alike, scaled, "gps:mean_length_us") == pytest.approx((1.5, 1.5))
+    differ = _boots([[100, 200], [300, 400], [150, 250], [900, 1000], [120, 130]], [[1000]] * 5)
+    low, high = ratio_spread(differ, differ, "latency_us.mean")
+    assert low < 1 < high and (low, high) == ratio_spread(differ, differ, "latency_us.mean")
+    assert ratio_spread(_boots([[100]], [[1]]), _boots([[120]], [[1]]), "latency_us.mean") is None
