@@ -313,7 +313,7 @@ cdef void rcu_callback_func(Engine self, int kind, int arg, int runner_cpu, i64 
 
 
 def eventq_hold_rate(i64 pending, i64 ops):
-    """Events per second of a bare binary heap of the engine's events in the hold model:
+    """Events per second of the engine's bare heap of its events in the hold model:
     ``pending`` events queued, then ``ops`` times take the first and queue one at a
     random later time (uniform over [0, 2**20) ns after it), in (t, prio, seq) order."""
     cdef evheap_t h
@@ -342,6 +342,31 @@ def eventq_hold_rate(i64 pending, i64 ops):
         return ops / (time.perf_counter() - t0)
     finally:
         free(h.ev)
+
+
+def eventq_order(times, prios, kinds, i64 pop_every):
+    """Queue events (t, prio, kind), in the order given, into an engine's event queue, taking
+    the first event out after every `pop_every` pushes (0: none) and the rest at the end;
+    returns the input indices in the order they came out (for tests of the queue)."""
+    cdef eventq_t q
+    cdef event_t ev
+    cdef i64 i, n = len(times)
+    out = []
+    if eventq_init(&q, 1) < 0:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            if eventq_push(&q, times[i], prios[i], kinds[i], <int> i, 0) < 0:
+                raise MemoryError()
+            if pop_every and (i + 1) % pop_every == 0:
+                ev = eventq_pop(&q)
+                out.append(ev.target)
+        while q.n:
+            ev = eventq_pop(&q)
+            out.append(ev.target)
+        return out
+    finally:
+        eventq_free(&q)
 
 
 @cython.final

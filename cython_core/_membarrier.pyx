@@ -242,10 +242,10 @@ cdef class MembarrierEngine:
         self.call_min = -1
 
     # =======================================================================
-    # Event queue: binary heap ordered by (t, seq).  It never holds more than
+    # Event queue: a heap ordered by (t, seq).  It never holds more than
     # T + 1 events: one per target of a broadcast, or the caller's one.
     # =======================================================================
-    # A few events pending: a plain binary heap beats the engine's FIFOs per kind.
+    # A few events pending: a plain heap beats the engine's FIFOs per kind.
     cdef inline void push(self, i64 t, int kind, int target) noexcept nogil:
         # The heap was sized for its most pending events: it never grows.
         cdef event_t ev = ev_make(&self.evq_seq, t, 0, kind, target, 0)

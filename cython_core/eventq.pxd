@@ -1,12 +1,12 @@
 # cython: language_level=3
-"""The RCU engine's event queue, and the binary heap the sys_membarrier() engine uses
+"""The RCU engine's event queue, and the 4-ary heap the sys_membarrier() engine uses
 alone: events ordered by (t, prio, seq), so that events at the same time fire urgent
 first, then in the order they were pushed.  prio and seq share one word (prio in the
 top bit), so that an event is 32 bytes and one comparison orders the tie.
 
 Many events of one kind are pushed in the order they fire (the ticks, timers armed
 a fixed delay ahead), so each kind has a FIFO that
-takes every event not before its last one, and a binary heap takes the rest (and
+takes every event not before its last one, and a 4-ary heap takes the rest (and
 every event while few are pending, when the heap alone is faster).  Each of these
 sources is in order, so the first event of all is the first of their first events:
 a small heap of the FIFOs by first event, and one comparison with the heap's first,
@@ -32,8 +32,13 @@ cdef enum:
     EVQ_FIFO_MIN = 64    # below this many pending events, the heap alone is faster
 
 
+cdef enum:
+    EVHEAP_D_SHIFT = 2   # the heap is 4-ary: a pop's sift-down takes half a binary heap's
+    EVHEAP_D = 4         # levels, and compares four children that share two 64-byte lines
+
+
 cdef struct evheap_t:
-    event_t *ev          # a binary heap of events
+    event_t *ev          # a 4-ary heap of events
     int64_t n            # events in it
     int64_t cap          # events it can hold
 
@@ -181,7 +186,7 @@ cdef inline int fifo_grow(evfifo_t *f) noexcept nogil:
 
 
 cdef inline int evheap_push(evheap_t *h, event_t *ev) noexcept nogil:
-    """Push into a binary heap; -1 if it could not grow."""
+    """Push into the heap (EVHEAP_D children a node); -1 if it could not grow."""
     cdef int64_t i, parent
     cdef event_t *grown
     if h.n == h.cap:
@@ -193,7 +198,7 @@ cdef inline int evheap_push(evheap_t *h, event_t *ev) noexcept nogil:
     i = h.n
     h.n += 1
     while i > 0:
-        parent = (i - 1) >> 1
+        parent = (i - 1) >> EVHEAP_D_SHIFT
         if not ev_before(ev, &h.ev[parent]):
             break
         h.ev[i] = h.ev[parent]
@@ -203,19 +208,25 @@ cdef inline int evheap_push(evheap_t *h, event_t *ev) noexcept nogil:
 
 
 cdef inline void evheap_pop(evheap_t *h) noexcept nogil:
-    """Remove a binary heap's first event; it must not be empty."""
+    """Remove the heap's first event; it must not be empty."""
     cdef event_t last
-    cdef int64_t i = 0, child, n
+    cdef int64_t i = 0, child, first, end, n
     h.n -= 1
     n = h.n
     if n > 0:
         last = h.ev[n]
         while True:
-            child = 2 * i + 1
-            if child >= n:
+            first = (i << EVHEAP_D_SHIFT) + 1
+            if first >= n:
                 break
-            if child + 1 < n and ev_before(&h.ev[child + 1], &h.ev[child]):
-                child += 1
+            # the first of the node's children, which sit side by side in two cache lines
+            end = min(first + EVHEAP_D, n)
+            child = first
+            first += 1
+            while first < end:
+                if ev_before(&h.ev[first], &h.ev[child]):
+                    child = first
+                first += 1
             if ev_before(&h.ev[child], &last):
                 h.ev[i] = h.ev[child]
                 i = child
