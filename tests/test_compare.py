@@ -187,3 +187,29 @@ def test_the_spread_over_boots_draws_whole_boots():
     low, high = ratio_spread(differ, differ, "latency_us.mean")
     assert low < 1 < high and (low, high) == ratio_spread(differ, differ, "latency_us.mean")
     assert ratio_spread(_boots([[100]], [[1]]), _boots([[120]], [[1]]), "latency_us.mean") is None
+
+
+def test_pooled_runs_keep_their_kfree_figures_one_by_one():
+    """A kfree flood run with several seeds keeps each run's batches, footprint and time
+    (per_boot) beside their means, as a kernel's boots do, for compare --figures to draw."""
+    from rcusim.input.scenario import load_scenario
+    from rcusim.results.run import run_scenario
+    scenario = load_scenario(ROOT / "scenarios" / "twin" / "rcuscale_2cpu.yaml",
+                             overrides={"variants.kfree.workloads.0.kfree_loops": 4})
+    pooled = run_scenario(scenario, variants=["kfree"], progress=False, runs=3).variants["kfree"].extra_metrics
+    alone = [run_scenario(scenario, variants=["kfree"], progress=False, runs=1)]
+    per_boot = pooled["per_boot"]
+    assert set(per_boot) == {"total_time_ns", "batches", "memory_footprint_mb"}
+    assert len(per_boot["batches"]) == 3 and pooled["batches"] == round(sum(per_boot["batches"]) / 3)
+    assert per_boot["batches"][0] == alone[0].variants["kfree"].extra_metrics["batches"]
+
+
+def test_kfree_figures_spread_by_their_boots():
+    """A kfree figure of drawn boots is the mean of those boots' numbers, in the figure's unit."""
+    import numpy as np
+    from rcusim.results.spread import Boots, figure_of
+    boots = Boots((np.array([1]),) * 3, (np.array([1]),) * 3, np.zeros(3),
+                  {"batches": np.array([60.0, 70.0, 80.0]), "total_time_ns": np.array([2e8, 3e8, 4e8])})
+    assert figure_of(boots, np.array([0, 2, 2]), "batches") == pytest.approx(220 / 3)
+    assert figure_of(boots, np.array([1, 1, 1]), "total_time_ms") == pytest.approx(300.0)
+    assert np.isnan(figure_of(boots, np.array([0]), "memory_footprint_mb"))

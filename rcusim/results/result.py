@@ -242,17 +242,27 @@ class VariantResult:
 
 
 
+#: The rcuscale kfree figures that pooled runs (a kernel's boots, a simulation's seeds) keep
+#: one per run, in ``per_boot``: what ``compare --figures`` draws again for their spread.
+PER_BOOT_METRICS = ("total_time_ns", "batches", "memory_footprint_mb")
+
+
 def pool_runs(runs: list[VariantResult]) -> VariantResult:
     """Independent runs of one variant (a simulation's seeds) pooled as a real kernel's boots
     are: the rows and GPs stacked with the run's number in ``boot``, the GP counts and the
     completion time a run's mean (:attr:`VariantResult.runs`), the mechanism metrics their
-    mean over the runs, the counters, events and times their sums; the tables and the trace
-    are the first run's."""
+    mean over the runs (rcuscale's kfree figures also run by run, in ``per_boot``, as a
+    kernel's boots keep them), the counters, events and times their sums; the tables and the
+    trace are the first run's."""
     if len(runs) == 1:
         return runs[0]
     if any(r.records != "all" for r in runs):
         raise ValueError("pooling runs needs every request's row (run.records: all)")
     first = runs[0]
+    extra = mean_tree([r.extra_metrics for r in runs])
+    per_boot = {key: [r.extra_metrics[key] for r in runs] for key in PER_BOOT_METRICS if key in first.extra_metrics}
+    if per_boot:
+        extra["per_boot"] = per_boot
     return VariantResult(
         name=first.name,
         rows=RequestRows(stack_runs([r.requests for r in runs])), gps=stack_runs([r.gps for r in runs]),
@@ -262,7 +272,7 @@ def pool_runs(runs: list[VariantResult]) -> VariantResult:
         mean_pending=float(np.mean([r.mean_pending for r in runs])),
         sim_time_ns=sum(r.sim_time_ns for r in runs),
         completion_time_ns=int(round(float(np.mean([r.completion_time_ns for r in runs])))),
-        extra_metrics=mean_tree([r.extra_metrics for r in runs]),
+        extra_metrics=extra,
         tables=first.tables, trace=first.trace, table_metrics=first.table_metrics, rcu=first.rcu,
         runs=len(runs))
 

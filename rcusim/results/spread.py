@@ -11,7 +11,7 @@ extent the boots at hand sample what varies between boots.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -25,25 +25,33 @@ LEVELS = (5.0, 95.0)
 #: The figures a bootstrap over boots can recompute from latencies.parquet and gps.parquet, by
 #: the keys of compare's FIGURES.
 SPREAD_KEYS = ("latency_us.mean", "latency_us.p50", "latency_us.p99", "latency_us.max", "grace_periods",
-               "expedited_grace_periods", "gps:mean_length_us")
+               "expedited_grace_periods", "gps:mean_length_us", "memory_footprint_mb", "batches", "total_time_ms")
+
+#: The rcuscale kfree figures among them, each the mean of one number per boot (the summary's
+#: ``per_boot``), by the summary key it comes from and the factor to the figure's unit.
+PER_BOOT_KEYS = {"memory_footprint_mb": ("memory_footprint_mb", 1.0), "batches": ("batches", 1.0),
+                 "total_time_ms": ("total_time_ns", 1e-6)}
 
 
 @dataclass(frozen=True)
 class Boots:
-    """One variant's rows, boot by boot: its calls' latencies (ns), its normal GPs' lengths (ns)
-    and its count of expedited GPs."""
+    """One variant's rows, boot by boot: its calls' latencies (ns), its normal GPs' lengths (ns),
+    its count of expedited GPs, and its summary's numbers kept one per boot (``per_boot``:
+    rcuscale's kfree figures), by summary key."""
 
     latency_ns: tuple[np.ndarray, ...]
     gp_ns: tuple[np.ndarray, ...]
     expedited: np.ndarray
+    per_boot: dict = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.latency_ns)
 
 
-def read_boots(directory: Path, variant: str) -> Boots | None:
+def read_boots(directory: Path, variant: str, per_boot: dict | None = None) -> Boots | None:
     """A variant's rows by boot from a results directory's latencies.parquet and gps.parquet
-    (their ``boot`` column; a result without one is a single boot); None without both files."""
+    (their ``boot`` column; a result without one is a single boot), with its summary's
+    `per_boot` numbers; None without both files."""
     import pandas as pd
 
     paths = [directory / "latencies.parquet", directory / "gps.parquet"]
@@ -60,12 +68,19 @@ def read_boots(directory: Path, variant: str) -> Boots | None:
     normal = gps[~gps["expedited"].astype(bool)]
     gp = tuple((of(normal, k)["t_end_ns"] - of(normal, k)["t_start_ns"]).to_numpy(np.int64) for k in boots)
     expedited = np.array([int(of(gps, k)["expedited"].astype(bool).sum()) for k in boots])
-    return Boots(latency, gp, expedited)
+    kept = {key: np.asarray(values, dtype=float) for key, values in (per_boot or {}).items()
+            if len(values) == len(boots) and None not in values}
+    return Boots(latency, gp, expedited, kept)
 
 
 def figure_of(boots: Boots, pick: np.ndarray, key: str) -> float:
     """Figure `key` (SPREAD_KEYS) of the boots at indices `pick`, pooled as the summary pools
-    them (percentiles by linear interpolation; counts per boot); NaN where it has no rows."""
+    them (percentiles by linear interpolation; counts per boot; kfree figures the mean of
+    their boots'); NaN where it has no rows."""
+    if key in PER_BOOT_KEYS:
+        source, unit = PER_BOOT_KEYS[key]
+        values = boots.per_boot.get(source)
+        return float("nan") if values is None else float(values[pick].mean()) * unit
     if key in ("grace_periods", "expedited_grace_periods", "gps:mean_length_us"):
         if key == "expedited_grace_periods":
             return float(boots.expedited[pick].mean())

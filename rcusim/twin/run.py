@@ -24,7 +24,7 @@ from rcusim.progress import Stages
 from rcusim.results.frames import stack_runs
 from rcusim.results.ftrace_read import breakdown_us
 from rcusim.results.provenance import installed_version
-from rcusim.results.result import Result, VariantResult
+from rcusim.results.result import PER_BOOT_METRICS, Result, VariantResult
 from rcusim.results.rows import RequestRows
 from rcusim.results.run import KFREE_TABLE_METRICS, resolved_config
 from rcusim.twin.collect import BootRecords, collect_boot
@@ -107,8 +107,7 @@ def _pool(name: str, boots: list[BootRecords], wall: list[float]) -> VariantResu
         for key in ("total_time_ns", "loops", "batches", "memory_footprint_mb"):
             values = [b.kfree[key] for b in boots]
             extra[key] = None if None in values else int(round(float(np.mean(values))))
-        extra["per_boot"] = {key: [b.kfree[key] for b in boots]
-                             for key in ("total_time_ns", "batches", "memory_footprint_mb")}
+        extra["per_boot"] = {key: [b.kfree[key] for b in boots] for key in PER_BOOT_METRICS}
     return VariantResult(
         name=name, rows=RequestRows(requests), gps=gps, runs=len(boots),
         events=extra["trace"]["events"], wall_time_s=float(sum(wall)),
