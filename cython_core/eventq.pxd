@@ -34,7 +34,7 @@ cdef enum:
 
 cdef enum:
     EVHEAP_D_SHIFT = 2   # the heap is 4-ary: a pop's sift-down takes half a binary heap's
-    EVHEAP_D = 4         # levels, and compares four children that share two 64-byte lines
+    EVHEAP_D = 4         # levels, and compares four children side by side (128 bytes)
 
 
 cdef struct evheap_t:
@@ -219,7 +219,7 @@ cdef inline void evheap_pop(evheap_t *h) noexcept nogil:
             first = (i << EVHEAP_D_SHIFT) + 1
             if first >= n:
                 break
-            # the first of the node's children, which sit side by side in two cache lines
+            # the earliest of the node's children, which sit side by side
             end = min(first + EVHEAP_D, n)
             child = first
             first += 1

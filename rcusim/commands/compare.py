@@ -202,7 +202,7 @@ def figures_table(a, b, label_a: str = "A", label_b: str = "B") -> str:
     verdicts, reachable = [], 0
     for name in [n for n in sa["variants"] if n in sb["variants"]]:
         ma, mb = (flatten_metrics(s["variants"][name]) for s in (sa, sb))
-        boots = [read_boots(d, name, s["variants"][name]["metrics"].get("per_boot")) for d, s in ((da, sa), (db, sb))]
+        boots = [read_boots(d, name, s["variants"][name].get("metrics", {})) for d, s in ((da, sa), (db, sb))]
         for label, key in FIGURES:
             if key == "gps:mean_length_us":
                 x, y = _gp_mean_length_us(da, name), _gp_mean_length_us(db, name)
@@ -214,7 +214,7 @@ def figures_table(a, b, label_a: str = "A", label_b: str = "B") -> str:
                 continue
             ratio = "-" if x in (None, 0) or y is None else f"{y / x:.2f}"
             verdict = _agrees(label, x, y)
-            spread = (ratio_spread(*boots, key) if key in SPREAD_KEYS and None not in boots and verdict != "-"
+            spread = (ratio_spread(*boots, key) if key in SPREAD_KEYS and None not in boots and x and y is not None
                       else None)
             verdicts.append(verdict)
             if verdict == "miss" and spread is not None and _reaches(label, spread):

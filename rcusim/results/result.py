@@ -260,7 +260,7 @@ def pool_runs(runs: list[VariantResult]) -> VariantResult:
         raise ValueError("pooling runs needs every request's row (run.records: all)")
     first = runs[0]
     extra = mean_tree([r.extra_metrics for r in runs])
-    per_boot = {key: [r.extra_metrics[key] for r in runs] for key in PER_BOOT_METRICS if key in first.extra_metrics}
+    per_boot = {key: [r.extra_metrics.get(key) for r in runs] for key in PER_BOOT_METRICS if key in first.extra_metrics}
     if per_boot:
         extra["per_boot"] = per_boot
     return VariantResult(

@@ -28,59 +28,79 @@ SPREAD_KEYS = ("latency_us.mean", "latency_us.p50", "latency_us.p99", "latency_u
                "expedited_grace_periods", "gps:mean_length_us", "memory_footprint_mb", "batches", "total_time_ms")
 
 #: The rcuscale kfree figures among them, each the mean of one number per boot (the summary's
-#: ``per_boot``), by the summary key it comes from and the factor to the figure's unit.
+#: ``per_boot``) rounded to a whole number as the summary rounds it, by the summary key it
+#: comes from and the factor to the figure's unit.
 PER_BOOT_KEYS = {"memory_footprint_mb": ("memory_footprint_mb", 1.0), "batches": ("batches", 1.0),
                  "total_time_ms": ("total_time_ns", 1e-6)}
 
 
 @dataclass(frozen=True)
 class Boots:
-    """One variant's rows, boot by boot: its calls' latencies (ns), its normal GPs' lengths (ns),
-    its count of expedited GPs, and its summary's numbers kept one per boot (``per_boot``:
-    rcuscale's kfree figures), by summary key."""
+    """One variant's rows, boot by boot: its calls' latencies (ns; None where the rows are not
+    every call's), its normal GPs' lengths (ns), its count of expedited GPs, and its summary's
+    numbers kept one per boot (``per_boot``: rcuscale's kfree figures), by summary key."""
 
-    latency_ns: tuple[np.ndarray, ...]
+    latency_ns: tuple[np.ndarray, ...] | None
     gp_ns: tuple[np.ndarray, ...]
     expedited: np.ndarray
     per_boot: dict = field(default_factory=dict)
 
     def __len__(self) -> int:
-        return len(self.latency_ns)
+        return len(self.gp_ns)
 
 
-def read_boots(directory: Path, variant: str, per_boot: dict | None = None) -> Boots | None:
+def _read(path: Path, columns: list[str]):
+    """A parquet file's `columns` (and ``boot`` where it has one), its variants as strings."""
+    import pyarrow.parquet as pq
+
+    names = set(pq.read_schema(path).names)
+    frame = pq.read_table(path, columns=[c for c in columns + ["boot"] if c in names]).to_pandas()
+    frame["variant"] = frame["variant"].astype(str)
+    return frame
+
+
+def read_boots(directory: Path, variant: str, metrics: dict) -> Boots | None:
     """A variant's rows by boot from a results directory's latencies.parquet and gps.parquet
-    (their ``boot`` column; a result without one is a single boot), with its summary's
-    `per_boot` numbers; None without both files."""
-    import pandas as pd
-
+    (their ``boot`` column, numbered from 0; a result without one is a single boot), with its
+    summary `metrics`' ``per_boot`` numbers. A boot that left no row still counts. The
+    latencies are left out (None) where the rows are not every call the summary counts
+    (``run.records`` other than all). None without both files or without a boot."""
     paths = [directory / "latencies.parquet", directory / "gps.parquet"]
     if not all(p.is_file() for p in paths):
         return None
-    lat, gps = (pd.read_parquet(p) for p in paths)
-    lat, gps = (f[f["variant"].astype(str) == variant] for f in (lat, gps))
-    boots = sorted(set(lat["boot"]) | set(gps["boot"])) if "boot" in lat and "boot" in gps else [None]
-
-    def of(frame, boot):
-        return frame if boot is None else frame[frame["boot"] == boot]
-
-    latency = tuple((of(lat, k)["t_end_ns"] - of(lat, k)["t_start_ns"]).to_numpy(np.int64) for k in boots)
-    normal = gps[~gps["expedited"].astype(bool)]
-    gp = tuple((of(normal, k)["t_end_ns"] - of(normal, k)["t_start_ns"]).to_numpy(np.int64) for k in boots)
-    expedited = np.array([int(of(gps, k)["expedited"].astype(bool).sum()) for k in boots])
-    kept = {key: np.asarray(values, dtype=float) for key, values in (per_boot or {}).items()
-            if len(values) == len(boots) and None not in values}
+    lat = _read(paths[0], ["variant", "t_start_ns", "t_end_ns"])
+    gps = _read(paths[1], ["variant", "t_start_ns", "t_end_ns", "expedited"])
+    lat, gps = (f[f["variant"] == variant] for f in (lat, gps))
+    per_boot = {key: values for key, values in (metrics.get("per_boot") or {}).items() if None not in values}
+    if "boot" in lat and "boot" in gps:
+        n = max([int(f["boot"].max()) + 1 for f in (lat, gps) if len(f)] + [len(v) for v in per_boot.values()],
+                default=0)
+        lat_of = dict(list(lat.groupby("boot")))
+        gps_of = dict(list(gps.groupby("boot")))
+    else:
+        n, lat_of, gps_of = 1, {0: lat}, {0: gps}
+    if n == 0:
+        return None
+    empty_lat, empty_gps = lat.iloc[:0], gps.iloc[:0]
+    lats = [lat_of.get(k, empty_lat) for k in range(n)]
+    gpss = [gps_of.get(k, empty_gps) for k in range(n)]
+    every_call = sum(len(f) for f in lats) == (metrics.get("latency_us") or {}).get("count", 0)
+    latency = (tuple((f["t_end_ns"] - f["t_start_ns"]).to_numpy(np.int64) for f in lats) if every_call else None)
+    normal = [f[~f["expedited"].astype(bool)] for f in gpss]
+    gp = tuple((f["t_end_ns"] - f["t_start_ns"]).to_numpy(np.int64) for f in normal)
+    expedited = np.array([int(f["expedited"].astype(bool).sum()) for f in gpss])
+    kept = {key: np.asarray(values, dtype=float) for key, values in per_boot.items() if len(values) == n}
     return Boots(latency, gp, expedited, kept)
 
 
 def figure_of(boots: Boots, pick: np.ndarray, key: str) -> float:
     """Figure `key` (SPREAD_KEYS) of the boots at indices `pick`, pooled as the summary pools
-    them (percentiles by linear interpolation; counts per boot; kfree figures the mean of
-    their boots'); NaN where it has no rows."""
+    them (percentiles by linear interpolation; counts per boot; kfree figures the rounded
+    mean of their boots'); NaN where it has no rows."""
     if key in PER_BOOT_KEYS:
         source, unit = PER_BOOT_KEYS[key]
         values = boots.per_boot.get(source)
-        return float("nan") if values is None else float(values[pick].mean()) * unit
+        return float("nan") if values is None else round(float(values[pick].mean())) * unit
     if key in ("grace_periods", "expedited_grace_periods", "gps:mean_length_us"):
         if key == "expedited_grace_periods":
             return float(boots.expedited[pick].mean())
@@ -89,6 +109,8 @@ def figure_of(boots: Boots, pick: np.ndarray, key: str) -> float:
             return float(counts.mean())
         total = sum(float(boots.gp_ns[k].sum()) for k in pick)
         return total / counts.sum() / 1e3 if counts.sum() else float("nan")
+    if boots.latency_ns is None:
+        return float("nan")
     lat = np.concatenate([boots.latency_ns[k] for k in pick])
     if lat.size == 0:
         return float("nan")
@@ -103,7 +125,8 @@ def figure_of(boots: Boots, pick: np.ndarray, key: str) -> float:
 def ratio_spread(a: Boots, b: Boots, key: str, seed: int = 0) -> tuple[float, float] | None:
     """The 90 % range (LEVELS) of B's figure over A's with each side's boots drawn again with
     replacement, RESAMPLES times (seeded: the same range each time); None where neither side
-    has two boots or A's figure is 0 in some draw."""
+    has two boots, a figure has no rows, or A's figure is 0 in some draw (a count that most
+    boots leave at 0)."""
     if len(a) < 2 and len(b) < 2:
         return None
     rng = np.random.default_rng(seed)
@@ -111,10 +134,8 @@ def ratio_spread(a: Boots, b: Boots, key: str, seed: int = 0) -> tuple[float, fl
     for i in range(RESAMPLES):
         x = figure_of(a, rng.integers(len(a), size=len(a)), key)
         y = figure_of(b, rng.integers(len(b), size=len(b)), key)
-        if not x:
+        if not x or np.isnan(x) or np.isnan(y):
             return None
         ratios[i] = y / x
-    if np.isnan(ratios).any():
-        return None
     low, high = np.percentile(ratios, LEVELS)
     return float(low), float(high)
