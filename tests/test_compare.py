@@ -220,19 +220,20 @@ def test_a_boot_without_rows_still_counts(tmp_path):
     not a boot fewer; latencies that are not every call the summary counts are left out."""
     import numpy as np
     import pandas as pd
-    from rcusim.results.spread import figure_of, read_boots
+    from rcusim.results.spread import figure_of, read_boots, read_rows
     lat = pd.DataFrame({"variant": ["v", "v", "v"], "t_start_ns": [0, 0, 0], "t_end_ns": [1000, 3000, 5000],
                         "boot": np.array([0, 0, 2], dtype=np.int16)})
     gps = pd.DataFrame({"variant": ["v"] * 3, "t_start_ns": [0] * 3, "t_end_ns": [2000] * 3,
                         "expedited": [False, False, True], "boot": np.array([0, 2, 2], dtype=np.int16)})
     lat.to_parquet(tmp_path / "latencies.parquet")
     gps.to_parquet(tmp_path / "gps.parquet")
-    boots = read_boots(tmp_path, "v", {"latency_us": {"count": 3}, "per_boot": {"batches": [1, 2, 3]}})
+    rows = read_rows(tmp_path)
+    boots = read_boots(rows, "v", {"latency_us": {"count": 3}, "per_boot": {"batches": [1, 2, 3]}})
     assert len(boots) == 3 and len(boots.latency_ns[1]) == 0
     every = np.arange(3)
     assert figure_of(boots, every, "grace_periods") == pytest.approx(2 / 3)
     assert figure_of(boots, every, "expedited_grace_periods") == pytest.approx(1 / 3)
     assert figure_of(boots, every, "batches") == 2
-    sampled = read_boots(tmp_path, "v", {"latency_us": {"count": 30}})
+    sampled = read_boots(rows, "v", {"latency_us": {"count": 30}})
     assert sampled.latency_ns is None and np.isnan(figure_of(sampled, every, "latency_us.mean"))
-    assert read_boots(tmp_path, "other", {}) is None
+    assert read_boots(rows, "other", {}) is None and read_rows(tmp_path / "none") is None

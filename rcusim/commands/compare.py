@@ -21,7 +21,7 @@ from rcusim.errors import ScenarioError
 from rcusim.input.scenario import SUMMARY_MAX_BYTES, read_text_file
 from rcusim.plots import LatencyHistogramDisplay
 from rcusim.plots.axes import agg_figure
-from rcusim.results.spread import SPREAD_KEYS, ratio_spread, read_boots
+from rcusim.results.spread import SPREAD_KEYS, pooled, ratio_spread, read_boots, read_rows
 from rcusim.results.text import text_table
 
 __all__ = ["load_summary", "flatten_metrics", "compare_table", "figures_table", "add_parser", "cmd_compare"]
@@ -178,34 +178,22 @@ def _agrees(label: str, x, y) -> str:
     return "✓" if abs(y / x - 1) <= tol else "miss"
 
 
-def _gp_mean_length_us(directory: Path, variant: str) -> float | None:
-    """Mean length of a variant's normal GPs, from its gps.parquet."""
-    import pandas as pd
-
-    path = directory / "gps.parquet"
-    if not path.is_file():
-        return None
-    gps = pd.read_parquet(path, columns=["variant", "t_start_ns", "t_end_ns", "expedited"])
-    mine = gps[(gps["variant"].astype(str) == variant) & ~gps["expedited"]]
-    return float((mine["t_end_ns"] - mine["t_start_ns"]).mean() / 1e3) if len(mine) else None
-
-
 def figures_table(a, b, label_a: str = "A", label_b: str = "B") -> str:
     """The validation figures (:data:`FIGURES`) of every variant the two results share, as a
     Markdown table: A, B, B/A, the range B/A takes over 90 % of draws of each side's boots and
     runs (rcusim.results.spread) and whether B meets the agreement goal (:data:`AGREEMENT`);
     then how many figures do, and how many misses reach the goal within that range."""
     sa, sb = load_summary(a), load_summary(b)
-    da, db = (Path(x) if Path(x).is_dir() else Path(x).parent for x in (a, b))
+    calls_and_gps = [read_rows(Path(x) if Path(x).is_dir() else Path(x).parent) for x in (a, b)]
     rows = [f"| variant | figure | {label_a} | {label_b} | {label_b}/{label_a} | over boots (90 %) | goal |",
             "|---|---|---|---|---|---|---|"]
     verdicts, reachable = [], 0
     for name in [n for n in sa["variants"] if n in sb["variants"]]:
         ma, mb = (flatten_metrics(s["variants"][name]) for s in (sa, sb))
-        boots = [read_boots(d, name, s["variants"][name].get("metrics", {})) for d, s in ((da, sa), (db, sb))]
+        boots = [read_boots(r, name, s["variants"][name].get("metrics", {})) for r, s in zip(calls_and_gps, (sa, sb))]
         for label, key in FIGURES:
             if key == "gps:mean_length_us":
-                x, y = _gp_mean_length_us(da, name), _gp_mean_length_us(db, name)
+                x, y = (pooled(bt, key) for bt in boots)
             elif key == "total_time_ms":
                 x, y = (None if m.get("total_time_ns") is None else m["total_time_ns"] / 1e6 for m in (ma, mb))
             else:

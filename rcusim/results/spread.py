@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Boots", "read_boots", "figure_of", "ratio_spread", "SPREAD_KEYS", "RESAMPLES", "LEVELS"]
+__all__ = ["Boots", "read_rows", "read_boots", "figure_of", "pooled", "ratio_spread", "SPREAD_KEYS", "RESAMPLES", "LEVELS"]
 
 #: Draws of the bootstrap, and the percentiles of the ratio it reports (a 90 % range).
 RESAMPLES = 1000
@@ -59,18 +59,25 @@ def _read(path: Path, columns: list[str]):
     return frame
 
 
-def read_boots(directory: Path, variant: str, metrics: dict) -> Boots | None:
-    """A variant's rows by boot from a results directory's latencies.parquet and gps.parquet
-    (their ``boot`` column, numbered from 0; a result without one is a single boot), with its
-    summary `metrics`' ``per_boot`` numbers. A boot that left no row still counts. The
-    latencies are left out (None) where the rows are not every call the summary counts
-    (``run.records`` other than all). None without both files or without a boot."""
+def read_rows(directory: Path) -> tuple | None:
+    """A results directory's calls and GPs (latencies.parquet, gps.parquet): the columns the
+    figures need, read once for all its variants; None without both files."""
     paths = [directory / "latencies.parquet", directory / "gps.parquet"]
     if not all(p.is_file() for p in paths):
         return None
-    lat = _read(paths[0], ["variant", "t_start_ns", "t_end_ns"])
-    gps = _read(paths[1], ["variant", "t_start_ns", "t_end_ns", "expedited"])
-    lat, gps = (f[f["variant"] == variant] for f in (lat, gps))
+    return (_read(paths[0], ["variant", "t_start_ns", "t_end_ns"]),
+            _read(paths[1], ["variant", "t_start_ns", "t_end_ns", "expedited"]))
+
+
+def read_boots(rows: tuple | None, variant: str, metrics: dict) -> Boots | None:
+    """A variant's rows by boot, of a directory's `rows` (read_rows(); their ``boot`` column,
+    numbered from 0; a result without one is a single boot), with its summary `metrics`'
+    ``per_boot`` numbers. A boot that left no row still counts. The latencies are left out
+    (None) where the rows are not every call the summary counts (``run.records`` other than
+    all). None without rows or without a boot."""
+    if rows is None:
+        return None
+    lat, gps = (f[f["variant"] == variant] for f in rows)
     per_boot = {key: values for key, values in (metrics.get("per_boot") or {}).items() if None not in values}
     if "boot" in lat and "boot" in gps:
         n = max([int(f["boot"].max()) + 1 for f in (lat, gps) if len(f)] + [len(v) for v in per_boot.values()],
@@ -120,6 +127,14 @@ def figure_of(boots: Boots, pick: np.ndarray, key: str) -> float:
     if stat == "max":
         return float(lat.max()) / 1e3
     return float(np.percentile(lat, float(stat[1:]), method="linear")) / 1e3
+
+
+def pooled(boots: Boots | None, key: str) -> float | None:
+    """Figure `key` of all the boots, as the summary pools it; None where it has no rows."""
+    if boots is None:
+        return None
+    x = figure_of(boots, np.arange(len(boots)), key)
+    return None if np.isnan(x) else x
 
 
 def ratio_spread(a: Boots, b: Boots, key: str, seed: int = 0) -> tuple[float, float] | None:
