@@ -210,23 +210,20 @@ cdef inline int evheap_push(evheap_t *h, event_t *ev) noexcept nogil:
 cdef inline void evheap_pop(evheap_t *h) noexcept nogil:
     """Remove the heap's first event; it must not be empty."""
     cdef event_t last
-    cdef int64_t i = 0, child, first, end, n
+    cdef int64_t i = 0, child, k, end, n
     h.n -= 1
     n = h.n
     if n > 0:
         last = h.ev[n]
         while True:
-            first = (i << EVHEAP_D_SHIFT) + 1
-            if first >= n:
+            child = (i << EVHEAP_D_SHIFT) + 1
+            if child >= n:
                 break
             # the earliest of the node's children, which sit side by side
-            end = min(first + EVHEAP_D, n)
-            child = first
-            first += 1
-            while first < end:
-                if ev_before(&h.ev[first], &h.ev[child]):
-                    child = first
-                first += 1
+            end = min(child + EVHEAP_D, n)
+            for k in range(child + 1, end):
+                if ev_before(&h.ev[k], &h.ev[child]):
+                    child = k
             if ev_before(&h.ev[child], &last):
                 h.ev[i] = h.ev[child]
                 i = child
