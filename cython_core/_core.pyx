@@ -30,6 +30,7 @@ tree_exp.pxi         tree_exp.h: expedited grace periods
 tree_barrier.pxi     rcu_barrier(): barrier_mutex, the entrain by IPI, rcu_barrier_callback()
 tree_plugin.pxi      rcu_read_unlock(), blocked readers, rcu_note_context_switch(), cond_resched()
 readers.pxi          the readers workload: rcu_read_lock()/rcu_read_unlock() loops
+page_alloc.pxi       the page allocator's per-CPU lists and the slab pages of kmalloc()
 kvfree_rcu.pxi       kvfree_rcu() batching: krcp, bulk pages, the monitor, kfree_rcu_work
 kfree_scale.pxi      rcuscale's kfree threads (kfree_scale_thread())
 vmalloc.pxi          one-page vmalloc()/vfree(): the global vmap locks and the lazy purge
@@ -173,6 +174,7 @@ include "tree_exp.pxi"
 include "tree_barrier.pxi"
 include "tree_plugin.pxi"
 include "readers.pxi"
+include "page_alloc.pxi"
 include "kvfree_rcu.pxi"
 include "kfree_scale.pxi"
 include "vmalloc.pxi"
@@ -307,7 +309,7 @@ cdef void rcu_callback_func(Engine self, int kind, int arg, int runner_cpu, i64 
     elif kind == CB_BARRIER:
         rcu_barrier_callback(self, runner_cpu, t)
     elif kind == CB_KFREE_OBJ:
-        kfree_obj_reclaim(self)
+        kfree_obj_reclaim(self, arg, runner_cpu)
     else:
         raise RuntimeError(f"callback of unknown kind {kind}")
 
@@ -497,6 +499,7 @@ cdef class Engine:
         free(self.rwl_gap_busy)
         free(self.rwl_preemptible)
         kvfree_rcu_dealloc(self)
+        page_alloc_dealloc(self)
         kfree_scale_dealloc(self)
         records_free(self)
         free(self.lat_rec)
@@ -541,6 +544,7 @@ cdef class Engine:
         e = rcu_readers_init(self, inp.readers, e)
         e = kfree_scale_init(self, inp.kfree_scale, e)
         e = kvfree_rcu_init(self, inp.kvfree_rcu, e)
+        page_alloc_init(self, inp.page_alloc)
         self.n_ents = e
         records_init(self, inp.records)
         self.timed = inp.run_end.timed
@@ -579,6 +583,11 @@ cdef class Engine:
                 "kvfree_channel3_objects": self.n_kv_head_objs,
                 "kvfree_page_allocs": self.n_kv_page_allocs,
                 "kvfree_monitor_runs": self.n_kv_monitor_runs,
+                "pcp_page_allocs": self.n_pcp_allocs,
+                "pcp_page_frees": self.n_pcp_frees,
+                "pcp_pages_from_zone": self.n_pcp_refilled,
+                "pcp_pages_to_zone": self.n_pcp_drained,
+                "pcp_pages_on_lists": sum(self.pcps[c].count for c in range(self.nr_cpus)) if self.pcps != NULL else 0,
             },
         }
         if k >= 0:

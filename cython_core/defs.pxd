@@ -456,6 +456,16 @@ cdef enum:
     KWA_END = 3          # nothing left in hand
 
 
+cdef struct pcp_t:
+    # struct per_cpu_pages of the zone, its unmovable order-0 list (page_alloc.pxi)
+    int32_t count        # pages on the list
+    int32_t high         # pcp->high: the list gives pages back to the zone from here
+    int32_t alloc_factor # refills in a row without a free: the next takes batch << alloc_factor
+    int32_t free_count   # pages freed in a row (halved by each allocation)
+    int32_t free_factor  # v5.14-v6.6: give-backs in a row (halved by each allocation)
+    i64 next_decay       # jiffy of the CPU's next vmstat_update() (decay_pcp_high())
+
+
 cdef struct bnode_t:
     int32_t next         # list link, -1 = end (lists run oldest page first)
     int32_t nr_records   # pointers stored (kvfree_rcu_bulk_data.nr_records)

@@ -140,14 +140,15 @@ cdef int bnode_new(Engine self) except -1:
     return b
 
 
-cdef void bnode_put(Engine self, krc_t *kp, int b) noexcept:
-    """put_cached_bnode(), else free_page()."""
+cdef void bnode_put(Engine self, krc_t *kp, int b, int run_cpu) noexcept:
+    """put_cached_bnode(), else free_page() on run_cpu."""
     self.bnodes[b].next = self.bn_free
     self.bn_free = b
     if kp.cache < self.kv_min_cached:
         kp.cache += 1
     else:
         self.kv_pages -= 1
+        free_page(self, run_cpu)
 
 
 # --- memory accounting ---------------------------------------------------
@@ -176,8 +177,8 @@ cdef void kv_mem_changed(Engine self) except *:
 
 
 cdef inline i64 si_mem_available(Engine self) noexcept:
-    """Free pages of a machine whose size cancels out of rcuscale's difference."""
-    return (<i64> 1 << 40) - (self.kv_objs * self.kv_obj_bytes + 4095) // 4096 - self.kv_pages
+    """The zone's free pages (page_alloc.pxi): no page cache or reclaimable slab moves in the run."""
+    return zone_free_pages(self)
 
 
 cdef i64 call_rcu_burst(Engine self, int c, i64 left) noexcept:
@@ -260,9 +261,10 @@ cdef i64 kvfree_call_rcu(Engine self, int c, i64 *plan) except -2:
         if self.fault == FAULT_KVFREE_NO_GP:
             check_kvfree(self, c, self.now)  # kfree() at once
             self.kv_objs -= h
+            kfree_objs(self, c, c, h)
             h = 0
         for i in range(h):
-            call_rcu(self, c, CB_KFREE_OBJ, -1, self.kv_lazy)
+            call_rcu(self, c, CB_KFREE_OBJ, c, self.kv_lazy)
     elif h > 0:
         kp.head_count += h
         kp.head_t = self.now
@@ -271,7 +273,7 @@ cdef i64 kvfree_call_rcu(Engine self, int c, i64 *plan) except -2:
         if self.kv_page_cache_work:
             run_page_cache_worker(self, c)
     if src:
-        kv_add_bulk_page(self, kp, src == 1)
+        kv_add_bulk_page(self, c, src == 1)
     while n > 0:
         b = kp.bulk_tail
         if b < 0 or self.bnodes[b].nr_records == self.kv_max_entr:
@@ -279,7 +281,7 @@ cdef i64 kvfree_call_rcu(Engine self, int c, i64 *plan) except -2:
             # thread of this CPU filled it during the burst. The rest of the
             # calls go to a new page, cached or else allocated (its time is not
             # in the burst's: the plan did not foresee it).
-            kv_add_bulk_page(self, kp, True)
+            kv_add_bulk_page(self, c, True)
             continue
         m = min(n, self.kv_max_entr - self.bnodes[b].nr_records)
         self.bnodes[b].nr_records += m
@@ -288,6 +290,7 @@ cdef i64 kvfree_call_rcu(Engine self, int c, i64 *plan) except -2:
         if self.bnodes[b].nr_records == self.kv_max_entr:
             self.n_kv_pages_filled += 1
         n -= m
+    kmalloc_objs(self, c, calls)
     self.kv_objs += calls
     kp.count += calls
     if calls > 0 and self.kv_gen != KV_CALL_RCU:
@@ -303,15 +306,17 @@ cdef i64 kvfree_call_rcu(Engine self, int c, i64 *plan) except -2:
 
 
 
-cdef void kv_add_bulk_page(Engine self, krc_t *kp, bint cached) except *:
-    """A new bulk page at the tail of kp's list: from its page cache if `cached`
-    and it has one, else newly allocated."""
+cdef void kv_add_bulk_page(Engine self, int c, bint cached) except *:
+    """A new bulk page at the tail of CPU c's krcp list: from its page cache if `cached`
+    and it has one, else newly allocated on c."""
+    cdef krc_t *kp = &self.krcs[c]
     cdef int b
     if cached and kp.cache > 0:
         kp.cache -= 1
     else:
         self.kv_pages += 1
         self.n_kv_page_allocs += 1
+        alloc_page(self, c)
     b = bnode_new(self)
     if kp.bulk_tail >= 0:
         self.bnodes[kp.bulk_tail].next = b
@@ -352,9 +357,11 @@ cdef void ev_kfree_monitor(Engine self, int c, i64 gen) except *:
     wake(self, kp.kworker[KW_MONITOR], c, self.now)
 
 
-cdef void kfree_obj_reclaim(Engine self) except *:
-    """A CB_KFREE_OBJ callback: the object is kfree()d (the checker has seen its GP)."""
+cdef void kfree_obj_reclaim(Engine self, int src, int run_cpu) except *:
+    """A CB_KFREE_OBJ callback of an object kmalloc()ed on CPU src: it is kfree()d on run_cpu
+    (the checker has seen its GP)."""
     self.kv_objs -= 1
+    kfree_objs(self, src, run_cpu, 1)
     kv_mem_changed(self)
 
 
@@ -372,18 +379,21 @@ cdef inline i64 kvfree_rcu_bulk_ns(Engine self, int b) noexcept:
     return self.rnp_lock_ns + self.bnodes[b].nr_records * self.kv_kfree_bulk_ns
 
 
-cdef void kvfree_rcu_bulk(Engine self, krc_t *kp, int c, int b) except *:
-    """kvfree_rcu_bulk(): page b's objects are freed (the checker sees their GP has passed)
-    and the page goes back to the cache or is freed."""
+cdef void kvfree_rcu_bulk(Engine self, int c, int b, int run_cpu) except *:
+    """kvfree_rcu_bulk() on run_cpu: page b of CPU c's krcp has its objects freed (the checker
+    sees their GP has passed) and goes back to the cache or is freed."""
     check_kvfree(self, c, self.bnodes[b].t_last)
     self.kv_objs -= self.bnodes[b].nr_records
-    bnode_put(self, kp, b)
+    kfree_objs(self, c, run_cpu, self.bnodes[b].nr_records)
+    bnode_put(self, &self.krcs[c], b, run_cpu)
 
 
-cdef void kvfree_rcu_list(Engine self, int c, i64 n, i64 t_last) except *:
-    """kvfree_rcu_list(): n channel-3 objects, the newest queued at t_last, are freed."""
+cdef void kvfree_rcu_list(Engine self, int c, i64 n, i64 t_last, int run_cpu) except *:
+    """kvfree_rcu_list() on run_cpu: n channel-3 objects of CPU c's krcp, the newest queued at
+    t_last, are freed."""
     check_kvfree(self, c, t_last)
     self.kv_objs -= n
+    kfree_objs(self, c, run_cpu, n)
 
 
 cdef i64 kvfree_rcu_drain_ready_ns(Engine self, krc_t *kp) noexcept:
@@ -405,8 +415,8 @@ cdef i64 kvfree_rcu_drain_ready_ns(Engine self, krc_t *kp) noexcept:
     return ns
 
 
-cdef void kvfree_rcu_drain_ready(Engine self, int c) except *:
-    """The monitor freed what kvfree_rcu_drain_ready_ns() found ready."""
+cdef void kvfree_rcu_drain_ready(Engine self, int c, int run_cpu) except *:
+    """The monitor, on run_cpu, freed what kvfree_rcu_drain_ready_ns() found ready."""
     cdef krc_t *kp = &self.krcs[c]
     cdef int b
     while kp.drain_pages > 0:
@@ -417,9 +427,9 @@ cdef void kvfree_rcu_drain_ready(Engine self, int c) except *:
             kp.bulk_tail = -1
         kp.count -= self.bnodes[b].nr_records  # atomic_sub(bnode->nr_records, &krcp->bulk_count[i])
         self.n_kv_ready_pages += 1
-        kvfree_rcu_bulk(self, kp, c, b)
+        kvfree_rcu_bulk(self, c, b, run_cpu)
     if kp.drain_head > 0:
-        kvfree_rcu_list(self, c, kp.drain_head, kp.head_t)
+        kvfree_rcu_list(self, c, kp.drain_head, kp.head_t, run_cpu)
         kp.count -= kp.drain_head
         kp.head_count -= kp.drain_head
         kp.drain_head = 0
@@ -527,11 +537,12 @@ cdef i64 kvfree_kworker(Engine self, int e) except -2:
             kp.cache += 1
             self.kv_pages += 1
             self.n_kv_page_allocs += 1
+            alloc_page(self, self.ents[e].cpu)
         kp.cache_work = 0
         kv_mem_changed(self)
     elif self.ents[e].phase == KW_MONITOR:
         if self.kv_drain_ready:
-            kvfree_rcu_drain_ready(self, c)
+            kvfree_rcu_drain_ready(self, c, self.ents[e].cpu)
         kfree_rcu_monitor(self, c, self.ents[e].cpu)
     self.cpus[self.ents[e].cpu].debt += self.acc
     if kworker_queued(kp, e):
@@ -589,10 +600,10 @@ cdef i64 kfree_rcu_work_done(Engine self, int e, int c, int i) except -2:
         w.hand_head = self.bnodes[b].next
         if w.hand_head < 0:
             w.hand_tail = -1
-        kvfree_rcu_bulk(self, kp, c, b)
+        kvfree_rcu_bulk(self, c, b, self.ents[e].cpu)
         kv_mem_changed(self)
     elif act == KWA_HEAD:
-        kvfree_rcu_list(self, c, w.hand_objs, w.hand_t)
+        kvfree_rcu_list(self, c, w.hand_objs, w.hand_t, self.ents[e].cpu)
         w.hand_objs = 0
         kv_mem_changed(self)
     elif act == KWA_SYNC:

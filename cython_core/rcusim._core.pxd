@@ -385,6 +385,17 @@ cdef class Engine:
     cdef i64 n_kv_pages_filled, n_kv_batches, n_kv_works, n_kv_ready_pages
     cdef i64 n_kv_sync, n_kv_head_objs, n_kv_page_allocs, n_kv_monitor_runs
 
+    # --- the page allocator's per-CPU lists and slab pages (page_alloc.pxi) ------------------
+    cdef pcp_t *pcps
+    cdef i64 zone_free            # NR_FREE_PAGES (from an arbitrary base)
+    cdef int pcp_batch, pcp_high_min, pcp_high_max, pcp_scale_max
+    cdef int pcp_free_factor, pcp_high_auto  # the release's switches of the same names
+    cdef i64 pcp_hz               # HZ: vmstat_update() comes every HZ jiffies
+    cdef i64 *slab_alloc          # per CPU: objects kmalloc()ed on it
+    cdef i64 *slab_freed          # ... and of those, freed
+    cdef i64 slab_objs            # objects per slab page
+    cdef i64 n_pcp_allocs, n_pcp_frees, n_pcp_refilled, n_pcp_drained
+
     # --- records (records.pxi) ------------------------------------------------
     cdef int records_mode         # RECORDS_ALL, RECORDS_SAMPLE or RECORDS_NONE
     cdef u64 sample_below         # RECORDS_SAMPLE keeps a request whose hash is below this

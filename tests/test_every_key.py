@@ -44,7 +44,7 @@ TIMER_DELAY = {"quantiles_us": [float(k) for k in range(1001)]}
 CALL_RCU_LOAD = {"kind": "call_rcu_load", "work_us": 10.0, "call_rcu_per_op": 1.0,
                  "nonpreempt": [{"us": 5.0, "per_op": 0.1}]}
 BASE = {
-    "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 4},
+    "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 4, "memory_mb": 2048},
     "workloads": [
         {"kind": "sync_loop", "tasks": 4, "loops": 2},
         {"kind": "readers", "length_us": 5.0, "rate_per_s": 1000.0},

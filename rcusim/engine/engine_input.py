@@ -16,11 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from rcusim import _core
+from rcusim.errors import ScenarioError
 from rcusim.engine.rcuscale import KFREE_OBJ_BYTES, MEMORY_SAMPLE_NS, compute_real, kmalloc_size, kvfree_bulk_max_entr
 from rcusim.input.workloads import (GP_ASYNC_MAX_DEFAULT, CallRcuLoad, KfreeRcuFlood, Noise, Readers, RtLatencyProbe,
                                     SyncLoop)
 from rcusim.input.profiles import TIMER_QUANTILES, TIMER_TAIL_QUANTILES, VMALLOC_COSTS, Z_P99
 from rcusim.kernel.cpus import cpu_topology
+from rcusim.kernel.page_alloc import PAGE_SIZE, PCP_BATCH_SCALE_MAX, pcp_sizes, slab_order
 from rcusim.kernel.fair import POLICY_CFS, POLICY_EEVDF, POLICY_RR, fair_tunables, weight_of
 from rcusim.kernel.sched_domains import sched_domains
 from rcusim.kernel.timer import lvl_depth
@@ -311,6 +313,18 @@ class KvfreeRcu:
 
 
 @_section
+class PageAlloc:
+    """page_alloc.pxi: the per-CPU page lists and slab pages of a kfree flood's objects."""
+    slab_objs: int             # objects in one order-0 slab of their kmalloc cache (0: no flood)
+    pcp_batch: int             # each CPU's list's batch, high_min, high_max (rcusim.kernel.page_alloc)
+    pcp_high_min: int
+    pcp_high_max: int
+    pcp_scale_max: int         # CONFIG_PCP_BATCH_SCALE_MAX
+    pcp_free_factor: int       # switch pcp_free_factor (v5.14): frees in a row give back more at a time
+    pcp_high_auto: int         # switch pcp_high_auto (v6.7): high moves, refills scale, vmstat decays high
+
+
+@_section
 class RtLatency:
     """rt_latency.pxi: rt_latency_probe tasks."""
     probe_cpu: list
@@ -416,6 +430,7 @@ class EngineInput:
     sync_loop: SyncLoopInput
     kfree_scale: KfreeScale
     kvfree_rcu: KvfreeRcu
+    page_alloc: PageAlloc
     rt_latency: RtLatency
     call_rcu_load: CallRcuLoadInput
     noise: NoiseInput
@@ -745,6 +760,24 @@ def _kvfree_rcu(spec, flood: KfreeRcuFlood | None, threads: KfreeScale, chunk: i
     )
 
 
+def _page_alloc(spec, flood: KfreeRcuFlood | None) -> PageAlloc:
+    """The lists sized for the machine's memory and the release; the slab of the flood's objects."""
+    nr, sw = spec.hardware.nr_cpus, spec.params.switches
+    if flood is None:
+        return PageAlloc(slab_objs=0, pcp_batch=0, pcp_high_min=0, pcp_high_max=0, pcp_scale_max=0,
+                         pcp_free_factor=0, pcp_high_auto=0)
+    size = kmalloc_size(KFREE_OBJ_BYTES * flood.kfree_mult)
+    if slab_order(size, nr) > 0:
+        raise ScenarioError(f"kmalloc-{size}'s slabs are order {slab_order(size, nr)} on {nr} CPUs; "
+                            "rcusim's page allocator hands out order-0 pages only",
+                            key="workloads.kfree_mult", allowed="a kfree_mult whose objects fit "
+                            f"{4 * (nr.bit_length() + 1)} to an order-0 slab on this many CPUs")
+    pcp = pcp_sizes(spec.hardware.memory_mb, nr, sw)
+    return PageAlloc(slab_objs=PAGE_SIZE // size, pcp_batch=pcp.batch, pcp_high_min=pcp.high_min,
+                     pcp_high_max=pcp.high_max, pcp_scale_max=PCP_BATCH_SCALE_MAX,
+                     pcp_free_factor=int(sw.pcp_free_factor), pcp_high_auto=int(sw.pcp_high_auto))
+
+
 def _rt_latency(spec) -> RtLatency:
     out = {name: [] for name in RtLatency.__dataclass_fields__}
     for wl, cpus in zip(spec.workloads, spec.resolution.cpus):
@@ -849,6 +882,7 @@ def engine_input(spec, fault: int = 0, kfree_chunk: int = 0) -> tuple[EngineInpu
                       tree_barrier=TreeBarrier(barrier_wakes_rcuog=int(spec.params.switches.barrier_wakes_rcuog)),
                       readers=_readers(spec), classic=_classic(spec), sync_loop=sync_loop,
                       kfree_scale=kfree_scale, kvfree_rcu=_kvfree_rcu(spec, flood, kfree_scale, kfree_chunk),
+                      page_alloc=_page_alloc(spec, flood),
                       rt_latency=_rt_latency(spec), call_rcu_load=_call_rcu_load(spec), noise=_noise(spec),
                       records=_records(spec, sync_loop), run_end=RunEnd(timed=int(spec.run.duration_s is not None)),
                       vmalloc=_vmalloc(spec), tracepoint=_tracepoint(spec))

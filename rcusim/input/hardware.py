@@ -11,8 +11,8 @@ from pydantic import Field, create_model, field_validator, model_validator
 from rcusim.errors import ScenarioError
 from rcusim.input.base import CostNs, MAX_COST_NS, MAX_CPUS, InputModel
 from rcusim.input.profiles import (COST_NAMES, IDLE_WAKE_COSTS, MAX_IDLE_STATES, PROFILES, load_profile,
-                                   profile_halt_poll, profile_idle_states, profile_sources, profile_topology,
-                                   profile_wakeup_idle)
+                                   profile_halt_poll, profile_idle_states, profile_memory_mb, profile_sources,
+                                   profile_topology, profile_wakeup_idle)
 
 
 class Costs(InputModel):
@@ -139,6 +139,9 @@ class Hardware(InputModel):
     halt_poll_ns: Optional[Annotated[int, Field(ge=0, le=MAX_COST_NS)]] = None
     """A KVM guest profile's host parameter kvm.halt_poll_ns (the longest halt polling, ns; 0 turns
     it off), replacing the profile's."""
+    memory_mb: Optional[Annotated[int, Field(ge=64, le=1 << 24)]] = None
+    """The machine's memory in MB (kvm.sh's --memory), replacing the profile's: it sizes the page
+    allocator's per-CPU lists (rcusim.kernel.page_alloc)."""
 
     @field_validator("profile")
     @classmethod
@@ -193,6 +196,10 @@ class Hardware(InputModel):
         if hp is not None and self.halt_poll_ns is not None:
             hp = dict(hp, halt_poll_ns=self.halt_poll_ns)
         return hp
+
+    def resolved_memory_mb(self) -> int | None:
+        """The scenario's memory size, else the profile's; None if neither says."""
+        return self.memory_mb if self.memory_mb is not None else profile_memory_mb(self.profile)
 
     def resolved_wakeup_idle(self) -> dict | None:
         """The profile's measured idle wake-up distribution, unless the scenario gives its own
@@ -258,5 +265,7 @@ class HardwareSpec(InputModel):
     """The idle wake-up latency's measured distribution (rcusim.input.profiles.profile_wakeup_idle),
     or None: the lognormal of wakeup_idle_median_ns and wakeup_idle_p99_ns (which a scenario's
     overrides of either always give)."""
+    memory_mb: Optional[int] = None
+    """The machine's memory in MB (Hardware.resolved_memory_mb), or None if not given."""
     cost_sources: dict[str, str]
     """Where each cost comes from."""

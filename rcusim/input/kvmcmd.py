@@ -11,9 +11,10 @@ and rcusim builds the scenario: ``--kconfig`` options become ``kernel`` keys
 parameters (``rcuperf.*`` and ``--torture rcuperf`` before v5.10) become a
 ``kfree_rcu_flood`` or an ``rcuscale_writer`` workload, the other boot parameters
 stay on the kernel command line, and CONFIG_NR_CPUS sets the CPU count (kvm.sh
-gives the guest that many vCPUs). Options of kvm.sh that do not concern the
-simulation (``--memory``, ``--trust-make``, ``--duration``, ...) are accepted
-and ignored with a note. Anything unknown is an error.
+gives the guest that many vCPUs), ``--memory`` the guest's memory (kvm.sh's
+default 512M). Options of kvm.sh that do not concern the simulation
+(``--trust-make``, ``--duration``, ...) are accepted and ignored with a note.
+Anything unknown is an error.
 """
 
 from __future__ import annotations
@@ -26,12 +27,15 @@ from rcusim.input.releases import check_module_param, parse_release, release_swi
 __all__ = ["scenario_from_kvm", "add_kvm_arguments", "kvm_error", "IGNORED_WITH_VALUE", "IGNORED_FLAGS"]
 
 #: kvm.sh options taking a value that do not change what rcusim simulates.
-IGNORED_WITH_VALUE = ("--memory", "--duration", "--configs", "--cpus", "--datestamp", "--jitter",
+IGNORED_WITH_VALUE = ("--duration", "--configs", "--cpus", "--datestamp", "--jitter",
                       "--kmake-arg", "--qemu-args", "--qemu-cmd", "--results", "--defconfig")
 #: kvm.sh flags that do not change what rcusim simulates.
 IGNORED_FLAGS = ("--allcpus", "--trust-make", "--dryrun", "--kasan", "--kcsan", "--no-gdb")
 
 _HZ_VALUES = (100, 250, 300, 1000)
+#: kvm.sh's TORTURE_QEMU_MEM when --memory is not given (QEMU's -m, in MB).
+KVM_DEFAULT_MEMORY_MB = 512
+_MEMORY_UNITS = {"": 1, "M": 1, "G": 1024}
 
 #: The preemption-model choice as kvm.sh configs write it: the option set to y decides
 #: CONFIG_PREEMPTION and CONFIG_PREEMPT_RCU (which defaults to the model's preemptibility).
@@ -54,6 +58,18 @@ _WORKLOAD_PARAMS = ("kfree_nthreads", "kfree_alloc_num", "kfree_loops", "kfree_m
 #: The rcuscale_writer keys set from rcuscale.* boot parameters.
 _WRITER_PARAMS = ("nwriters", "nreaders", "gp_exp", "gp_async", "gp_async_max", "holdoff", "minruntime",
                   "writer_holdoff", "writer_holdoff_jiffies")
+
+
+def _memory_mb(size: str | None) -> int:
+    """kvm.sh's --memory (QEMU's -m: a number of MB, or with an M or G suffix) in MB."""
+    if size is None:
+        return KVM_DEFAULT_MEMORY_MB
+    text = size.strip().upper()
+    number, unit = (text[:-1], text[-1]) if text[-1:] in _MEMORY_UNITS else (text, "")
+    if not number.isdigit() or int(number) * _MEMORY_UNITS[unit] < 64:
+        raise ScenarioError(f"{size!r} is not a memory size rcusim takes", key="--memory",
+                            allowed="a whole number of MB from 64, or with an M or G suffix (e.g. 10G)")
+    return int(number) * _MEMORY_UNITS[unit]
 
 
 def _kconfig(kernel: dict, item: str) -> None:
@@ -115,6 +131,8 @@ def add_kvm_arguments(parser) -> None:
                         help="Kconfig option(s), as kvm.sh takes them (repeatable)")
     parser.add_argument("--bootargs", action="append", default=[], metavar="ARGS",
                         help="kernel boot parameters, rcuscale.* included (repeatable)")
+    parser.add_argument("--memory", metavar="SIZE", help="the guest's memory, as QEMU's -m takes it "
+                        f"(e.g. 10G; kvm.sh's default {KVM_DEFAULT_MEMORY_MB}M)")
     for option in IGNORED_WITH_VALUE:
         parser.add_argument(option, action=Ignore, nargs=None, metavar="V", help=argparse.SUPPRESS)
     for option in IGNORED_FLAGS:
@@ -182,6 +200,7 @@ def scenario_from_kvm(args, profile: str = "x86-64-server-2023", release: str = 
         except ScenarioError as exc:
             raise exc.with_context(key="--bootargs") from None
     nr_cpus = kernel.get("CONFIG_NR_CPUS", 64)
+    memory_mb = _memory_mb(getattr(args, "memory", None))
     if values.get("rcuscale.kfree_rcu_test", 0) != 1:
         if module != "rcuscale":
             # rcuperf's lines carry "-perf:" and, before v5.12, one writer-duration more.
@@ -197,7 +216,7 @@ def scenario_from_kvm(args, profile: str = "x86-64-server-2023", release: str = 
     scenario = {
         "name": "rcuscale",
         "seed": seed,
-        "hardware": {"profile": profile, "nr_cpus": nr_cpus},
+        "hardware": {"profile": profile, "nr_cpus": nr_cpus, "memory_mb": memory_mb},
         "kernel": kernel,
         "workloads": workloads,
     }

@@ -35,7 +35,7 @@ __all__ = ["COST_NAMES", "IDLE_WAKE_COSTS", "MAX_IDLE_STATES", "PROFILES", "Z_P9
            "profile_sources", "profile_description", "profile_idle_states", "profile_idle_states_source",
            "profile_topology", "profile_topology_sources", "profile_halt_poll", "profile_halt_poll_sources",
            "profile_vmalloc", "profile_vmalloc_sources", "profile_ttwu_reuse", "profile_tracing",
-           "profile_wakeup_idle", "WAKEUP_IDLE_QUANTILES", "WAKEUP_IDLE_TAIL_QUANTILES",
+           "profile_wakeup_idle", "profile_memory_mb", "WAKEUP_IDLE_QUANTILES", "WAKEUP_IDLE_TAIL_QUANTILES",
            "noise_presets", "noise_preset_sources"]
 
 #: z-score of the 99th percentile of a standard normal, to fit a lognormal to (median, p99).
@@ -114,6 +114,11 @@ def _read(name: str) -> dict:
         _check_tracing(name, data["tracing"])
     if "wakeup_idle" in data:
         _check_wakeup_idle(name, data["wakeup_idle"])
+    if "memory_mb" in data:
+        mem = data["memory_mb"]
+        if not (isinstance(mem, dict) and set(mem) == {"value", "source"} and isinstance(mem["value"], int)
+                and not isinstance(mem["value"], bool) and mem["value"] > 0 and str(mem["source"]).strip()):
+            raise ValueError(f"hardware profile {name!r}: memory_mb must be {{value: <int MB > 0>, source}}")
     if "halt_poll" in data:
         if "idle_states" in data:
             raise ValueError(f"hardware profile {name!r}: a KVM guest's idle is HLT, "
@@ -304,6 +309,12 @@ def _check_tracing(name: str, table) -> None:
             and all(_sourced_ns(table[k]) for k in TRACING_COSTS)):
         raise ValueError(f"hardware profile {name!r}: tracing must be {{source, "
                          f"{', '.join(TRACING_COSTS)}: {{value: <int ns>, source}}}}")
+
+
+def profile_memory_mb(name: str) -> int | None:
+    """The machine's memory in MB, or None if the profile does not say."""
+    mem = _read(name).get("memory_mb")
+    return None if mem is None else mem["value"]
 
 
 def profile_tracing(name: str) -> dict | None:

@@ -162,6 +162,13 @@ SWITCHES = (
            "Frederic Weisbecker, Jan 2021), v5.12; release not checked against the tag",
            "CONFIG_PREEMPT_DYNAMIC exists: a preemptible build whose preemption model preempt= "
            "chooses at boot"),
+    Switch("pcp_free_factor", (5, 14),
+           '"mm/page_alloc: scale the number of pages that are batch freed" and "mm/page_alloc: disassociate '
+           'the pcp->high from pcp->batch" (Mel Gorman, 2021, the series "Calculate pcp->high based on zone '
+           'sizes and active CPUs"), for v5.14; release not checked against the tag',
+           "a per-CPU page list's high mark is the zone's low watermark split over its CPUs (at least 4 "
+           "batches), and frees in a row give back batch << free_factor pages at a time; before, high is "
+           "6 batches and each give-back a batch"),
     Switch("kfree_drain_5hz", (6, 1),
            '"rcu/kvfree: Update KFREE_DRAIN_JIFFIES interval" (Uladzislau Rezki, Aug 2022), v6.1; read in '
            "v6.1-rc7 and v6.0.1",
@@ -177,6 +184,14 @@ SWITCHES = (
            "lazy RCU series of the RCU pull request for v6.2; release not checked against the tag",
            "rcu_barrier_entrain() wakes an offloaded CPU's rcuog when flushing the bypass gave its empty "
            "->cblist pending callbacks; before, they waited for rcuog's next pass"),
+    Switch("pcp_high_auto", (6, 7),
+           '"mm, page_alloc: scale the number of pages that are batch allocated", "mm: restrict the pcp batch '
+           'scale factor to avoid too long latency" and "mm, pcp: tune PCP high automatically" (Huang Ying, '
+           "Oct 2023), for v6.7; release not checked against the tag; read in 6.12's mm/page_alloc.c",
+           "a per-CPU page list's high mark moves between high_min (the low watermark's share) and high_max "
+           "(an eighth of the zone's): refills in a row take batch << alloc_factor pages and raise it, frees in "
+           "a row raise it to hold them, vmstat_update() lowers it by an eighth a second; before, it is fixed "
+           "and a refill takes one batch"),
     Switch("rcu_lazy_boot_param", (6, 9),
            '"rcu: Provide a boot time parameter to control lazy RCU" (Qais Yousef, Dec 2023, '
            "<20231203011252.233748-1-qyousef@layalina.io>); release not checked against the tag",
@@ -434,9 +449,11 @@ class ReleaseSwitches:
     rcuscale_name: bool
     kvfree_page_cache_work: bool
     preempt_dynamic: bool
+    pcp_free_factor: bool
     kfree_drain_5hz: bool
     rcu_lazy: bool
     barrier_wakes_rcuog: bool
+    pcp_high_auto: bool
     rcu_lazy_boot_param: bool
     kvfree_bulk_list_head: bool
     kvfree_polled: bool

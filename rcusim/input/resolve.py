@@ -326,7 +326,9 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
                             cost_sources=hw.cost_sources(), idle_states=hw.resolved_idle_states(),
                             topology=hw.resolved_topology(), halt_poll=hw.resolved_halt_poll(),
                             vmalloc=profile_vmalloc(hw.profile), ttwu_reuse=profile_ttwu_reuse(hw.profile),
-                            tracing=profile_tracing(hw.profile), wakeup_idle=hw.resolved_wakeup_idle())
+                            tracing=profile_tracing(hw.profile), wakeup_idle=hw.resolved_wakeup_idle(),
+                            memory_mb=hw.resolved_memory_mb())
+    _check_kfree_memory(variant.workloads, hardware)
     workloads, writer = [], None
     for i, work in enumerate(variant.workloads):
         if not isinstance(work, RcuscaleWriter):
@@ -482,6 +484,18 @@ def _check_kfree(workloads, kernel: Kernel) -> None:
                 raise ScenarioError(f"rcuscale's kfree test has no {key} in release {kernel.release} "
                                     f"(added in v{since})", path=("workloads", i, key),
                                     allowed=f"{str(value).lower()}, or kernel.release {since} or later")
+
+
+def _check_kfree_memory(workloads, hardware: HardwareSpec) -> None:
+    """A kfree flood's slabs and bulk pages come from the page allocator's per-CPU lists, which
+    the machine's memory sizes."""
+    for i, work in enumerate(workloads):
+        if not isinstance(work, KfreeRcuFlood):
+            continue
+        if hardware.memory_mb is None:
+            raise ScenarioError(f"profile {hardware.profile!r} gives no memory size, and a kfree_rcu_flood "
+                                "needs one: it sizes the page allocator's per-CPU lists",
+                                path=("hardware", "memory_mb"), allowed="the machine's memory in MB, from 64")
 
 
 def _check_kfree_by_call_rcu(workloads, kernel: Kernel, params: RcuParams) -> None:

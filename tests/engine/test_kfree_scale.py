@@ -28,10 +28,11 @@ def seed_run():
 
 
 def test_footprint_is_rcuscale_formula(seed_run):
-    """The footprint is 7/8 of the usage at the loop-quarter samples, so below the peak."""
+    """The footprint is rcuscale's difference of si_mem_available() samples: the pages the per-CPU
+    lists took from the zone (page_alloc.pxi), not the bytes in flight, which the memory table holds."""
     for v in seed_run.variants.values():
         m = v.metrics
-        assert 0 < m["memory_footprint_mb"] <= m["kvfree_peak_mb"]
+        assert m["memory_footprint_mb"] > 0
         assert v.tables["kvfree_memory"]["bytes"].max() <= m["kvfree_peak_mb"] * 2**20
 
 

@@ -1,0 +1,188 @@
+# The page allocator's per-CPU page lists (mm/page_alloc.c, v6.12) and the slab pages of
+# kmalloc()'s objects (mm/slub.c), as far as a kfree_rcu() flood reaches them:
+# - every order-0 page (a slab of kmalloc-32, a bulk page of kvfree_rcu()) comes from the
+#   allocating CPU's list, which refills from the zone in batches when empty
+#   (rmqueue_pcplist(), nr_pcp_alloc());
+# - a freed page goes to the freeing CPU's list, which gives a batch back to the zone only once
+#   it reaches its high mark (free_unref_page_commit(), nr_pcp_high(), nr_pcp_free());
+# - once a second each CPU's vmstat_update() lowers its high mark and drains what is above it
+#   (decay_pcp_high()).
+# That is v6.7 on (switch pcp_high_auto). v5.14-v6.6 (pcp_free_factor): high is fixed at the low
+# watermark's share, a refill takes one batch, and frees in a row give back batch << free_factor
+# at a time; before v5.14, high is 6 batches and each give-back one batch.
+# si_mem_available() counts the zone's free pages (NR_FREE_PAGES): pages parked on the lists
+# count as used, which is most of the footprint rcuscale's kfree test prints.
+#
+# Only the unmovable order-0 list is modelled, empty at the start: the other migratetypes'
+# lists hold pages nothing in the run allocates. The zone stays above its high watermark
+# (ZONE_BELOW_HIGH and ZONE_RECLAIM_ACTIVE never set). The vmstat kworker's own CPU time is not
+# modelled; its decay is applied when the CPU's list or si_mem_available() is next used.
+#
+# Slabs: the objects kmalloc()ed on a CPU fill that CPU's slabs in turn (slab_objs to a page),
+# and a slab's page is freed, on the CPU that frees its last object, once all of its objects
+# are freed, in the order they were allocated. SLUB's partial and empty slabs kept per node
+# (min_partial) and per CPU (cpu_partial_slabs) are not modelled.
+#
+# Included by _core.pyx: module-level functions on the Engine.
+
+
+cdef int page_alloc_init(Engine self, pa) except -1:
+    cdef int c
+    self.pcps = <pcp_t *> malloc((self.nr_cpus + 1) * sizeof(pcp_t))
+    self.slab_alloc = <i64 *> malloc((self.nr_cpus + 1) * sizeof(i64))
+    self.slab_freed = <i64 *> malloc((self.nr_cpus + 1) * sizeof(i64))
+    if self.pcps == NULL or self.slab_alloc == NULL or self.slab_freed == NULL:
+        raise MemoryError()
+    memset(self.pcps, 0, (self.nr_cpus + 1) * sizeof(pcp_t))
+    memset(self.slab_alloc, 0, (self.nr_cpus + 1) * sizeof(i64))
+    memset(self.slab_freed, 0, (self.nr_cpus + 1) * sizeof(i64))
+    self.zone_free = <i64> 1 << 40  # a machine whose size cancels out of rcuscale's difference
+    self.pcp_batch = pa.pcp_batch
+    self.pcp_high_min = pa.pcp_high_min
+    self.pcp_high_max = pa.pcp_high_max
+    self.pcp_scale_max = pa.pcp_scale_max
+    self.pcp_free_factor = pa.pcp_free_factor
+    self.pcp_high_auto = pa.pcp_high_auto
+    self.slab_objs = pa.slab_objs
+    self.pcp_hz = 1000000000 // self.jiffy_ns
+    for c in range(self.nr_cpus):
+        # vmstat_update() every round_jiffies_relative(HZ): at whole seconds, CPU c's 3*c
+        # jiffies early (__round_jiffies()).
+        self.pcps[c].next_decay = ((3 * c) // self.pcp_hz + 1) * self.pcp_hz - 3 * c
+    return 0
+
+
+cdef void page_alloc_dealloc(Engine self) noexcept:
+    free(self.pcps)
+    free(self.slab_alloc)
+    free(self.slab_freed)
+
+
+cdef void free_pcppages_bulk(Engine self, pcp_t *pcp, int count) noexcept:
+    """count pages of the list back to the zone."""
+    pcp.count -= count
+    self.zone_free += count
+    self.n_pcp_drained += count
+
+
+cdef void decay_pcp_high(Engine self, int c) noexcept:
+    """The vmstat_update()s of CPU c due by now: each lowers pcp->high by an eighth (not below
+    what the list holds less batch << CONFIG_PCP_BATCH_SCALE_MAX, nor high_min) and drains
+    the list down to it, a batch at a time."""
+    cdef pcp_t *pcp = &self.pcps[c]
+    cdef i64 j = self.now // self.jiffy_ns
+    cdef int to_drain
+    if not self.pcp_high_auto:
+        return
+    while pcp.next_decay <= j:
+        pcp.next_decay += self.pcp_hz
+        if pcp.high > self.pcp_high_min:
+            pcp.high = max(pcp.count - (self.pcp_batch << self.pcp_scale_max),
+                           pcp.high - (pcp.high >> 3), self.pcp_high_min)
+        to_drain = pcp.count - pcp.high
+        while to_drain > 0:
+            free_pcppages_bulk(self, pcp, min(to_drain, self.pcp_batch))
+            to_drain -= self.pcp_batch
+
+
+cdef int nr_pcp_alloc(Engine self, pcp_t *pcp) noexcept:
+    """The pages an empty list takes from the zone: batch << alloc_factor, the factor growing
+    with each refill that no free came between, within what high leaves room for."""
+    cdef int base = self.pcp_batch, batch, high, max_nr_alloc
+    high = pcp.high = min(max(pcp.high, self.pcp_high_min), self.pcp_high_max)
+    if high < base:
+        return 1
+    if not self.pcp_high_auto:
+        return base
+    batch = base << pcp.alloc_factor
+    if self.pcp_high_min != self.pcp_high_max:
+        high = pcp.high = min(high + batch, self.pcp_high_max)
+    max_nr_alloc = max(high - pcp.count - base, base)
+    if batch <= max_nr_alloc and pcp.alloc_factor < self.pcp_scale_max:
+        pcp.alloc_factor += 1
+    return max(min(batch, max_nr_alloc), 2)
+
+
+cdef void alloc_page(Engine self, int c) noexcept:
+    """rmqueue_pcplist() of an unmovable order-0 page on CPU c."""
+    cdef pcp_t *pcp = &self.pcps[c]
+    cdef int n
+    decay_pcp_high(self, c)
+    pcp.free_count >>= 1
+    pcp.free_factor >>= 1
+    if pcp.count == 0:
+        n = nr_pcp_alloc(self, pcp)  # rmqueue_bulk()
+        pcp.count += n
+        self.zone_free -= n
+        self.n_pcp_refilled += n
+    pcp.count -= 1
+    self.n_pcp_allocs += 1
+
+
+cdef int nr_pcp_high(Engine self, pcp_t *pcp) noexcept:
+    """The list's high mark for this free; a list at it grows its pcp->high to hold the pages
+    being freed in a row (free_count) and a batch."""
+    cdef int high
+    high = pcp.high = min(max(pcp.high, self.pcp_high_min), self.pcp_high_max)
+    if high == 0 or self.pcp_high_min == self.pcp_high_max:
+        return high
+    if pcp.count >= high and pcp.high < pcp.free_count + self.pcp_batch:
+        pcp.high = min(max(pcp.free_count + self.pcp_batch, self.pcp_high_min), self.pcp_high_max)
+    return high
+
+
+cdef void free_page(Engine self, int c) noexcept:
+    """free_unref_page() of an order-0 page on CPU c (free_unref_page_commit())."""
+    cdef pcp_t *pcp = &self.pcps[c]
+    cdef int high
+    decay_pcp_high(self, c)
+    pcp.alloc_factor >>= 1
+    pcp.count += 1
+    self.n_pcp_frees += 1
+    if pcp.free_count < (self.pcp_batch << self.pcp_scale_max):
+        pcp.free_count += 1
+    high = nr_pcp_high(self, pcp)
+    if pcp.count >= high:
+        free_pcppages_bulk(self, pcp, nr_pcp_free(self, pcp, high))
+
+
+cdef int nr_pcp_free(Engine self, pcp_t *pcp, int high) noexcept:
+    """The pages a list at its high mark gives back, leaving at least a batch: v6.7 on, those
+    freed in a row (at least a batch); v5.14-v6.6, batch << free_factor, the factor growing
+    with each give-back in a row; before, a batch."""
+    cdef int batch = self.pcp_batch
+    if high < batch:
+        return 1
+    if self.pcp_high_auto:
+        return min(max(pcp.free_count, batch), high - batch)
+    if not self.pcp_free_factor:
+        return batch
+    batch <<= pcp.free_factor
+    if batch < high - self.pcp_batch:
+        pcp.free_factor += 1
+    return min(max(batch, self.pcp_batch), high - self.pcp_batch)
+
+
+cdef i64 zone_free_pages(Engine self) noexcept:
+    """NR_FREE_PAGES, with every CPU's due vmstat_update() applied."""
+    cdef int c
+    for c in range(self.nr_cpus):
+        decay_pcp_high(self, c)
+    return self.zone_free
+
+
+# --- slab pages -------------------------------------------------------------
+cdef void kmalloc_objs(Engine self, int c, i64 n) noexcept:
+    """n objects kmalloc()ed on CPU c: a new slab page each time the CPU's slab is full."""
+    cdef i64 a = self.slab_alloc[c], k
+    for k in range((a + n + self.slab_objs - 1) // self.slab_objs - (a + self.slab_objs - 1) // self.slab_objs):
+        alloc_page(self, c)
+    self.slab_alloc[c] = a + n
+
+
+cdef void kfree_objs(Engine self, int src, int c, i64 n) noexcept:
+    """n of the objects kmalloc()ed on CPU src freed on CPU c: each slab they empty is freed there."""
+    cdef i64 f = self.slab_freed[src], k
+    for k in range((f + n) // self.slab_objs - f // self.slab_objs):
+        free_page(self, c)
+    self.slab_freed[src] = f + n
