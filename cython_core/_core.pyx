@@ -32,6 +32,7 @@ tree_plugin.pxi      rcu_read_unlock(), blocked readers, rcu_note_context_switch
 readers.pxi          the readers workload: rcu_read_lock()/rcu_read_unlock() loops
 page_alloc.pxi       the page allocator's per-CPU lists and the slab pages of kmalloc()
 kvfree_rcu.pxi       kvfree_rcu() batching: krcp, bulk pages, the monitor, kfree_rcu_work
+workqueue.pxi        an unbound workqueue's worker pool (rcu_reclaim_wq's kworkers)
 kfree_scale.pxi      rcuscale's kfree threads (kfree_scale_thread())
 vmalloc.pxi          one-page vmalloc()/vfree(): the global vmap locks and the lazy purge
 classic.pxi          classic RCU (before v2.6.29) and its 2004 patches
@@ -176,6 +177,7 @@ include "tree_plugin.pxi"
 include "readers.pxi"
 include "page_alloc.pxi"
 include "kvfree_rcu.pxi"
+include "workqueue.pxi"
 include "kfree_scale.pxi"
 include "vmalloc.pxi"
 include "classic.pxi"
@@ -583,6 +585,7 @@ cdef class Engine:
                 "kvfree_channel3_objects": self.n_kv_head_objs,
                 "kvfree_page_allocs": self.n_kv_page_allocs,
                 "kvfree_monitor_runs": self.n_kv_monitor_runs,
+                "unbound_pool_workers": self.uwq_created,
                 "pcp_page_allocs": self.n_pcp_allocs,
                 "pcp_page_frees": self.n_pcp_frees,
                 "pcp_pages_from_zone": self.n_pcp_refilled,

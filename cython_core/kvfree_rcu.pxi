@@ -31,9 +31,13 @@
 
 
 cdef int kvfree_rcu_ents(kv) except -1:
-    """The kworkers' entities: on each kfree thread's CPU the monitor's, each batch's
-    kfree_rcu_work's, and from v6.12 page_cache_work's own (see kvfree_rcu_init())."""
-    return (KFREE_N_BATCHES + 1 + kv.kvfree_unbound_wq) * int(np.count_nonzero(kv.has_thread))
+    """The kworkers' entities: on each kfree thread's CPU the monitor's and each batch's
+    kfree_rcu_work's; from v6.12 page_cache_work's own on each such CPU, and the unbound pool's
+    workers, at most one per work that can run at once and one idle (see kvfree_rcu_init())."""
+    cdef int n = int(np.count_nonzero(kv.has_thread))
+    if kv.kvfree_unbound_wq:
+        return n + (KFREE_N_BATCHES + 1) * n + 1
+    return (KFREE_N_BATCHES + 1) * n
 
 
 cdef int kvfree_rcu_init(Engine self, kv, int e) except -1:
@@ -89,13 +93,15 @@ cdef int kvfree_rcu_init(Engine self, kv, int e) except -1:
     # kfree_rcu_work items of a krcp run on kworkers of its CPU.  A work item
     # that sleeps (synchronize_rcu()) lets another kworker run the others.
     # From v6.12 (kv.kvfree_unbound_wq) the monitor and kfree_rcu_work run on an unbound
-    # workqueue: their kworkers are placed at each wake-up, and page_cache_work,
+    # workqueue, whose pool's kworkers serve every krcp (workqueue.pxi), and page_cache_work,
     # still on system_highpri_wq, gets a bound kworker of its own.
     for c in range(self.nr_cpus):
         if not kv.has_thread[c] or self.kv_gen == KV_CALL_RCU:
             continue
         kp = &self.krcs[c]
         for k in range(KW_N):
+            if kv.kvfree_unbound_wq and k != KW_PAGE_CACHE:
+                continue  # the unbound pool's
             if k == KW_PAGE_CACHE and not kv.kvfree_unbound_wq:
                 kp.kworker[k] = kp.kworker[KW_MONITOR]
                 continue
@@ -103,10 +109,10 @@ cdef int kvfree_rcu_init(Engine self, kv, int e) except -1:
             self.ents[e].cpu = c
             self.ents[e].idx = c
             self.ents[e].rq = RQ_NORMAL
-            if kv.kvfree_unbound_wq and k != KW_PAGE_CACHE:
-                kthread_place_at_wakeup(self, e)
             kp.kworker[k] = e
             e += 1
+    if kv.kvfree_unbound_wq and self.kv_gen != KV_CALL_RCU:
+        e = uwq_init(self, e, (KFREE_N_BATCHES + 1) * int(np.count_nonzero(kv.has_thread)) + 1)
     return e
 
 
@@ -115,6 +121,7 @@ cdef void kvfree_rcu_dealloc(Engine self) noexcept:
     free(self.bnodes)
     free(self.ms_t)
     free(self.ms_bytes)
+    uwq_dealloc(self)
 
 
 cdef void grow_bnodes(Engine self, int cap) except *:
@@ -354,7 +361,10 @@ cdef void ev_kfree_monitor(Engine self, int c, i64 gen) except *:
     kp.monitor_queued = 1
     timer_tick(self, c)
     self.acc = 0
-    wake(self, kp.kworker[KW_MONITOR], c, self.now)
+    if kp.kworker[KW_MONITOR] >= 0:
+        wake(self, kp.kworker[KW_MONITOR], c, self.now)
+    elif not kp.monitor_running:
+        queue_work_unbound(self, c * KW_N + KW_MONITOR, c, self.now)
 
 
 cdef void kfree_obj_reclaim(Engine self, int src, int run_cpu) except *:
@@ -411,6 +421,7 @@ cdef i64 kvfree_rcu_drain_ready_ns(Engine self, krc_t *kp) noexcept:
         b = self.bnodes[b].next
     if kp.head_count > 0 and rcu_seq_done(self.gp_seq, kp.head_gp_snap):
         kp.drain_head = kp.head_count
+        kp.drain_head_t = kp.head_t
         ns += kp.drain_head * self.kv_kfree_ns
     return ns
 
@@ -429,7 +440,7 @@ cdef void kvfree_rcu_drain_ready(Engine self, int c, int run_cpu) except *:
         self.n_kv_ready_pages += 1
         kvfree_rcu_bulk(self, c, b, run_cpu)
     if kp.drain_head > 0:
-        kvfree_rcu_list(self, c, kp.drain_head, kp.head_t, run_cpu)
+        kvfree_rcu_list(self, c, kp.drain_head, kp.drain_head_t, run_cpu)
         kp.count -= kp.drain_head
         kp.head_count -= kp.drain_head
         kp.drain_head = 0
@@ -476,9 +487,7 @@ cdef void kfree_rcu_monitor(Engine self, int c, int run_cpu) except *:
             continue  # queue_rcu_work() of a pending work does nothing
         if self.kv_polled or self.fault == FAULT_KVFREE_NO_GP:
             # queue_work(): reclaim starts now and polls each page's gp_snap.
-            w.queued = 1
-            if not w.running:
-                wake(self, kp.kworker[KW_RECLAIM0 + i], run_cpu, self.now + self.acc)
+            queue_kfree_rcu_work(self, c, i, run_cpu, self.now + self.acc)
         else:
             # queue_rcu_work() -> call_rcu_hurry(rcu_work_rcufn), from the CPU it runs on.
             self.acc += self.call_rcu_ns
@@ -488,13 +497,23 @@ cdef void kfree_rcu_monitor(Engine self, int c, int run_cpu) except *:
 
 
 cdef void rcu_work_rcufn(Engine self, int work, int from_cpu, i64 t) except *:
-    """The GP of queue_rcu_work() ended: queue kfree_rcu_work on the bound pool of the
-    CPU invoking this callback (system_wq, WORK_CPU_UNBOUND: the local CPU), unless
-    it is still running in another pool, where it is queued instead."""
-    cdef krc_t *kp = &self.krcs[work // KW_N]
-    cdef int i = work % KW_N - KW_RECLAIM0
+    """The GP of queue_rcu_work() ended: queue kfree_rcu_work from the CPU invoking this callback."""
+    queue_kfree_rcu_work(self, work // KW_N, work % KW_N - KW_RECLAIM0, from_cpu, t)
+
+
+cdef void queue_kfree_rcu_work(Engine self, int c, int i, int from_cpu, i64 t) except *:
+    """queue_work() of krcp c's batch i from from_cpu at t: before v6.12 on the bound pool of
+    that CPU (system_wq, WORK_CPU_UNBOUND: the local CPU), unless it is still running in another
+    pool, where it is queued instead; from v6.12 on the unbound pool. A work pending or running
+    is only marked to run (again)."""
+    cdef krc_t *kp = &self.krcs[c]
     cdef int w = kp.kworker[KW_RECLAIM0 + i]
+    cdef bint was = kp.krw[i].queued or kp.krw[i].running
     kp.krw[i].queued = 1
+    if w < 0:
+        if not was:
+            queue_work_unbound(self, c * KW_N + KW_RECLAIM0 + i, from_cpu, t)
+        return
     if not kp.krw[i].running:
         if from_cpu >= 0 and self.ents[w].state == ST_BLOCKED and self.ents[w].aff < 0:
             set_task_cpu(self, w, from_cpu)
@@ -508,18 +527,35 @@ cdef inline bint kworker_queued(krc_t *kp, int e) noexcept:
             or (e == kp.kworker[KW_MONITOR] and kp.monitor_queued))
 
 
+cdef i64 kfree_rcu_monitor_start(Engine self, int e, int c) except -2:
+    """Kworker e takes krcp c's monitor work: kvfree_rcu_drain_ready() (v6.3) and the detach,
+    each under krcp->lock."""
+    cdef krc_t *kp = &self.krcs[c]
+    kp.monitor_queued = 0
+    kp.monitor_running = 1
+    self.ents[e].phase = KW_MONITOR
+    return 2 * self.rnp_lock_ns + (kvfree_rcu_drain_ready_ns(self, kp) if self.kv_drain_ready else 0)
+
+
+cdef void kfree_rcu_monitor_done(Engine self, int e, int c) except *:
+    if self.kv_drain_ready:
+        kvfree_rcu_drain_ready(self, c, self.ents[e].cpu)
+    kfree_rcu_monitor(self, c, self.ents[e].cpu)
+    self.krcs[c].monitor_running = 0
+
+
 cdef i64 kvfree_kworker_next(Engine self, int e, i64 t0) except -2:
     cdef int c = self.ents[e].idx
     cdef krc_t *kp = &self.krcs[c]
+    if is_uwq_worker(self, e):
+        return uwq_worker_next(self, e, t0)
     if e == kp.kworker[KW_MONITOR] or e == kp.kworker[KW_PAGE_CACHE]:
         if e == kp.kworker[KW_PAGE_CACHE] and kp.cache_work == 1:  # system_highpri_wq runs before system_wq
             kp.cache_work = 2
             self.ents[e].phase = KW_PAGE_CACHE
             return self.kv_page_alloc_ns * (self.kv_min_cached - kp.cache if kp.cache < self.kv_min_cached else 1)
         if e == kp.kworker[KW_MONITOR] and kp.monitor_queued:
-            kp.monitor_queued = 0
-            self.ents[e].phase = KW_MONITOR
-            return 2 * self.rnp_lock_ns + (kvfree_rcu_drain_ready_ns(self, kp) if self.kv_drain_ready else 0)
+            return kfree_rcu_monitor_start(self, e, c)
         self.ents[e].phase = -1
         return 0
     return kfree_rcu_work_step(self, e, c, e == kp.kworker[KW_RECLAIM0 + 1])
@@ -528,6 +564,8 @@ cdef i64 kvfree_kworker_next(Engine self, int e, i64 t0) except -2:
 cdef i64 kvfree_kworker(Engine self, int e) except -2:
     cdef int c = self.ents[e].idx
     cdef krc_t *kp = &self.krcs[c]
+    if is_uwq_worker(self, e):
+        return uwq_worker(self, e)
     self.acc = 0
     if e != kp.kworker[KW_MONITOR] and e != kp.kworker[KW_PAGE_CACHE]:
         return kfree_rcu_work_done(self, e, c, e == kp.kworker[KW_RECLAIM0 + 1])
@@ -541,9 +579,7 @@ cdef i64 kvfree_kworker(Engine self, int e) except -2:
         kp.cache_work = 0
         kv_mem_changed(self)
     elif self.ents[e].phase == KW_MONITOR:
-        if self.kv_drain_ready:
-            kvfree_rcu_drain_ready(self, c, self.ents[e].cpu)
-        kfree_rcu_monitor(self, c, self.ents[e].cpu)
+        kfree_rcu_monitor_done(self, e, c)
     self.cpus[self.ents[e].cpu].debt += self.acc
     if kworker_queued(kp, e):
         return kvfree_kworker_next(self, e, self.now)

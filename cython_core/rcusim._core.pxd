@@ -385,6 +385,15 @@ cdef class Engine:
     cdef i64 n_kv_pages_filled, n_kv_batches, n_kv_works, n_kv_ready_pages
     cdef i64 n_kv_sync, n_kv_head_objs, n_kv_page_allocs, n_kv_monitor_runs
 
+    # --- the unbound workqueue's worker pool (workqueue.pxi) ------------------------------------
+    cdef int uwq_first, uwq_max   # its kworker entities: uwq_max from uwq_first (0: no pool)
+    cdef int uwq_created          # workers created so far (the first uwq_created entities)
+    cdef int *uwq_idle            # idle workers, the one that went idle last at the end
+    cdef int uwq_n_idle
+    cdef int *uwq_cur             # per worker: the KW_* of the work in hand, -1 none
+    cdef int *uwq_list            # the worklist, a ring of work ids (krcp * KW_N + KW_*)
+    cdef int uwq_head, uwq_len, uwq_cap
+
     # --- the page allocator's per-CPU lists and slab pages (page_alloc.pxi) ------------------
     cdef pcp_t *pcps
     cdef i64 zone_free            # NR_FREE_PAGES (from an arbitrary base)
