@@ -593,6 +593,15 @@ cdef class Engine:
                 "pcp_pages_on_lists": sum(self.pcps[c].count for c in range(self.nr_cpus)) if self.pcps != NULL else 0,
             },
         }
+        if self.pcps != NULL:
+            # Each CPU's list at the end: pages held, its high mark, pages taken from and given
+            # back to the zone over the run.
+            out["pcp"] = {
+                "count": np.array([self.pcps[c].count for c in range(self.nr_cpus)], dtype=np.int64),
+                "high": np.array([self.pcps[c].high for c in range(self.nr_cpus)], dtype=np.int64),
+                "from_zone": np.array([self.pcps[c].from_zone for c in range(self.nr_cpus)], dtype=np.int64),
+                "to_zone": np.array([self.pcps[c].to_zone for c in range(self.nr_cpus)], dtype=np.int64),
+            }
         if k >= 0:
             out.update({
                 "start_time_ns": self.kt_start[k],

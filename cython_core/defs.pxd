@@ -464,6 +464,8 @@ cdef struct pcp_t:
     int32_t free_count   # pages freed in a row (halved by each allocation)
     int32_t free_factor  # v5.14-v6.6: give-backs in a row (halved by each allocation)
     i64 next_decay       # jiffy of the CPU's next vmstat_update() (decay_pcp_high())
+    i64 from_zone        # pages it took from the zone (rmqueue_bulk())
+    i64 to_zone          # ... and gave back (free_pcppages_bulk())
 
 
 cdef struct bnode_t:

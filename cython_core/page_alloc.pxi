@@ -61,6 +61,7 @@ cdef void page_alloc_dealloc(Engine self) noexcept:
 cdef void free_pcppages_bulk(Engine self, pcp_t *pcp, int count) noexcept:
     """count pages of the list back to the zone."""
     pcp.count -= count
+    pcp.to_zone += count
     self.zone_free += count
     self.n_pcp_drained += count
 
@@ -113,6 +114,7 @@ cdef void alloc_page(Engine self, int c) noexcept:
     if pcp.count == 0:
         n = nr_pcp_alloc(self, pcp)  # rmqueue_bulk()
         pcp.count += n
+        pcp.from_zone += n
         self.zone_free -= n
         self.n_pcp_refilled += n
     pcp.count -= 1
