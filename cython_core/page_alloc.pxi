@@ -18,10 +18,15 @@
 # (ZONE_BELOW_HIGH and ZONE_RECLAIM_ACTIVE never set). The vmstat kworker's own CPU time is not
 # modelled; its decay is applied when the CPU's list or si_mem_available() is next used.
 #
-# Slabs: the objects kmalloc()ed on a CPU fill that CPU's slabs in turn (slab_objs to a page),
-# and a slab's page is freed, on the CPU that frees its last object, once all of its objects
-# are freed, in the order they were allocated. SLUB's partial and empty slabs kept per node
-# (min_partial) and per CPU (cpu_partial_slabs) are not modelled.
+# Slabs (mm/slub.c, v6.12): the objects kmalloc()ed on a CPU fill that CPU's slabs in turn
+# (slab_objs to a page), and are freed in the order they were allocated, so a slab empties
+# at once on the CPU that frees its last objects. An emptied slab goes onto that CPU's partial
+# list (put_cpu_partial()); a third one flushes the two before it to the node's partial list
+# (__put_partials()), which keeps min_partial slabs and gives the others' pages back
+# (discard_slab() -> free_page()). A CPU whose slab is full takes an empty one from its own
+# partial list, else from the node's (get_partial_node(), which hands it a few more), else a
+# new page. Only empty slabs reach these lists here: a slab with live objects stays with its
+# CPU.
 #
 # Included by _core.pyx: module-level functions on the Engine.
 
@@ -31,7 +36,8 @@ cdef int page_alloc_init(Engine self, pa) except -1:
     self.pcps = <pcp_t *> malloc((self.nr_cpus + 1) * sizeof(pcp_t))
     self.slab_alloc = <i64 *> malloc((self.nr_cpus + 1) * sizeof(i64))
     self.slab_freed = <i64 *> malloc((self.nr_cpus + 1) * sizeof(i64))
-    if self.pcps == NULL or self.slab_alloc == NULL or self.slab_freed == NULL:
+    self.slab_cpu_partial = <i64 *> calloc(self.nr_cpus + 1, sizeof(i64))
+    if self.pcps == NULL or self.slab_alloc == NULL or self.slab_freed == NULL or self.slab_cpu_partial == NULL:
         raise MemoryError()
     memset(self.pcps, 0, (self.nr_cpus + 1) * sizeof(pcp_t))
     memset(self.slab_alloc, 0, (self.nr_cpus + 1) * sizeof(i64))
@@ -44,6 +50,9 @@ cdef int page_alloc_init(Engine self, pa) except -1:
     self.pcp_free_factor = pa.pcp_free_factor
     self.pcp_high_auto = pa.pcp_high_auto
     self.slab_objs = pa.slab_objs
+    self.slab_cpu_partial_slabs = pa.cpu_partial_slabs
+    self.slab_min_partial = pa.min_partial
+    self.slab_node_partial = 0
     self.pcp_hz = 1000000000 // self.jiffy_ns
     for c in range(self.nr_cpus):
         # vmstat_update() every round_jiffies_relative(HZ): at whole seconds, CPU c's 3*c
@@ -56,6 +65,7 @@ cdef void page_alloc_dealloc(Engine self) noexcept:
     free(self.pcps)
     free(self.slab_alloc)
     free(self.slab_freed)
+    free(self.slab_cpu_partial)
 
 
 cdef void free_pcppages_bulk(Engine self, pcp_t *pcp, int count) noexcept:
@@ -174,17 +184,48 @@ cdef i64 zone_free_pages(Engine self) noexcept:
 
 
 # --- slab pages -------------------------------------------------------------
+cdef void new_slab(Engine self, int c) noexcept:
+    """CPU c's slab is full: the next comes from its partial list, else from the node's
+    (get_partial_node(), which moves up to cpu_partial_slabs / 2 + 1 more onto c's list), else
+    from a new page."""
+    cdef i64 more
+    if self.slab_cpu_partial[c] > 0:
+        self.slab_cpu_partial[c] -= 1
+    elif self.slab_node_partial > 0:
+        self.slab_node_partial -= 1
+        more = min(self.slab_node_partial, self.slab_cpu_partial_slabs // 2 + 1)
+        self.slab_node_partial -= more
+        self.slab_cpu_partial[c] += more
+    else:
+        alloc_page(self, c)
+
+
+cdef void put_cpu_partial(Engine self, int c) noexcept:
+    """An emptied slab onto CPU c's partial list; a full list goes to the node's first,
+    whose slabs beyond min_partial are discarded."""
+    cdef i64 k
+    if self.slab_cpu_partial[c] >= self.slab_cpu_partial_slabs:
+        for k in range(self.slab_cpu_partial[c]):
+            if self.slab_node_partial >= self.slab_min_partial:
+                free_page(self, c)
+            else:
+                self.slab_node_partial += 1
+        self.slab_cpu_partial[c] = 0
+    self.slab_cpu_partial[c] += 1
+
+
 cdef void kmalloc_objs(Engine self, int c, i64 n) noexcept:
-    """n objects kmalloc()ed on CPU c: a new slab page each time the CPU's slab is full."""
+    """n objects kmalloc()ed on CPU c: a new slab each time the CPU's slab is full."""
     cdef i64 a = self.slab_alloc[c], k
     for k in range((a + n + self.slab_objs - 1) // self.slab_objs - (a + self.slab_objs - 1) // self.slab_objs):
-        alloc_page(self, c)
+        new_slab(self, c)
     self.slab_alloc[c] = a + n
 
 
 cdef void kfree_objs(Engine self, int src, int c, i64 n) noexcept:
-    """n of the objects kmalloc()ed on CPU src freed on CPU c: each slab they empty is freed there."""
+    """n of the objects kmalloc()ed on CPU src freed on CPU c: each slab they empty goes onto
+    c's partial list."""
     cdef i64 f = self.slab_freed[src], k
     for k in range((f + n) // self.slab_objs - f // self.slab_objs):
-        free_page(self, c)
+        put_cpu_partial(self, c)
     self.slab_freed[src] = f + n

@@ -403,6 +403,9 @@ cdef class Engine:
     cdef i64 *slab_alloc          # per CPU: objects kmalloc()ed on it
     cdef i64 *slab_freed          # ... and of those, freed
     cdef i64 slab_objs            # objects per slab page
+    cdef i64 *slab_cpu_partial    # per CPU: empty slabs on its partial list
+    cdef i64 slab_node_partial    # empty slabs on the node's partial list
+    cdef i64 slab_cpu_partial_slabs, slab_min_partial  # s->cpu_partial_slabs, s->min_partial
     cdef i64 n_pcp_allocs, n_pcp_frees, n_pcp_refilled, n_pcp_drained
 
     # --- records (records.pxi) ------------------------------------------------

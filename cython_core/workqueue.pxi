@@ -6,12 +6,14 @@
 #   queueing wakes an idle worker while the list holds work.
 # - A woken worker leaves idle, and, if no idle worker is left while work waits, first creates
 #   one (manage_workers(), maybe_create_worker()); then it runs the list's works one after
-#   another (process_one_work()) and goes idle when the list is empty.
+#   another (process_one_work(), which kicks the pool again as it takes each: an idle worker
+#   wakes for the next work, from the taker's CPU) and goes idle when the list is empty.
 # - A work queued while it runs is not run by a second worker: the worker running it runs it
 #   again (find_worker_executing_work()).
 # The workers are placed by select_task_rq_fair() at each wake-up from the CPU they last ran
 # on, so one worker frees the objects of any CPU's krcp where it happens to run. A new worker
-# starts on its creator's CPU; kthread creation's own time is not modelled. One pool serves all
+# is placed at its first run as a new task (wake_up_new_task(): find_idlest_cpu() from its
+# creator's CPU, CPU 0 for the pool's first); kthread creation's own time is not modelled. One pool serves all
 # CPUs (one pod: rcusim does not split the unbound pool by LLC).
 #
 # Included by _core.pyx: module-level functions on the Engine.
@@ -35,7 +37,11 @@ cdef int uwq_init(Engine self, int e, int max_workers) except -1:
         self.ents[e + k].cpu = 0
         self.ents[e + k].idx = 0
         self.ents[e + k].rq = RQ_NORMAL
-        kthread_place_at_wakeup(self, e + k)
+        # A worker is a new kthread: its first run is placed by wake_up_new_task(); an
+        # unbound task, the load balancer may move it too.
+        if kthread_place_at_wakeup(self, e + k):
+            self.ents[e + k].fork_place = 1
+            self.n_unbound += 1
     self.uwq_created = 1
     uwq_enter_idle(self, e)
     return e + max_workers
@@ -69,10 +75,15 @@ cdef void uwq_leave_idle(Engine self, int e) noexcept:
 
 cdef void queue_work_unbound(Engine self, int wid, int from_cpu, i64 t) except *:
     """__queue_work() of work wid (krcp * KW_N + KW_*) from from_cpu at t, and kick_pool()."""
-    cdef int w
     self.uwq_list[(self.uwq_head + self.uwq_len) % self.uwq_cap] = wid
     self.uwq_len += 1
-    if self.uwq_n_idle > 0:
+    kick_pool(self, from_cpu, t)
+
+
+cdef void kick_pool(Engine self, int from_cpu, i64 t) except *:
+    """With work on the list, wake the worker that went idle last (from from_cpu at t)."""
+    cdef int w
+    if self.uwq_len > 0 and self.uwq_n_idle > 0:
         w = self.uwq_idle[self.uwq_n_idle - 1]
         if self.ents[w].state == ST_BLOCKED:
             wake(self, w, from_cpu, t)
@@ -98,6 +109,8 @@ cdef i64 uwq_worker_next(Engine self, int e, i64 t0) except -2:
     wid = self.uwq_list[self.uwq_head]
     self.uwq_head = (self.uwq_head + 1) % self.uwq_cap
     self.uwq_len -= 1
+    # process_one_work() kicks the pool again: an idle worker takes the next work beside this one.
+    kick_pool(self, self.ents[e].cpu, t0)
     c = wid // KW_N
     self.ents[e].idx = c
     self.uwq_cur[k] = wid % KW_N

@@ -22,7 +22,8 @@ from rcusim.input.workloads import (GP_ASYNC_MAX_DEFAULT, CallRcuLoad, KfreeRcuF
                                     SyncLoop)
 from rcusim.input.profiles import TIMER_QUANTILES, TIMER_TAIL_QUANTILES, VMALLOC_COSTS, Z_P99
 from rcusim.kernel.cpus import cpu_topology
-from rcusim.kernel.page_alloc import PAGE_SIZE, PCP_BATCH_SCALE_MAX, pcp_sizes, slab_order
+from rcusim.kernel.page_alloc import (PAGE_SIZE, PCP_BATCH_SCALE_MAX, cpu_partial_slabs, min_partial, pcp_sizes,
+                                      slab_order)
 from rcusim.kernel.fair import POLICY_CFS, POLICY_EEVDF, POLICY_RR, fair_tunables, weight_of
 from rcusim.kernel.sched_domains import sched_domains
 from rcusim.kernel.timer import lvl_depth
@@ -316,6 +317,8 @@ class KvfreeRcu:
 class PageAlloc:
     """page_alloc.pxi: the per-CPU page lists and slab pages of a kfree flood's objects."""
     slab_objs: int             # objects in one order-0 slab of their kmalloc cache (0: no flood)
+    cpu_partial_slabs: int     # the cache's s->cpu_partial_slabs and s->min_partial (rcusim.kernel.page_alloc)
+    min_partial: int
     pcp_batch: int             # each CPU's list's batch, high_min, high_max (rcusim.kernel.page_alloc)
     pcp_high_min: int
     pcp_high_max: int
@@ -764,7 +767,7 @@ def _page_alloc(spec, flood: KfreeRcuFlood | None) -> PageAlloc:
     """The lists sized for the machine's memory and the release; the slab of the flood's objects."""
     nr, sw = spec.hardware.nr_cpus, spec.params.switches
     if flood is None:
-        return PageAlloc(slab_objs=0, pcp_batch=0, pcp_high_min=0, pcp_high_max=0, pcp_scale_max=0,
+        return PageAlloc(slab_objs=0, cpu_partial_slabs=0, min_partial=0, pcp_batch=0, pcp_high_min=0, pcp_high_max=0, pcp_scale_max=0,
                          pcp_free_factor=0, pcp_high_auto=0)
     size = kmalloc_size(KFREE_OBJ_BYTES * flood.kfree_mult)
     if slab_order(size, nr) > 0:
@@ -773,7 +776,8 @@ def _page_alloc(spec, flood: KfreeRcuFlood | None) -> PageAlloc:
                             key="workloads.kfree_mult", allowed="a kfree_mult whose objects fit "
                             f"{4 * (nr.bit_length() + 1)} to an order-0 slab on this many CPUs")
     pcp = pcp_sizes(spec.hardware.memory_mb, nr, sw)
-    return PageAlloc(slab_objs=PAGE_SIZE // size, pcp_batch=pcp.batch, pcp_high_min=pcp.high_min,
+    return PageAlloc(slab_objs=PAGE_SIZE // size, cpu_partial_slabs=cpu_partial_slabs(size),
+                     min_partial=min_partial(size), pcp_batch=pcp.batch, pcp_high_min=pcp.high_min,
                      pcp_high_max=pcp.high_max, pcp_scale_max=PCP_BATCH_SCALE_MAX,
                      pcp_free_factor=int(sw.pcp_free_factor), pcp_high_auto=int(sw.pcp_high_auto))
 

@@ -80,6 +80,20 @@ def pcp_sizes(memory_mb: int, nr_cpus: int, switches) -> PcpSizes:
     return PcpSizes(managed_pages=managed, low_wmark=low, batch=batch, high_min=high_min, high_max=high_max)
 
 
+def min_partial(size: int) -> int:
+    """SLUB's s->min_partial: ilog2(size) / 2, within MIN_PARTIAL 5 and MAX_PARTIAL 10
+    (calculate_sizes() -> set_min_partial())."""
+    return min(max((size.bit_length() - 1) // 2, 5), 10)
+
+
+def cpu_partial_slabs(size: int) -> int:
+    """SLUB's s->cpu_partial_slabs for an order-0 cache of size-byte objects: twice the
+    cpu_partial objects of set_cpu_partial() (120 below 256 bytes, 52 below 1024, 24 below a
+    page, 6 beyond) over the objects of a slab, rounded up (slub_set_cpu_partial())."""
+    objects = 120 if size < 256 else 52 if size < 1024 else 24 if size < PAGE_SIZE else 6
+    return -(-objects * 2 // (PAGE_SIZE // size))
+
+
 def slab_order(size: int, nr_cpus: int) -> int:
     """calculate_order() of SLUB for a power-of-two kmalloc cache: the smallest order whose slab
     holds 4 * (fls(nr_cpu_ids) + 1) objects (slub_min_objects' default), at most slub_max_order."""

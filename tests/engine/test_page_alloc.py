@@ -7,8 +7,8 @@ import pytest
 from rcusim.engine.simulate import run_engine
 from rcusim.errors import ScenarioError
 from rcusim.input.releases import parse_release, release_switches
-from rcusim.kernel.page_alloc import (low_wmark_pages, managed_pages, pcp_sizes, slab_order,
-                                      zone_batchsize)
+from rcusim.kernel.page_alloc import (cpu_partial_slabs, low_wmark_pages, managed_pages, min_partial, pcp_sizes,
+                                      slab_order, zone_batchsize)
 
 from tests.engine.conftest import flood, spec_of
 
@@ -40,6 +40,13 @@ def test_batch_is_one_less_than_a_power_of_two():
     assert zone_batchsize(64 << 10) == 15
 
 
+def test_slub_keeps_a_few_empty_slabs():
+    """set_cpu_partial(): 120 objects of a small cache, twice that over a slab's: kmalloc-32 keeps
+    2 slabs a CPU, kmalloc-256 7; set_min_partial(): ilog2(size) / 2 within 5..10."""
+    assert (cpu_partial_slabs(32), cpu_partial_slabs(256), cpu_partial_slabs(2048)) == (2, 7, 24)
+    assert (min_partial(32), min_partial(2048), min_partial(1 << 30)) == (5, 5, 10)
+
+
 def test_slab_order_holds_the_minimum_objects():
     """calculate_order(): kmalloc-32 is order 0 even on 4,096 CPUs (56 objects wanted); kmalloc-256
     holds the 12 objects 2 CPUs want in a page, not the 20 of 8 CPUs."""
@@ -53,13 +60,24 @@ def flood_runs():
 
 def test_every_page_is_accounted(flood_runs):
     """What the lists took from the zone and gave back equals what they hold plus what is
-    still allocated; each CPU's objects filled ceil(objects / 128) slab pages."""
+    still allocated; the CPUs' slabs took new pages only where no emptied slab was at hand on
+    a partial list: at most ceil(objects / 128) a CPU."""
     for run in flood_runs.values():
         c = run.kvfree["counters"]
+        pcp = run.kvfree["pcp"]
         assert c["pcp_pages_from_zone"] - c["pcp_pages_to_zone"] == (
             c["pcp_pages_on_lists"] + c["pcp_page_allocs"] - c["pcp_page_frees"])
-        objects_per_cpu = 20 * 4000
-        assert c["pcp_page_allocs"] == 4 * -(-objects_per_cpu // 128) + c["kvfree_page_allocs"]
+        assert pcp["count"].sum() == c["pcp_pages_on_lists"]
+        assert pcp["from_zone"].sum() == c["pcp_pages_from_zone"] and pcp["to_zone"].sum() == c["pcp_pages_to_zone"]
+        slab_pages = c["pcp_page_allocs"] - c["kvfree_page_allocs"]
+        assert 4 <= slab_pages <= 4 * -(-20 * 4000 // 128)
+
+
+def test_emptied_slabs_are_used_again():
+    """A flood long enough for its reclaim to run beside it (200 loops): the CPUs' slabs take
+    emptied ones from the partial lists, fewer new pages than a slab each 128 objects."""
+    c = run_engine("6.12", spec_of(flood("6.12", loops=200)), 0).kvfree["counters"]
+    assert c["pcp_page_allocs"] - c["kvfree_page_allocs"] < 0.9 * 4 * -(-200 * 4000 // 128)
 
 
 def test_the_footprint_is_the_pages_the_lists_took(flood_runs):
