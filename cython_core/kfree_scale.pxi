@@ -79,12 +79,12 @@ cdef i64 kfree_scale_thread_next(Engine self, int e, i64 t0) except -2:
             if self.kt_started == self.n_kfree:
                 self.kv_b_start = self.gp_seq  # b_rcu_gp_test_started = cur_ops->get_gp_seq()
                 self.kv_b_start_t = self.now
-        avail = si_mem_available(self)
         if self.kt_mem_during[k] == 0:
+            avail = si_mem_available(self)
             self.kt_mem_begin[k] = avail
             self.kt_mem_during[k] = avail
         elif self.kt_loop[k] % quarter == 0:
-            self.kt_mem_during[k] = (self.kt_mem_during[k] + avail) // 2
+            self.kt_mem_during[k] = (self.kt_mem_during[k] + si_mem_available(self)) // 2
     return kvfree_call_rcu_next(self, self.ents[e].cpu, self.kt_alloc_num - self.kt_i[k], &self.kt_plan[3 * k])
 
 

@@ -176,7 +176,8 @@ cdef int nr_pcp_free(Engine self, pcp_t *pcp, int high) noexcept:
 
 
 cdef i64 zone_free_pages(Engine self) noexcept:
-    """NR_FREE_PAGES, with every CPU's due vmstat_update() applied."""
+    """NR_FREE_PAGES, with every CPU's due vmstat_update() applied (a CPU's are applied before
+    any change to its list, so applying them late gives the same)."""
     cdef int c
     for c in range(self.nr_cpus):
         decay_pcp_high(self, c)
