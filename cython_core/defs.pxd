@@ -499,13 +499,15 @@ cdef struct krc_t:
     i64 head_count       # channel 3: objects on krcp->head (no page was available)
     i64 head_t           # time of the newest channel-3 object (ns)
     i64 head_gp_snap     # krcp->head_gp_snap: get_state_synchronize_rcu() at its newest insert
-    int32_t drain_pages  # kvfree_rcu_drain_ready(): the oldest pages found ready as the monitor ran
+    int32_t drain_pages  # kvfree_rcu_drain_ready(): the oldest pages found ready as the monitor ran,
+    int32_t drain_first  # ... moved off the krcp (bulk_ready), the first of them
     i64 drain_head       # ... and the channel-3 objects found ready (0: none)
     i64 drain_head_t     # ... the newest of them queued then (calls may add more before they are freed)
     i64 count            # krcp->count: objects queued since the last detach
     i64 lock_free        # krcp->lock is next free (ns)
     i64 monitor_expires  # monitor_work timer expiry (ns), -1 if not pending
     u64 monitor_gen      # timer generation: stale EV_KFREE_MONITOR events are ignored
+    int32_t monitor_cpu  # the CPU whose timer it is (the one that armed it)
     int32_t monitor_queued # the monitor work is queued on its kworker
     int32_t monitor_running # ... and running (an unbound pool's worker runs it again if queued meanwhile)
     int32_t cache        # nr_bkv_objs: pages in the bkvcache

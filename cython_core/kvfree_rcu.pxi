@@ -264,6 +264,7 @@ cdef i64 kvfree_call_rcu(Engine self, int c, i64 *plan) except -2:
     cdef i64 h = plan[0], src = plan[1], n = plan[2]
     cdef i64 calls = h + n, before = kp.count, t_first, m, i
     cdef int b
+    kmalloc_objs(self, c, calls)  # rcuscale kmalloc()s each object before its kfree_rcu()
     if self.kv_gen == KV_CALL_RCU:
         if self.fault == FAULT_KVFREE_NO_GP:
             check_kvfree(self, c, self.now)  # kfree() at once
@@ -297,16 +298,15 @@ cdef i64 kvfree_call_rcu(Engine self, int c, i64 *plan) except -2:
         if self.bnodes[b].nr_records == self.kv_max_entr:
             self.n_kv_pages_filled += 1
         n -= m
-    kmalloc_objs(self, c, calls)
     self.kv_objs += calls
     kp.count += calls
     if calls > 0 and self.kv_gen != KV_CALL_RCU:
         # schedule_delayed_monitor_work() after each call: only the first call
         # and the one reaching KVFREE_BULK_MAX_ENTR can shorten the delay.
         t_first = self.now - (calls - 1) * self.kv_call_ns
-        schedule_monitor(self, c, t_first, before + 1)
+        schedule_monitor(self, c, c, t_first, before + 1)
         if self.kv_drain_5hz and before + 1 < self.kv_max_entr <= kp.count:
-            schedule_monitor(self, c, t_first + (self.kv_max_entr - before - 1) * self.kv_call_ns,
+            schedule_monitor(self, c, c, t_first + (self.kv_max_entr - before - 1) * self.kv_call_ns,
                                   self.kv_max_entr)
     kv_mem_changed(self)
     return calls
@@ -333,10 +333,11 @@ cdef void kv_add_bulk_page(Engine self, int c, bint cached) except *:
 
 
 # --- monitor work ----------------------------------------------------------
-cdef void schedule_monitor(Engine self, int c, i64 t_call, i64 count) except *:
-    """schedule_delayed_monitor_work() by a call at t_call that left count queued; before
-    v6.1, schedule_delayed_work(KFREE_DRAIN_JIFFIES), which leaves a pending timer alone
-    (as ->monitor_todo did in the releases that had it)."""
+cdef void schedule_monitor(Engine self, int c, int cpu, i64 t_call, i64 count) except *:
+    """schedule_delayed_monitor_work() of krcp c, on CPU cpu, by a call at t_call that left
+    count queued; before v6.1, schedule_delayed_work(KFREE_DRAIN_JIFFIES), which leaves a
+    pending timer alone (as ->monitor_todo did in the releases that had it). The timer is
+    the arming CPU's (add_timer_global()), and the work is queued where it fires."""
     cdef krc_t *kp = &self.krcs[c]
     cdef i64 j = t_call // self.jiffy_ns
     cdef i64 delay = 1 if self.kv_drain_5hz and count >= self.kv_max_entr else self.kv_drain_jiffies
@@ -348,6 +349,7 @@ cdef void schedule_monitor(Engine self, int c, i64 t_call, i64 count) except *:
     # queue_delayed_work() / mod_delayed_work(): timer.expires is jiffies + delay;
     # the wheel runs it at the tick of its bucket.
     kp.monitor_expires = (j + delay) * self.jiffy_ns
+    kp.monitor_cpu = cpu
     kp.monitor_gen += 1
     push(self, max(self.now, timer_expiry_jiffy(self, j, j + delay) * self.jiffy_ns), PRIO_NORMAL,
          EV_KFREE_MONITOR, c, <i64> kp.monitor_gen)
@@ -359,12 +361,12 @@ cdef void ev_kfree_monitor(Engine self, int c, i64 gen) except *:
         return
     kp.monitor_expires = -1
     kp.monitor_queued = 1
-    timer_tick(self, c)
+    timer_tick(self, kp.monitor_cpu)
     self.acc = 0
     if kp.kworker[KW_MONITOR] >= 0:
-        wake(self, kp.kworker[KW_MONITOR], c, self.now)
+        wake(self, kp.kworker[KW_MONITOR], kp.monitor_cpu, self.now)
     elif not kp.monitor_running:
-        queue_work_unbound(self, c * KW_N + KW_MONITOR, c, self.now)
+        queue_work_unbound(self, c * KW_N + KW_MONITOR, kp.monitor_cpu, self.now)
 
 
 cdef void kfree_obj_reclaim(Engine self, int src, int run_cpu) except *:
@@ -407,42 +409,48 @@ cdef void kvfree_rcu_list(Engine self, int c, i64 n, i64 t_last, int run_cpu) ex
 
 
 cdef i64 kvfree_rcu_drain_ready_ns(Engine self, krc_t *kp) noexcept:
-    """kvfree_rcu_drain_ready() as the monitor starts: under krcp->lock, the pages whose
-    snapshot has passed, oldest first up to the first that has not, and the channel-3 list
-    if its snapshot has; returns what freeing them costs (kvfree_rcu_bulk() per page,
-    kvfree_rcu_list() per object)."""
-    cdef int b = kp.bulk_head
+    """kvfree_rcu_drain_ready() as the monitor starts: under krcp->lock it moves off the
+    krcp the pages whose snapshot has passed, oldest first up to the first that has not
+    (bulk_ready), and the channel-3 list if its snapshot has (head_ready), so that calls made
+    while they are freed go to the krcp as before; returns what freeing them costs
+    (kvfree_rcu_bulk() per page, kvfree_rcu_list() per object)."""
+    cdef int b = kp.bulk_head, last = -1
     cdef i64 ns = 0
     kp.drain_pages = 0
     kp.drain_head = 0
     while b >= 0 and rcu_seq_done(self.gp_seq, self.bnodes[b].gp_snap):
         kp.drain_pages += 1
+        kp.count -= self.bnodes[b].nr_records  # atomic_sub(bnode->nr_records, &krcp->bulk_count[i])
         ns += kvfree_rcu_bulk_ns(self, b)
+        last = b
         b = self.bnodes[b].next
+    if last >= 0:
+        kp.drain_first = kp.bulk_head
+        self.bnodes[last].next = -1
+        kp.bulk_head = b
+        if b < 0:
+            kp.bulk_tail = -1
     if kp.head_count > 0 and rcu_seq_done(self.gp_seq, kp.head_gp_snap):
         kp.drain_head = kp.head_count
         kp.drain_head_t = kp.head_t
+        kp.count -= kp.drain_head
+        kp.head_count = 0
         ns += kp.drain_head * self.kv_kfree_ns
     return ns
 
 
 cdef void kvfree_rcu_drain_ready(Engine self, int c, int run_cpu) except *:
-    """The monitor, on run_cpu, freed what kvfree_rcu_drain_ready_ns() found ready."""
+    """The monitor, on run_cpu, frees what kvfree_rcu_drain_ready_ns() moved off the krcp."""
     cdef krc_t *kp = &self.krcs[c]
     cdef int b
     while kp.drain_pages > 0:
         kp.drain_pages -= 1
-        b = kp.bulk_head
-        kp.bulk_head = self.bnodes[b].next
-        if kp.bulk_head < 0:
-            kp.bulk_tail = -1
-        kp.count -= self.bnodes[b].nr_records  # atomic_sub(bnode->nr_records, &krcp->bulk_count[i])
+        b = kp.drain_first
+        kp.drain_first = self.bnodes[b].next
         self.n_kv_ready_pages += 1
         kvfree_rcu_bulk(self, c, b, run_cpu)
     if kp.drain_head > 0:
         kvfree_rcu_list(self, c, kp.drain_head, kp.drain_head_t, run_cpu)
-        kp.count -= kp.drain_head
-        kp.head_count -= kp.drain_head
         kp.drain_head = 0
     kv_mem_changed(self)
 
@@ -493,7 +501,7 @@ cdef void kfree_rcu_monitor(Engine self, int c, int run_cpu) except *:
             self.acc += self.call_rcu_ns
             call_rcu(self, run_cpu, CB_RCU_WORK, c * KW_N + KW_RECLAIM0 + i)
     if kp.bulk_head >= 0 or kp.head_count > 0:
-        schedule_monitor(self, c, self.now + self.acc, kp.count)  # need_offload_krc()
+        schedule_monitor(self, c, run_cpu, self.now + self.acc, kp.count)  # need_offload_krc()
 
 
 cdef void rcu_work_rcufn(Engine self, int work, int from_cpu, i64 t) except *:

@@ -16,11 +16,16 @@
 # Only the unmovable order-0 list is modelled, empty at the start: the other migratetypes'
 # lists hold pages nothing in the run allocates. The zone stays above its high watermark
 # (ZONE_BELOW_HIGH and ZONE_RECLAIM_ACTIVE never set). The vmstat kworker's own CPU time is not
-# modelled; its decay is applied when the CPU's list or si_mem_available() is next used.
+# modelled; its decay is applied when the CPU's list or si_mem_available() is next used, also
+# on a CPU that idled through it (the kernel's vmstat_work is deferrable and would wait for
+# the CPU to wake). si_mem_available() reads the zone's count exactly, where the kernel's
+# global NR_FREE_PAGES lags each CPU's unfolded vm_stat_diff (up to its stat_threshold).
 #
 # Slabs (mm/slub.c, v6.12): the objects kmalloc()ed on a CPU fill that CPU's slabs in turn
 # (slab_objs to a page), and are freed in the order they were allocated, so a slab empties
-# at once on the CPU that frees its last objects. An emptied slab goes onto that CPU's partial
+# on the CPU that frees its last objects (the kernel's goes to the partial list of the CPU
+# that first freed into it, __slab_free(); one kfree_bulk() of a page's ~500 pointers empties
+# most of its slabs whole). An emptied slab goes onto that CPU's partial
 # list (put_cpu_partial()); a third one flushes the two before it to the node's partial list
 # (__put_partials()), which keeps min_partial slabs and gives the others' pages back
 # (discard_slab() -> free_page()). A CPU whose slab is full takes an empty one from its own
@@ -111,7 +116,8 @@ cdef int nr_pcp_alloc(Engine self, pcp_t *pcp) noexcept:
     max_nr_alloc = max(high - pcp.count - base, base)
     if batch <= max_nr_alloc and pcp.alloc_factor < self.pcp_scale_max:
         pcp.alloc_factor += 1
-    return max(min(batch, max_nr_alloc), 2)
+    batch = min(batch, max_nr_alloc)
+    return max(batch, 2) if batch > 1 else batch
 
 
 cdef void alloc_page(Engine self, int c) noexcept:

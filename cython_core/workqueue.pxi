@@ -2,8 +2,8 @@
 # rcu_reclaim_wq (switch kvfree_unbound_wq): its monitor and kfree_rcu_work items of every CPU's
 # krcp share the pool's kworkers.
 # - __queue_work() appends a work to the pool's worklist and kick_pool() wakes the worker that
-#   went idle last (idle_list is LIFO); an unbound pool does no concurrency management, so each
-#   queueing wakes an idle worker while the list holds work.
+#   went idle last (idle_list is LIFO), unless it is awake already; an unbound pool does no
+#   concurrency management, so a worker busy with one work does not keep another idle.
 # - A woken worker leaves idle, and, if no idle worker is left while work waits, first creates
 #   one (manage_workers(), maybe_create_worker()); then it runs the list's works one after
 #   another (process_one_work(), which kicks the pool again as it takes each: an idle worker
@@ -13,14 +13,18 @@
 # The workers are placed by select_task_rq_fair() at each wake-up from the CPU they last ran
 # on, so one worker frees the objects of any CPU's krcp where it happens to run. A new worker
 # is placed at its first run as a new task (wake_up_new_task(): find_idlest_cpu() from its
-# creator's CPU, CPU 0 for the pool's first); kthread creation's own time is not modelled. One pool serves all
-# CPUs (one pod: rcusim does not split the unbound pool by LLC).
+# creating worker's CPU, where kthreadd forks it; CPU 0 for the pool's first); kthread
+# creation's own time is not modelled. One pool serves all CPUs (one pod: rcusim does not
+# split the unbound pool by LLC) and holds only rcu_reclaim_wq's works, starting with one
+# worker: the kernel's pool is shared with system_unbound_wq and has workers from boot.
+# max_active (256) is not modelled: more than 85 CPUs' krcps could run more works at once.
 #
 # Included by _core.pyx: module-level functions on the Engine.
 
 
 cdef int uwq_init(Engine self, int e, int max_workers) except -1:
-    """max_workers kworker entities from e on; the pool starts with one, idle."""
+    """max_workers kworker entities from e on; the pool starts with one, idle (a
+    simplification: see above)."""
     cdef int k
     self.uwq_first = e
     self.uwq_max = max_workers
@@ -102,10 +106,11 @@ cdef i64 uwq_worker_next(Engine self, int e, i64 t0) except -2:
         self.ents[e].phase = -1
         return 0
     if self.uwq_n_idle == 0 and self.uwq_created < self.uwq_max:
-        fresh = self.uwq_first + self.uwq_created  # maybe_create_worker()
+        fresh = self.uwq_first + self.uwq_created  # maybe_create_worker(): create_worker()
         self.uwq_created += 1
         self.ents[fresh].cpu = self.ents[e].cpu
         uwq_enter_idle(self, fresh)
+        wake(self, fresh, self.ents[e].cpu, t0)  # it starts at once, idle
     wid = self.uwq_list[self.uwq_head]
     self.uwq_head = (self.uwq_head + 1) % self.uwq_cap
     self.uwq_len -= 1

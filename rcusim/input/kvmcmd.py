@@ -19,6 +19,8 @@ Anything unknown is an error.
 
 from __future__ import annotations
 
+import re
+
 from rcusim.errors import ScenarioError
 from rcusim.input.bootargs import parse_bootargs
 from rcusim.input.kernel import Kernel
@@ -61,12 +63,13 @@ _WRITER_PARAMS = ("nwriters", "nreaders", "gp_exp", "gp_async", "gp_async_max", 
 
 
 def _memory_mb(size: str | None) -> int:
-    """kvm.sh's --memory (QEMU's -m: a number of MB, or with an M or G suffix) in MB."""
+    """kvm.sh's --memory (QEMU's -m: a number of MB, or with an M or G suffix, as kvm.sh's
+    check '^[0-9]\\+[MG]\\?$' allows) in MB."""
     if size is None:
         return KVM_DEFAULT_MEMORY_MB
-    text = size.strip().upper()
-    number, unit = (text[:-1], text[-1]) if text[-1:] in _MEMORY_UNITS else (text, "")
-    if not number.isdigit() or int(number) * _MEMORY_UNITS[unit] < 64:
+    match = re.fullmatch(r"(\d+)([MG]?)", size.strip().upper())
+    number, unit = match.groups() if match else ("0", "")
+    if not match or int(number) * _MEMORY_UNITS[unit] < 64:
         raise ScenarioError(f"{size!r} is not a memory size rcusim takes", key="--memory",
                             allowed="a whole number of MB from 64, or with an M or G suffix (e.g. 10G)")
     return int(number) * _MEMORY_UNITS[unit]

@@ -107,3 +107,14 @@ def test_higher_order_slabs_are_refused():
     data["hardware"]["nr_cpus"] = 64
     with pytest.raises(ScenarioError, match="order 1"):
         run_engine("x", spec_of(data), 0)
+
+
+def test_kvm_sh_memory_sizes():
+    """kvm.sh's --memory as QEMU's -m takes it: MB, or with an M or G suffix; anything else,
+    an empty value included, is one clear error."""
+    from rcusim.input.kvmcmd import KVM_DEFAULT_MEMORY_MB, _memory_mb
+    assert (_memory_mb("10G"), _memory_mb("512M"), _memory_mb("2048"), _memory_mb(None)) == (
+        10240, 512, 2048, KVM_DEFAULT_MEMORY_MB)
+    for bad in ("", "10X", "G", "32", "-1G"):
+        with pytest.raises(ScenarioError, match="--memory"):
+            _memory_mb(bad)
