@@ -313,6 +313,13 @@ cdef i64 kvfree_call_rcu(Engine self, int c, i64 *plan) except -2:
 
 
 
+cdef void kv_get_free_page(Engine self, int cpu) noexcept:
+    """__get_free_page() of a bulk page on cpu (in a call, or by page_cache_work)."""
+    self.kv_pages += 1
+    self.n_kv_page_allocs += 1
+    alloc_page(self, cpu)
+
+
 cdef void kv_add_bulk_page(Engine self, int c, bint cached) except *:
     """A new bulk page at the tail of CPU c's krcp list: from its page cache if `cached`
     and it has one, else newly allocated on c."""
@@ -321,9 +328,7 @@ cdef void kv_add_bulk_page(Engine self, int c, bint cached) except *:
     if cached and kp.cache > 0:
         kp.cache -= 1
     else:
-        self.kv_pages += 1
-        self.n_kv_page_allocs += 1
-        alloc_page(self, c)
+        kv_get_free_page(self, c)
     b = bnode_new(self)
     if kp.bulk_tail >= 0:
         self.bnodes[kp.bulk_tail].next = b
@@ -553,10 +558,10 @@ cdef void kfree_rcu_monitor_done(Engine self, int e, int c) except *:
 
 
 cdef i64 kvfree_kworker_next(Engine self, int e, i64 t0) except -2:
-    cdef int c = self.ents[e].idx
-    cdef krc_t *kp = &self.krcs[c]
     if is_uwq_worker(self, e):
         return uwq_worker_next(self, e, t0)
+    cdef int c = self.ents[e].idx
+    cdef krc_t *kp = &self.krcs[c]
     if e == kp.kworker[KW_MONITOR] or e == kp.kworker[KW_PAGE_CACHE]:
         if e == kp.kworker[KW_PAGE_CACHE] and kp.cache_work == 1:  # system_highpri_wq runs before system_wq
             kp.cache_work = 2
@@ -570,10 +575,10 @@ cdef i64 kvfree_kworker_next(Engine self, int e, i64 t0) except -2:
 
 
 cdef i64 kvfree_kworker(Engine self, int e) except -2:
-    cdef int c = self.ents[e].idx
-    cdef krc_t *kp = &self.krcs[c]
     if is_uwq_worker(self, e):
         return uwq_worker(self, e)
+    cdef int c = self.ents[e].idx
+    cdef krc_t *kp = &self.krcs[c]
     self.acc = 0
     if e != kp.kworker[KW_MONITOR] and e != kp.kworker[KW_PAGE_CACHE]:
         return kfree_rcu_work_done(self, e, c, e == kp.kworker[KW_RECLAIM0 + 1])
@@ -581,9 +586,7 @@ cdef i64 kvfree_kworker(Engine self, int e) except -2:
         # fill_page_cache_func(): up to rcu_min_cached_objs pages.
         while kp.cache < self.kv_min_cached:
             kp.cache += 1
-            self.kv_pages += 1
-            self.n_kv_page_allocs += 1
-            alloc_page(self, self.ents[e].cpu)
+            kv_get_free_page(self, self.ents[e].cpu)
         kp.cache_work = 0
         kv_mem_changed(self)
     elif self.ents[e].phase == KW_MONITOR:

@@ -38,15 +38,12 @@
 
 cdef int page_alloc_init(Engine self, pa) except -1:
     cdef int c
-    self.pcps = <pcp_t *> malloc((self.nr_cpus + 1) * sizeof(pcp_t))
-    self.slab_alloc = <i64 *> malloc((self.nr_cpus + 1) * sizeof(i64))
-    self.slab_freed = <i64 *> malloc((self.nr_cpus + 1) * sizeof(i64))
+    self.pcps = <pcp_t *> calloc(self.nr_cpus + 1, sizeof(pcp_t))
+    self.slab_alloc = <i64 *> calloc(self.nr_cpus + 1, sizeof(i64))
+    self.slab_freed = <i64 *> calloc(self.nr_cpus + 1, sizeof(i64))
     self.slab_cpu_partial = <i64 *> calloc(self.nr_cpus + 1, sizeof(i64))
     if self.pcps == NULL or self.slab_alloc == NULL or self.slab_freed == NULL or self.slab_cpu_partial == NULL:
         raise MemoryError()
-    memset(self.pcps, 0, (self.nr_cpus + 1) * sizeof(pcp_t))
-    memset(self.slab_alloc, 0, (self.nr_cpus + 1) * sizeof(i64))
-    memset(self.slab_freed, 0, (self.nr_cpus + 1) * sizeof(i64))
     self.zone_free = <i64> 1 << 40  # a machine whose size cancels out of rcuscale's difference
     self.pcp_batch = pa.pcp_batch
     self.pcp_high_min = pa.pcp_high_min
@@ -101,11 +98,16 @@ cdef void decay_pcp_high(Engine self, int c) noexcept:
             to_drain -= self.pcp_batch
 
 
+cdef inline int pcp_high(Engine self, pcp_t *pcp) noexcept:
+    """pcp->high = clamp(pcp->high, high_min, high_max), as each use of it begins."""
+    pcp.high = min(max(pcp.high, self.pcp_high_min), self.pcp_high_max)
+    return pcp.high
+
+
 cdef int nr_pcp_alloc(Engine self, pcp_t *pcp) noexcept:
     """The pages an empty list takes from the zone: batch << alloc_factor, the factor growing
     with each refill that no free came between, within what high leaves room for."""
-    cdef int base = self.pcp_batch, batch, high, max_nr_alloc
-    high = pcp.high = min(max(pcp.high, self.pcp_high_min), self.pcp_high_max)
+    cdef int base = self.pcp_batch, batch, max_nr_alloc, high = pcp_high(self, pcp)
     if high < base:
         return 1
     if not self.pcp_high_auto:
@@ -140,8 +142,7 @@ cdef void alloc_page(Engine self, int c) noexcept:
 cdef int nr_pcp_high(Engine self, pcp_t *pcp) noexcept:
     """The list's high mark for this free; a list at it grows its pcp->high to hold the pages
     being freed in a row (free_count) and a batch."""
-    cdef int high
-    high = pcp.high = min(max(pcp.high, self.pcp_high_min), self.pcp_high_max)
+    cdef int high = pcp_high(self, pcp)
     if high == 0 or self.pcp_high_min == self.pcp_high_max:
         return high
     if pcp.count >= high and pcp.high < pcp.free_count + self.pcp_batch:

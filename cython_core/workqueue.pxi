@@ -97,7 +97,6 @@ cdef i64 uwq_worker_next(Engine self, int e, i64 t0) except -2:
     """worker_thread(): go on with the work in hand, or take the worklist's first; idle when
     there is none. Returns the step's length (0 and phase -1: idle)."""
     cdef int k = e - self.uwq_first, wid, c, fresh
-    cdef krc_t *kp
     if self.uwq_cur[k] >= 0:
         return kfree_rcu_work_step(self, e, self.ents[e].idx, self.uwq_cur[k] - KW_RECLAIM0)
     uwq_leave_idle(self, e)

@@ -763,13 +763,12 @@ def _kvfree_rcu(spec, flood: KfreeRcuFlood | None, threads: KfreeScale, chunk: i
     )
 
 
-def _page_alloc(spec, flood: KfreeRcuFlood | None) -> PageAlloc:
-    """The lists sized for the machine's memory and the release; the slab of the flood's objects."""
+def _page_alloc(spec, size: int) -> PageAlloc:
+    """The lists sized for the machine's memory and the release; the slab of the flood's objects
+    of `size` bytes (kvfree_rcu's obj_bytes; 0: no flood)."""
     nr, sw = spec.hardware.nr_cpus, spec.params.switches
-    if flood is None:
-        return PageAlloc(slab_objs=0, cpu_partial_slabs=0, min_partial=0, pcp_batch=0, pcp_high_min=0, pcp_high_max=0, pcp_scale_max=0,
-                         pcp_free_factor=0, pcp_high_auto=0)
-    size = kmalloc_size(KFREE_OBJ_BYTES * flood.kfree_mult)
+    if size == 0:
+        return PageAlloc(**dict.fromkeys(PageAlloc.__dataclass_fields__, 0))
     if slab_order(size, nr) > 0:
         raise ScenarioError(f"kmalloc-{size}'s slabs are order {slab_order(size, nr)} on {nr} CPUs; "
                             "rcusim's page allocator hands out order-0 pages only",
@@ -878,6 +877,7 @@ def engine_input(spec, fault: int = 0, kfree_chunk: int = 0) -> tuple[EngineInpu
     geom = rcu_geometry(spec)
     topology, sync_loop, flood = _topology(spec), _sync_loop(spec), _flood(spec)
     kfree_scale = _kfree_scale(spec, flood)
+    kvfree_rcu = _kvfree_rcu(spec, flood, kfree_scale, kfree_chunk)
     inp = EngineInput(sched=_sched(spec, fault), fair=_fair(spec), placement=_placement(spec, topology),
                       timer=_timer(spec), cpuidle=_cpuidle(spec), kvm=_kvm(spec), topology=topology,
                       locking=Locking(mutex_handoff=int(spec.params.switches.mutex_handoff)),
@@ -885,8 +885,7 @@ def engine_input(spec, fault: int = 0, kfree_chunk: int = 0) -> tuple[EngineInpu
                       tree_callbacks=_tree_callbacks(spec), tree_nocb=_tree_nocb(spec), tree_exp=_tree_exp(spec),
                       tree_barrier=TreeBarrier(barrier_wakes_rcuog=int(spec.params.switches.barrier_wakes_rcuog)),
                       readers=_readers(spec), classic=_classic(spec), sync_loop=sync_loop,
-                      kfree_scale=kfree_scale, kvfree_rcu=_kvfree_rcu(spec, flood, kfree_scale, kfree_chunk),
-                      page_alloc=_page_alloc(spec, flood),
+                      kfree_scale=kfree_scale, kvfree_rcu=kvfree_rcu, page_alloc=_page_alloc(spec, kvfree_rcu.obj_bytes),
                       rt_latency=_rt_latency(spec), call_rcu_load=_call_rcu_load(spec), noise=_noise(spec),
                       records=_records(spec, sync_loop), run_end=RunEnd(timed=int(spec.run.duration_s is not None)),
                       vmalloc=_vmalloc(spec), tracepoint=_tracepoint(spec))
