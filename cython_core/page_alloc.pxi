@@ -13,8 +13,10 @@
 # si_mem_available() counts the zone's free pages (NR_FREE_PAGES): pages parked on the lists
 # count as used, which is most of the footprint rcuscale's kfree test prints.
 #
-# Only the unmovable order-0 list is modelled, empty at the start: the other migratetypes'
-# lists hold pages nothing in the run allocates. The zone stays above its high watermark
+# Only the unmovable order-0 list is modelled: the other migratetypes' lists hold pages nothing
+# in the run allocates, and their share of pcp->count is not counted against high. The list
+# starts with the profile's pcp_start_pages on each CPU (measured in the guest: what its boot
+# and the test's start left there), empty where the profile does not say. The zone stays above its high watermark
 # (ZONE_BELOW_HIGH and ZONE_RECLAIM_ACTIVE never set). The vmstat kworker's own CPU time is not
 # modelled; its decay is applied when the CPU's list or si_mem_available() is next used, also
 # on a CPU that idled through it (the kernel's vmstat_work is deferrable and would wait for
@@ -60,6 +62,7 @@ cdef int page_alloc_init(Engine self, pa) except -1:
         # vmstat_update() every round_jiffies_relative(HZ): at whole seconds, CPU c's 3*c
         # jiffies early (__round_jiffies()).
         self.pcps[c].next_decay = ((3 * c) // self.pcp_hz + 1) * self.pcp_hz - 3 * c
+        self.pcps[c].count = pa.pcp_start
     return 0
 
 

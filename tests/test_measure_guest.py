@@ -284,3 +284,22 @@ def test_the_guest_script_runs_every_phase_and_copies_the_trace_out():
     assert script.startswith("set -e\n") and script.endswith("cat $T/trace > /out/trace.txt\n")
     assert [line.split("=")[1].split()[0] for line in script.splitlines() if "phase=" in line] == \
         [p.name for p in PHASES]
+
+
+def test_write_profile_keeps_what_the_trace_does_not_measure(tmp_path):
+    """The guest's memory and its page lists' start are not in the plan's trace: a profile
+    written over keeps them as they were, sources included."""
+    profile = tmp_path / "qemu-tcg.yaml"
+    profile.write_text("memory_mb:\n  value: 2048\n  source: QEMU's -m 2048.\n"
+                       "pcp_start_pages:\n  value: 17\n  source: seventeen pages, measured.\n")
+    assert main(["measure-guest", "--from-trace", str(TRACE), "--write-profile", str(profile)]) == 0
+    data = yaml.safe_load(profile.read_text())
+    assert data["memory_mb"] == {"value": 2048, "source": "QEMU's -m 2048."}
+    assert data["pcp_start_pages"] == {"value": 17, "source": "seventeen pages, measured."}
+    assert "costs" in data
+
+
+def test_pcp_from_a_directory_without_boots_is_one_clear_error(tmp_path, capsys):
+    assert main(["measure-guest", "--pcp-from", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "--pcp-from" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -5,25 +5,30 @@ Boots the twin's guest ``--boots`` times, keeps each boot's files and the pooled
 (``trace.txt.gz``, timestamps in ns) under ``--out``, and prints every cost with the
 samples it rests on. ``--from-trace`` derives from such a trace instead of booting.
 ``--noise SECONDS`` measures the guest's OS noise instead (rcusim/twin/noise.py) and
-``--write-preset`` writes it as a noise preset.
+``--write-preset`` writes it as a noise preset. ``--pcp-from DIR`` reads, from the kfree test's
+boots an ``rcusim kernel`` run kept in DIR, what each CPU's page list held as the test began
+(rcusim/twin/pcp_start.py), and prints the profile's ``pcp_start_pages`` entry.
 """
 
 from __future__ import annotations
 
 import argparse
 import shlex
+import textwrap
 import shutil
 import sys
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from rcusim.errors import ScenarioError
 from rcusim.progress import Stages
 from rcusim.twin.qemu import CLOCKS
-from rcusim.twin.measure import (NR_CPUS, ReuseTable, estimate_costs, header_field, measure_boots, profile_yaml,
-                                 read_trace, write_trace)
+from rcusim.twin.measure import (NR_CPUS, ReuseTable, estimate_costs, folded, header_field, measure_boots,
+                                 profile_yaml, read_trace, write_trace)
 from rcusim.twin import noise
+from rcusim.twin.pcp_start import pcp_start_pages
 
 __all__ = ["add_parser", "cmd_measure_guest"]
 
@@ -48,6 +53,10 @@ def add_parser(sub) -> None:
                         "then SECONDS on vCPU 0 alone (the timer delay with a vCPU idle)")
     p.add_argument("--noise-from", metavar="DIR", help="derive the noise from the boots a --noise run kept in DIR")
     p.add_argument("--write-preset", metavar="FILE", help="with --noise or --noise-from: write the noise preset here")
+    p.add_argument("--pcp-from", metavar="DIR",
+                   help="print the profile's pcp_start_pages from the kfree test's boots an rcusim kernel run "
+                        "kept in DIR, traced with kmem/mm_page_alloc, mm_page_free and mm_page_alloc_zone_locked")
+    p.add_argument("--variant", default="kfree", help="with --pcp-from: the variant's boots (default: %(default)s)")
     p.add_argument("--timeout", type=float, default=300.0, metavar="S",
                    help="longest boot, in seconds of wall time (default: %(default)s)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction,
@@ -120,7 +129,33 @@ def _noise(args) -> int:
     return 0
 
 
+#: What a profile says of the guest that its trace does not measure (the memory QEMU gives it, the
+#: page lists' state as rcuscale's kfree test begins): kept from the profile being written over.
+CARRIED = ("memory_mb", "pcp_start_pages")
+
+
+def _carried(path: Path) -> str:
+    """The CARRIED entries of the profile at path, if it exists, as its YAML text gives them."""
+    old = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    return "".join(f"{key}:\n  value: {old[key]['value']}\n" + folded("source", old[key]["source"], 2)
+                   for key in CARRIED if old and key in old)
+
+
+def _pcp_start(args) -> int:
+    run = Path(args.pcp_from)
+    if not (run / "raw" / args.variant).is_dir():
+        raise ScenarioError(f"{str(run)!r} has no boots of {args.variant!r}", key="--pcp-from",
+                            allowed="a directory rcusim kernel wrote (its raw/<variant>/boot-N)")
+    est = pcp_start_pages(run, args.variant)
+    source = est.source(f"the boots in {run} ({args.variant}), python -m rcusim {shlex.join(args.argv)}")
+    print(f"pcp_start_pages:\n  value: {est.value}\n  source: >-\n"
+          + textwrap.fill(source, 96, initial_indent="    ", subsequent_indent="    "))
+    return 0
+
+
 def cmd_measure_guest(args) -> int:
+    if args.pcp_from:
+        return _pcp_start(args)
     if args.noise is not None or args.noise_from:
         return _noise(args)
     trace = Path(args.from_trace) if args.from_trace else _measure(args)
@@ -143,6 +178,8 @@ def cmd_measure_guest(args) -> int:
         measured = header_field(header, "command", command)
         if measured != command:
             command = f"{command}, on the trace of {measured}"
-        Path(args.write_profile).write_text(profile_yaml(estimates, header, command), encoding="utf-8")
+        path = Path(args.write_profile)
+        text = profile_yaml(estimates, header, command).replace("\ncosts:\n", "\n" + _carried(path) + "costs:\n", 1)
+        path.write_text(text, encoding="utf-8")
         print(f"profile written to {args.write_profile}", file=sys.stderr)
     return 0

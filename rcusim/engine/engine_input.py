@@ -325,6 +325,7 @@ class PageAlloc:
     pcp_scale_max: int         # CONFIG_PCP_BATCH_SCALE_MAX
     pcp_free_factor: int       # switch pcp_free_factor (v5.14): frees in a row give back more at a time
     pcp_high_auto: int         # switch pcp_high_auto (v6.7): high moves, refills scale, vmstat decays high
+    pcp_start: int             # pages on each CPU's list as the run begins (the profile's pcp_start_pages)
 
 
 @_section
@@ -778,7 +779,8 @@ def _page_alloc(spec, size: int) -> PageAlloc:
     return PageAlloc(slab_objs=PAGE_SIZE // size, cpu_partial_slabs=cpu_partial_slabs(size),
                      min_partial=min_partial(size), pcp_batch=pcp.batch, pcp_high_min=pcp.high_min,
                      pcp_high_max=pcp.high_max, pcp_scale_max=PCP_BATCH_SCALE_MAX,
-                     pcp_free_factor=int(sw.pcp_free_factor), pcp_high_auto=int(sw.pcp_high_auto))
+                     pcp_free_factor=int(sw.pcp_free_factor), pcp_high_auto=int(sw.pcp_high_auto),
+                     pcp_start=spec.hardware.pcp_start_pages)
 
 
 def _rt_latency(spec) -> RtLatency:

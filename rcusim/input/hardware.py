@@ -267,5 +267,8 @@ class HardwareSpec(InputModel):
     overrides of either always give)."""
     memory_mb: Optional[int] = None
     """The machine's memory in MB (Hardware.resolved_memory_mb), or None if not given."""
+    pcp_start_pages: int = 0
+    """Pages on each CPU's unmovable order-0 list as the run begins
+    (rcusim.input.profiles.profile_pcp_start_pages)."""
     cost_sources: dict[str, str]
     """Where each cost comes from."""

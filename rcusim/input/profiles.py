@@ -35,7 +35,7 @@ __all__ = ["COST_NAMES", "IDLE_WAKE_COSTS", "MAX_IDLE_STATES", "PROFILES", "Z_P9
            "profile_sources", "profile_description", "profile_idle_states", "profile_idle_states_source",
            "profile_topology", "profile_topology_sources", "profile_halt_poll", "profile_halt_poll_sources",
            "profile_vmalloc", "profile_vmalloc_sources", "profile_ttwu_reuse", "profile_tracing",
-           "profile_wakeup_idle", "profile_memory_mb", "WAKEUP_IDLE_QUANTILES", "WAKEUP_IDLE_TAIL_QUANTILES",
+           "profile_wakeup_idle", "profile_memory_mb", "profile_pcp_start_pages", "WAKEUP_IDLE_QUANTILES", "WAKEUP_IDLE_TAIL_QUANTILES",
            "noise_presets", "noise_preset_sources"]
 
 #: z-score of the 99th percentile of a standard normal, to fit a lognormal to (median, p99).
@@ -119,6 +119,11 @@ def _read(name: str) -> dict:
         if not (isinstance(mem, dict) and set(mem) == {"value", "source"} and isinstance(mem["value"], int)
                 and not isinstance(mem["value"], bool) and mem["value"] > 0 and str(mem["source"]).strip()):
             raise ValueError(f"hardware profile {name!r}: memory_mb must be {{value: <int MB > 0>, source}}")
+    if "pcp_start_pages" in data:
+        start = data["pcp_start_pages"]
+        if not (isinstance(start, dict) and set(start) == {"value", "source"} and isinstance(start["value"], int)
+                and not isinstance(start["value"], bool) and start["value"] >= 0 and str(start["source"]).strip()):
+            raise ValueError(f"hardware profile {name!r}: pcp_start_pages must be {{value: <int pages >= 0>, source}}")
     if "halt_poll" in data:
         if "idle_states" in data:
             raise ValueError(f"hardware profile {name!r}: a KVM guest's idle is HLT, "
@@ -315,6 +320,13 @@ def profile_memory_mb(name: str) -> int | None:
     """The machine's memory in MB, or None if the profile does not say."""
     mem = _read(name).get("memory_mb")
     return None if mem is None else mem["value"]
+
+
+def profile_pcp_start_pages(name: str) -> int:
+    """Pages on each CPU's unmovable order-0 list when a run begins (measured), 0 if the profile
+    does not say: the lists then start empty."""
+    start = _read(name).get("pcp_start_pages")
+    return 0 if start is None else start["value"]
 
 
 def profile_tracing(name: str) -> dict | None:

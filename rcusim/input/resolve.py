@@ -20,7 +20,8 @@ from rcusim.input.cpulist import parse_cpulist
 from rcusim.input.hardware import HardwareSpec
 from rcusim.input.kernel import Kernel
 from rcusim.input.membarrier import MembarrierLoop
-from rcusim.input.profiles import PROFILES, profile_tracing, profile_ttwu_reuse, profile_vmalloc
+from rcusim.input.profiles import (PROFILES, profile_pcp_start_pages, profile_tracing, profile_ttwu_reuse,
+                                   profile_vmalloc)
 from rcusim.input.rcuscale_params import MIN_MEAS, compute_real
 from rcusim.input.releases import TRACEPOINT_SITES, check_module_param, module_param_since
 from rcusim.input.validation import scenario_error_from_validation
@@ -327,7 +328,8 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
                             topology=hw.resolved_topology(), halt_poll=hw.resolved_halt_poll(),
                             vmalloc=profile_vmalloc(hw.profile), ttwu_reuse=profile_ttwu_reuse(hw.profile),
                             tracing=profile_tracing(hw.profile), wakeup_idle=hw.resolved_wakeup_idle(),
-                            memory_mb=hw.resolved_memory_mb())
+                            memory_mb=hw.resolved_memory_mb(),
+                            pcp_start_pages=profile_pcp_start_pages(hw.profile))
     _check_kfree_memory(variant.workloads, hardware)
     workloads, writer = [], None
     for i, work in enumerate(variant.workloads):

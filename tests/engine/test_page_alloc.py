@@ -6,6 +6,7 @@ import pytest
 
 from rcusim.engine.simulate import run_engine
 from rcusim.errors import ScenarioError
+from rcusim.input.profiles import profile_pcp_start_pages
 from rcusim.input.releases import parse_release, release_switches
 from rcusim.kernel.page_alloc import (cpu_partial_slabs, low_wmark_pages, managed_pages, min_partial, pcp_sizes,
                                       slab_order, zone_batchsize)
@@ -118,3 +119,23 @@ def test_kvm_sh_memory_sizes():
     for bad in ("", "10X", "G", "32", "-1G"):
         with pytest.raises(ScenarioError, match="--memory"):
             _memory_mb(bad)
+
+
+def test_the_lists_start_with_what_the_profile_measured():
+    """The twin's profile starts each CPU's list with the pages its guest's lists held as the
+    kfree test began: the flood takes them before it refills from the zone, so it takes fewer
+    pages from the zone, and every page is still accounted, those at the start included."""
+    data = flood("6.12", loops=20)
+    data["hardware"] = {"profile": "qemu-tcg", "nr_cpus": 2}
+    spec = spec_of(data)
+    start = spec.hardware.pcp_start_pages
+    assert start == profile_pcp_start_pages("qemu-tcg") > 0
+    assert spec_of(flood("6.12")).hardware.pcp_start_pages == 0  # a profile that does not say
+    empty = spec.model_copy(update={"hardware": spec.hardware.model_copy(update={"pcp_start_pages": 0})})
+    full, bare = run_engine("6.12", spec, 0).kvfree, run_engine("6.12", empty, 0).kvfree
+    for kv, pages in ((full, start), (bare, 0)):
+        c = kv["counters"]
+        assert c["pcp_pages_from_zone"] - c["pcp_pages_to_zone"] + 2 * pages == (
+            c["pcp_pages_on_lists"] + c["pcp_page_allocs"] - c["pcp_page_frees"])
+    assert full["counters"]["pcp_pages_from_zone"] < bare["counters"]["pcp_pages_from_zone"]
+    assert full["mem_begin_pages"] - full["mem_during_pages"] < bare["mem_begin_pages"] - bare["mem_during_pages"]
