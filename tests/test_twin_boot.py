@@ -155,3 +155,41 @@ def test_the_load_starts_on_a_settled_guest(booted):
     before = [t for t, line in records if t < t0 and "used greatest stack depth" not in line]
     assert before and t0 - max(before) >= 1.0, (t0, max(before))
     assert any("Switched to clocksource tsc" in line and t < t0 for t, line in records)
+
+
+@pytest.mark.slow  # three boots, about 35 s
+def test_a_boot_the_host_keeps_failing_ends_the_run_with_the_rounds_before_it(tmp_path, monkeypatch):
+    """Two variants, two rounds asked; every attempt of round 2's second variant fails for the
+    emulator's sake (BootsExhausted): round 1 is pooled, one boot a variant, its raw files
+    kept and round 2's not, and the note and the provenance say where it stopped. A first
+    round that cannot boot is an error."""
+    from rcusim.twin import run as twin_run
+    from rcusim.twin.qemu import BootsExhausted
+
+    scenario = tmp_path / "two.yaml"
+    scenario.write_text(SCENARIO + "variants:\n  a: {}\n  b: {}\n")
+    real_boot_plan, calls = twin_run.boot_plan, []
+
+    def failing(argv, share, script, timeout_s, what, **kw):
+        calls.append(what)
+        if len(calls) == 4 or (fail_first and len(calls) == 1):
+            raise BootsExhausted(f"{what}: the guest failed at each of its 4 boots", key="kernel")
+        return real_boot_plan(argv, share, script, timeout_s, what, **kw)
+
+    monkeypatch.setattr(twin_run, "boot_plan", failing)
+    fail_first = False
+    run = twin_run.run_kernel(scenario, boots=2, any_host=True, progress=False)
+    try:
+        assert calls == ["variant a, boot 1", "variant b, boot 1", "variant a, boot 2", "variant b, boot 2"]
+        real = run.result.provenance["real_kernel"]["variants"]
+        assert {v["boots"] for v in real.values()} == {1} and {v["boots_asked"] for v in real.values()} == {2}
+        assert "variant b, boot 2" in real["a"]["stopped"]
+        assert sorted(run.raw) == ["a/boot-0", "b/boot-0"]
+        assert {v.metrics["boots"] for v in run.result.variants.values()} == {1}
+        assert any("stopped at round 2 of 2" in note for note in run.notes)
+    finally:
+        run.cleanup()
+    calls.clear()
+    fail_first = True
+    with pytest.raises(BootsExhausted):
+        twin_run.run_kernel(scenario, boots=2, any_host=True, progress=False)

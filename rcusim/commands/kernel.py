@@ -125,8 +125,8 @@ def cmd_kernel(args) -> int:
                       "slow the guest", file=sys.stderr)
             scenario = load_scenario(real.provenance["scenario"], overrides=_traced(loaded, real.variants),
                                      seed=args.seed, variants=list(real.variants))
-            _simulate_beside(scenario, list(real.variants), args.boots, out, sim_out, real.invocation["command"],
-                             args)
+            kept = min(v["boots"] for v in real.provenance["real_kernel"]["variants"].values())
+            _simulate_beside(scenario, list(real.variants), kept, out, sim_out, real.invocation["command"], args)
     return 0
 
 

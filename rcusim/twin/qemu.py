@@ -27,7 +27,7 @@ from pathlib import Path
 
 from rcusim.errors import ScenarioError
 
-__all__ = ["CLOCKS", "ATTEMPTS", "BootResult", "qemu_command", "boot", "boot_plan", "find_qemu"]
+__all__ = ["CLOCKS", "ATTEMPTS", "BootResult", "BootsExhausted", "qemu_command", "boot", "boot_plan", "find_qemu"]
 
 CLOCKS = ("real", "icount")
 
@@ -158,6 +158,11 @@ def host_share(start, end) -> dict | None:
 #: and is booted again.
 ATTEMPTS = 4
 
+
+class BootsExhausted(ScenarioError):
+    """Every attempt of one boot met the host or the emulator (an oops, a stop before the
+    console, a busy host), not the scenario: the boots before it stand."""
+
 #: On the real clock each vCPU is a host thread, and a vCPU thread waiting for a host CPU is a
 #: vCPU stopped while the guest's clock runs on: its ticks and wake-ups come late, and with
 #: readers spinning the guest's GPs take 4 ms where they take 2 (rcuscale's writers with
@@ -223,7 +228,7 @@ def boot_plan(argv: list[str], share: Path, script: str, timeout_s: float, what:
             kept = Path(tempfile.mkdtemp(prefix="rcusim-failed-boot-"))
             for console in share.glob("console-attempt-*.txt"):
                 shutil.copy(console, kept)
-            raise ScenarioError(f"{what}: the guest failed at each of its {ATTEMPTS} boots, their consoles in {kept} "
+            raise BootsExhausted(f"{what}: the guest failed at each of its {ATTEMPTS} boots, their consoles in {kept} "
                                 f"({each})", key="kernel", allowed="a scenario the image can run, on a quiet host")
         failures.append(failure)
         if failure.startswith(_BUSY):

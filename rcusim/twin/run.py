@@ -31,7 +31,7 @@ from rcusim.twin.collect import BootRecords, collect_boot
 from rcusim.twin.image import find_image
 from rcusim.twin.initramfs import build_initramfs
 from rcusim.twin.plan import TRACE_EVENTS, image_overrides, plan_variant, written_keys
-from rcusim.twin.qemu import CLOCKS, boot_plan, command_line, find_qemu, qemu_command
+from rcusim.twin.qemu import CLOCKS, BootsExhausted, boot_plan, command_line, find_qemu, qemu_command
 
 __all__ = ["KernelRun", "align_scenario", "run_kernel"]
 
@@ -135,12 +135,15 @@ def run_kernel(source, overrides: Sequence[str] = (), *, seed: int | None = None
     """Boot each variant's kernel `boots` times and pool what the boots measured; `events` and
     `kprobes` are traced too (rcusim.twin.plan.plan_variant()), kept in each boot's trace.
     A boot on a busy host is booted again (rcusim.twin.qemu.boot_plan()) unless `any_host`.
+    A boot that fails at every attempt for the host's or the emulator's sake ends the boots:
+    the whole rounds before it are pooled (each variant the same number of boots), and the
+    provenance and the notes say where it stopped and why.
 
     Raises
     ------
     ScenarioError
         For anything the real kernel cannot run as the scenario says (before any boot),
-        and for a boot that fails.
+        for a boot whose plan fails, and for a first round that cannot boot.
     """
     if clock not in CLOCKS:
         raise ScenarioError(f"{clock!r} is not a clock", key="--clock", allowed=" or ".join(CLOCKS))
@@ -162,14 +165,21 @@ def run_kernel(source, overrides: Sequence[str] = (), *, seed: int | None = None
                 stages.stage(f"{name}: initramfs")
                 initramfs[name] = build_initramfs(images[name])
             booted_by = {name: {"records": [], "wall": [], "retried": [], "host": []} for name in names}
+            kept, stopped = boots, None
             for k, name in boot_order(names, boots):
                 stages.stage(f"{name}: boot {k + 1}/{boots}")
                 share = scratch / name / f"boot-{k}"
                 share.mkdir(parents=True)
                 argv = qemu_command(qemu, images[name].bzimage, initramfs[name], share, plans[name].nr_cpus,
                                     clock, plans[name].cmdline)
-                booted, again = boot_plan(argv, share, plans[name].script, timeout_s,
-                                          f"variant {name}, boot {k + 1}", any_host=any_host)
+                try:
+                    booted, again = boot_plan(argv, share, plans[name].script, timeout_s,
+                                              f"variant {name}, boot {k + 1}", any_host=any_host)
+                except BootsExhausted as exc:
+                    if k == 0:
+                        raise
+                    kept, stopped = k, str(exc)
+                    break
                 got = booted_by[name]
                 got["retried"] += again
                 got["records"].append(collect_boot(plans[name], share))
@@ -177,10 +187,20 @@ def run_kernel(source, overrides: Sequence[str] = (), *, seed: int | None = None
                 got["host"].append(booted.host)
                 got["argv"] = argv
                 run.raw[f"{name}/boot-{k}"] = share
+            if stopped is not None:
+                run.notes.append(f"the boots stopped at round {kept + 1} of {boots}; each variant's first {kept} "
+                                 f"are pooled: {stopped}")
+                for name in names:
+                    got = booted_by[name]
+                    for key in ("records", "wall", "host"):
+                        del got[key][kept:]
+                    run.raw = {key: path for key, path in run.raw.items()
+                               if int(key.rsplit("-", 1)[1]) < kept}
             for name in names:
                 got, plan = booted_by[name], plans[name]
                 results[name] = _pool(name, got["records"], got["wall"])
-                described[name] = {"image": images[name].describe(), "clock": clock, "boots": boots,
+                described[name] = {"image": images[name].describe(), "clock": clock, "boots": kept,
+                                   "boots_asked": boots, "stopped": stopped,
                                    "qemu_command": command_line(got["argv"]), "guest_cmdline": " ".join(plan.cmdline),
                                    "plan": plan.script, "trace_events": list(TRACE_EVENTS) + list(events),
                                    "kprobes": list(kprobes),
