@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 from rcusim.errors import ScenarioError
 from rcusim.results.ftrace_read import read_ftrace
@@ -91,6 +90,8 @@ def pcp_start_pages(run_dir: Path, variant: str) -> PcpStart:
                             "no refill traced", key="--pcp-from",
                             allowed="boots of rcuscale's kfree test traced with kmem/mm_page_alloc, "
                                     "mm_page_free and mm_page_alloc_zone_locked")
+    from scipy import stats  # only here: its import takes a second
+
     data = stats.CensoredData(uncensored=emptied, right=censored)
     km = stats.ecdf(data).sf
     # The median: the least drawdown at which the estimated survival falls to 1/2 or below.
