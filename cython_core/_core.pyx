@@ -13,6 +13,7 @@ random.pxi           the random draws: one stream, in event order
 topology.pxi         cores, LLCs and sockets, and a cache-line transfer's cost by distance
 sched.pxi            run queues, wake-ups, bursts, preemption, idle
 fair.pxi             the fair class: nice weights, EEVDF (v6.6) and CFS
+pelt.pxi             PELT: each CPU's utilisation (util_avg), which SIS_UTIL reads
 placement.pxi        wake-up CPU selection (select_task_rq_fair()) and set_task_cpu()
 balance.pxi          fork placement and load balancing over the scheduling domains
 tick.pxi             the scheduling-clock tick: time slices, rcu_sched_clock_irq(), NO_HZ idle
@@ -158,6 +159,7 @@ include "random.pxi"
 include "topology.pxi"
 include "sched.pxi"
 include "fair.pxi"
+include "pelt.pxi"
 include "placement.pxi"
 include "balance.pxi"
 include "tick.pxi"
@@ -457,6 +459,7 @@ cdef class Engine:
         free(self.sd_first)
         free(self.sd_has_idle_cores)
         free(self.sd_nr_idle_scan)
+        free(self.pelt)
         free(self.gs_nr)
         free(self.gs_idle)
         free(self.gs_weight)
@@ -531,6 +534,7 @@ cdef class Engine:
         vmalloc_init(self, inp.vmalloc)
         topology_init(self, inp.topology)
         placement_init(self, inp.placement)
+        pelt_init(self, inp.pelt)
         locking_init(self, inp.locking)
         # Entities: sync_loop tasks first, then kthreads, reader tasks, kfree threads with
         # their kworkers, then probes, call_rcu_load tasks, krcud/N and noise kthreads.
@@ -630,13 +634,15 @@ cdef class Engine:
         return np.asarray(<trace_rec_t[:self.trace_n]> self.trace_buf).copy()
 
     def sched_stats(self):
-        """Per-CPU busy time and the CPU-time spent at each run-queue length, up to now."""
+        """Per-CPU busy time, PELT utilisation (0..1024) and the CPU-time spent at each
+        run-queue length, up to now."""
         cdef int c, k
         for c in range(self.nr_cpus):
             rq_account(self, c)
         busy = np.array([self.cpus[c].busy_ns for c in range(self.nr_cpus)], dtype=np.int64)
+        util = np.array([self.pelt[c].util_avg for c in range(self.nr_cpus)], dtype=np.int64)
         hist = np.array([self.rqlen_ns[k] for k in range(RQLEN_BUCKETS)], dtype=np.int64)
-        return {"busy_ns": busy, "rqlen_ns": hist}
+        return {"busy_ns": busy, "util_avg": util, "rqlen_ns": hist}
 
     def entity_runtime_ns(self):
         """CPU time charged to each fair-class entity so far (sum_exec_runtime), in ns."""

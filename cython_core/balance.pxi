@@ -446,12 +446,13 @@ cdef int load_balance(Engine self, int c, int level, int idle_type, bint *cont, 
 
 cdef void update_idle_cpu_scan(Engine self, int d) noexcept:
     """SIS_UTIL: how many CPUs select_idle_cpu() may scan in this LLC, fewer the
-    busier it is (none from about 85 % utilisation)."""
-    cdef int i, w = sd_weight(self, d)
+    busier it is (none from about 85 % utilisation): its CPUs' PELT utilisation."""
+    cdef int i, c, w = sd_weight(self, d)
     cdef i64 util = 0, x, tmp, pct = self.sd_imbalance_pct[self.llc_level]
     for i in range(self.sd_first[d], self.sd_first[d + 1]):
-        if not available_idle_cpu(self, self.sd_cpus[i]):
-            util += 1024
+        c = self.sd_cpus[i]
+        update_cpu_util(self, c)
+        util += min(self.pelt[c].util_avg, 1024)  # cpu_util_cfs(), at most the CPU's capacity
     x = util // w
     tmp = min(x * x * pct * pct // (10000 * 1024), 1024)
     self.sd_nr_idle_scan[d] = <int32_t> ((1024 - tmp) * w // 1024)

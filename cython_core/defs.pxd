@@ -360,6 +360,14 @@ cdef struct cpu_t:
                          # first line holds what every event reads, curr to debt
 
 
+cdef struct sched_avg_t:
+    # struct sched_avg of a CPU's cfs_rq, its utilisation alone (pelt.pxi)
+    i64 last_update_time # ns, a multiple of 1024
+    i64 util_sum
+    int32_t period_contrib
+    int32_t util_avg
+
+
 cdef struct menu_t:
     # struct menu_device of the menu cpuidle governor (cpuidle.pxi); times in us
     i64 correction[12]   # correction_factor[BUCKETS]

@@ -4,10 +4,10 @@
 # mask (ent_t.aff >= 0) move; with none, nothing here runs and every entity
 # keeps its CPU, as before the scheduler could migrate.
 #
-# rcusim has no PELT: a CPU's load is the weight of its runnable fair entities
-# (cfs_rq->load.weight) where the kernel uses its decaying average load_avg, a
-# sleeping wakee's weight counts on its previous CPU as its blocked load does,
-# and an LLC's utilisation for SIS_UTIL is its share of busy CPUs at the balance.
+# A CPU's load is the weight of its runnable fair entities (cfs_rq->load.weight)
+# where the kernel uses PELT's decaying average load_avg, and a sleeping wakee's
+# weight counts on its previous CPU as its blocked load does. An LLC's utilisation
+# for SIS_UTIL is PELT's, each CPU's util_avg (pelt.pxi).
 #
 # Included by _core.pyx: module-level functions on the Engine.
 

@@ -114,6 +114,9 @@ cdef class Engine:
     cdef int32_t sd_cache_nice_tries[4]
     cdef int8_t *sd_has_idle_cores # per LLC domain: sd_llc_shared->has_idle_cores
     cdef int32_t *sd_nr_idle_scan # per LLC domain: sd_llc_shared->nr_idle_scan (SIS_UTIL)
+    cdef sched_avg_t *pelt       # per CPU: its cfs_rq's utilisation (pelt.pxi)
+    cdef u64 pelt_yn_inv[32]
+    cdef i64 pelt_load_avg_max
     cdef int smt_active          # sched_smt_active()
     cdef i64 *lb_last            # [cpu * 4 + level]: sd->last_balance (jiffies)
     cdef i64 *lb_interval        # sd->balance_interval (ms)

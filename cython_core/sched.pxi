@@ -111,6 +111,7 @@ cdef void rq_account(Engine self, int c) noexcept:
     cdef cpu_t *cp = &self.cpus[c]
     cdef i64 dt = self.now - cp.rq_t
     cdef int nr = cp.nr_queued + (1 if cp.state == CPU_BUSY else 0)
+    update_cpu_util(self, c)
     if dt <= 0:
         return
     self.rqlen_ns[nr if nr < RQLEN_BUCKETS else RQLEN_BUCKETS - 1] += dt

@@ -24,13 +24,14 @@ from rcusim.input.profiles import TIMER_QUANTILES, TIMER_TAIL_QUANTILES, VMALLOC
 from rcusim.kernel.cpus import cpu_topology
 from rcusim.kernel.page_alloc import (PAGE_SIZE, PCP_BATCH_SCALE_MAX, cpu_partial_slabs, min_partial, pcp_sizes,
                                       slab_order)
+from rcusim.kernel.pelt import load_avg_max, runnable_avg_yn_inv
 from rcusim.kernel.fair import POLICY_CFS, POLICY_EEVDF, POLICY_RR, fair_tunables, weight_of
 from rcusim.kernel.sched_domains import sched_domains
 from rcusim.kernel.timer import lvl_depth
 from rcusim.kernel.topology import Geometry, nocb_groups, rcu_init_geometry
 
 __all__ = ["EngineInput", "engine_input", "rcu_geometry", "Sched", "Fair", "Placement", "Timer", "Cpuidle", "Kvm",
-           "Topology", "Locking", "Tree", "TreeGp", "TreeSrNormal", "TreeCallbacks", "TreeNocb", "TreeExp",
+           "Topology", "Pelt", "Locking", "Tree", "TreeGp", "TreeSrNormal", "TreeCallbacks", "TreeNocb", "TreeExp",
            "TreeBarrier", "ReadersInput", "Classic", "SyncLoopInput", "KfreeScale", "KvfreeRcu", "RtLatency",
            "CallRcuLoadInput", "NoiseInput", "Records", "RunEnd", "Vmalloc", "Tracepoint", "GP_SEQ_INIT"]
 
@@ -89,6 +90,13 @@ class Placement:
     sd_first: np.ndarray       # where each domain's CPUs start in sd_cpus
     aff_masks: np.ndarray      # (masks, nr_cpus) uint8 allowed-CPU masks; mask 0 is the kthreads'
                                # housekeeping set, then one per unpinned sync_loop workload
+
+
+@_section
+class Pelt:
+    """pelt.pxi: each CPU's utilisation, as PELT keeps it (rcusim.kernel.pelt)."""
+    yn_inv: list               # runnable_avg_yN_inv[]: y^n in 32 bits, n < LOAD_AVG_PERIOD
+    load_avg_max: int          # LOAD_AVG_MAX
 
 
 @_section
@@ -417,6 +425,7 @@ class EngineInput:
     sched: Sched
     fair: Fair
     placement: Placement
+    pelt: Pelt
     timer: Timer
     cpuidle: Cpuidle
     kvm: Kvm
@@ -881,7 +890,7 @@ def engine_input(spec, fault: int = 0, kfree_chunk: int = 0) -> tuple[EngineInpu
     kfree_scale = _kfree_scale(spec, flood)
     kvfree_rcu = _kvfree_rcu(spec, flood, kfree_scale, kfree_chunk)
     inp = EngineInput(sched=_sched(spec, fault), fair=_fair(spec), placement=_placement(spec, topology),
-                      timer=_timer(spec), cpuidle=_cpuidle(spec), kvm=_kvm(spec), topology=topology,
+                      pelt=Pelt(yn_inv=runnable_avg_yn_inv(), load_avg_max=load_avg_max()), timer=_timer(spec), cpuidle=_cpuidle(spec), kvm=_kvm(spec), topology=topology,
                       locking=Locking(mutex_handoff=int(spec.params.switches.mutex_handoff)),
                       tree=_tree(spec, geom), tree_gp=_tree_gp(spec), tree_sr_normal=_tree_sr_normal(spec),
                       tree_callbacks=_tree_callbacks(spec), tree_nocb=_tree_nocb(spec), tree_exp=_tree_exp(spec),
