@@ -268,6 +268,8 @@ cdef void detach_attach(Engine self, int e, int src, int dst) except *:
     tree_remove(self, src, e)
     self.cpus[src].nr_queued -= 1
     lb_mark(self, src)
+    if self.trace_on:
+        trace(self, self.now, TR_MIGRATE, dst, e, 0, src, dst)  # set_task_cpu()'s sched_migrate_task
     set_task_cpu(self, e, dst)
     rq_account(self, dst)
     update_curr(self, dst)

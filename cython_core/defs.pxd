@@ -550,6 +550,8 @@ cdef enum:
     TR_QS_REPORT = 17    # rcu_report_qs_rnp() clears mask in rcu_node ent for cpu's report; gp_seq = the
                          # node's, arg = mask, arg2 = qsmask left, arg3 = gp_tasks (readers blocking the GP)
     TR_NOCB_WAKE = 18    # rcu_nocb_wake for offloaded cpu; arg = NOCB_TPS_* reason
+    TR_MIGRATE = 19      # a wake-up or load balancing moves ent to cpu (set_task_cpu()'s sched_migrate_task);
+                         # arg = its CPU before, arg2 = the CPU that moves it (-1: none)
 
 
 # Tracepoints whose events rcusim prices when the kernel's command line enables them

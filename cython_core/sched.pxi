@@ -284,6 +284,8 @@ cdef i64 ttwu(Engine self, int e, int from_cpu, i64 t, i64 local_ns, bint paid) 
     if ep.aff >= 0 and is_fair(self, e) and not ep.sched_delayed:  # a delayed one is still queued
         c = select_task_rq_fair(self, e, from_cpu)
         if c != ep.cpu:
+            if self.trace_on:
+                trace(self, t, TR_MIGRATE, c, e, 0, ep.cpu, from_cpu)  # set_task_cpu()'s sched_migrate_task
             set_task_cpu(self, e, c)
             self.n_migrations_wakeup += 1
     if paid and self.has_topology and from_cpu >= 0:

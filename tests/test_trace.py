@@ -48,6 +48,7 @@ PAYLOADS = {
     "sched_switch": (rf"prev_comm={_COMM} prev_pid=(?P<prev_pid>\d+) prev_prio=\d+ prev_state=(R\+?|S|D) ==> "
                      rf"next_comm={_COMM} next_pid=(?P<next_pid>\d+) next_prio=\d+"),
     "sched_wakeup": rf"comm={_COMM} pid=\d+ prio=\d+ target_cpu=\d{{3}}",
+    "sched_migrate_task": rf"comm={_COMM} pid=\d+ prio=\d+ orig_cpu=(?P<orig>\d+) dest_cpu=(?P<dest>\d+)",
 }
 PAYLOAD_RE = {event: re.compile(f"^{fmt}$") for event, fmt in PAYLOADS.items()}
 
@@ -181,6 +182,18 @@ def test_sched_events_match_engine_counters(fixture, request):
         assert sum(m["next_pid"] != "0" for m in switches) == v.counters["context_switches"] > 0
         assert all(m["prev_pid"] != m["next_pid"] for m in switches)
         assert sum(event == "sched_wakeup" for event, _m in events) == v.counters["wakeups"] > 0
+
+
+def test_each_migration_is_a_sched_migrate_task(sync_traced):
+    """A wake-up or load balancing that moves a task records set_task_cpu()'s
+    sched_migrate_task, from one CPU to another, one per migration the engine counts."""
+    seen = 0
+    for v in sync_traced.variants.values():
+        moves = [m for event, m in ftrace_events(v) if event == "sched_migrate_task"]
+        assert all(m["orig"] != m["dest"] for m in moves)
+        assert len(moves) == sum(v.counters[f"migrations_{k}"] for k in ("wakeup", "newidle", "balance"))
+        seen += len(moves)
+    assert seen > 0
 
 
 @pytest.mark.parametrize("fixture", ["sync_traced", "softirq_traced"])

@@ -15,7 +15,7 @@ writes them as
   ``rcu_grace_period``, ``rcu_fqs``, ``rcu_callback``,
   ``rcu_quiescent_state_report``, ``rcu_nocb_wake``, ``rcu_batch_start``,
   ``rcu_invoke_callback``, ``rcu_batch_end`` and ``rcu_exp_grace_period``
-  and the sched tracepoints ``sched_switch`` and ``sched_wakeup``, with the
+  and the sched tracepoints ``sched_switch``, ``sched_wakeup`` and ``sched_migrate_task``, with the
   TP_printk() formats of include/trace/events/rcu.h and sched.h, so that
   scripts written for ``/sys/kernel/tracing/trace`` read it.
 
@@ -296,6 +296,11 @@ def _chrome_variant(v, vname: str, pid0: int) -> list[dict]:
         elif kind == TR["wake"]:
             thread(pid_cpu, cpu, f"CPU {cpu}")
             instant(pid_cpu, cpu, f"sched_wakeup {names.name(ent)}", t, "sched", {"waker_cpu": arg})
+        elif kind == TR["migrate"]:
+            mover = arg2 if arg2 >= 0 else cpu
+            thread(pid_cpu, mover, f"CPU {mover}")
+            instant(pid_cpu, mover, f"sched_migrate_task {names.name(ent)}", t, "sched",
+                    {"orig_cpu": arg, "dest_cpu": cpu})
         elif kind == TR["ipi_send"]:
             ipis.setdefault((cpu, arg), []).append(t)
         elif kind == TR["ipi_handler"]:
@@ -367,6 +372,11 @@ def ftrace_lines(variant_result, nr_cpus: int | None = None):
             waker_cpu = arg if arg >= 0 else cpu
             line = (curr.get(waker_cpu, -1), waker_cpu, "d..2.", "sched_wakeup",
                     f"comm={names.comm(ent)} pid={names.pid(ent)} prio={names.prio(ent)} target_cpu={cpu:03d}")
+        elif kind == TR["migrate"]:
+            mover = arg2 if arg2 >= 0 else cpu
+            line = (curr.get(mover, -1), mover, "d..2.", "sched_migrate_task",
+                    f"comm={names.comm(ent)} pid={names.pid(ent)} prio={names.prio(ent)} orig_cpu={arg} "
+                    f"dest_cpu={cpu}")
         elif kind == TR["callback"]:
             line = (ent, cpu, ".....", "rcu_callback",
                     f"{rcu} rhp={_rhp(arg2)} func={CB_FUNCS.get(arg, 'rcu_cb')} {arg3}")
