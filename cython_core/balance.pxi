@@ -259,10 +259,12 @@ cdef void detach_attach(Engine self, int e, int src, int dst) except *:
     """Take a queued fair entity off src's run queue and queue it on dst's
     (dequeue_entity(), set_task_cpu(), enqueue_entity() with ENQUEUE_MIGRATED)."""
     cdef ent_t *ep = &self.ents[e]
+    cdef i64 rel_deadline = 0
     rq_account(self, src)
     update_curr(self, src)
     if self.fair_policy == POLICY_EEVDF:
         ep.vlag = entity_lag(self, src, e)
+        rel_deadline = ep.deadline - ep.vruntime  # PLACE_REL_DEADLINE: dequeued without sleeping
     else:
         clear_buddies(self, src, e)
     tree_remove(self, src, e)
@@ -275,6 +277,8 @@ cdef void detach_attach(Engine self, int e, int src, int dst) except *:
     update_curr(self, dst)
     if self.fair_policy == POLICY_EEVDF:
         place_entity(self, dst, e)
+        if self.eevdf_rel_deadline:
+            ep.deadline = ep.vruntime + rel_deadline  # place_entity()'s se->deadline += se->vruntime
     tree_insert(self, dst, e)
     self.cpus[dst].nr_queued += 1
     lb_mark(self, dst)

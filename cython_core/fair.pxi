@@ -27,6 +27,7 @@ cdef void fair_init(Engine self, s) except *:
     self.fair_policy = s.fair_policy
     self.base_slice_ns = s.base_slice_ns
     self.eevdf_delay_dequeue = s.eevdf_delay_dequeue
+    self.eevdf_rel_deadline = s.eevdf_rel_deadline
     self.sched_latency_ns = s.sched_latency_ns
     self.min_gran_ns = s.min_gran_ns
     self.wakeup_gran_ns = s.wakeup_gran_ns

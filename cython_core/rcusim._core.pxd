@@ -91,6 +91,7 @@ cdef class Engine:
     cdef int fair_policy         # POLICY_RR (before v2.6.23), POLICY_CFS, POLICY_EEVDF (v6.6)
     cdef i64 base_slice_ns       # EEVDF sysctl_sched_base_slice
     cdef int eevdf_delay_dequeue       # EEVDF's DELAY_DEQUEUE and DELAY_ZERO (v6.12)
+    cdef int eevdf_rel_deadline        # EEVDF's PLACE_REL_DEADLINE (v6.12)
     cdef i64 sched_latency_ns    # CFS sysctl_sched_latency
     cdef i64 min_gran_ns         # CFS sysctl_sched_min_granularity
     cdef i64 wakeup_gran_ns      # CFS sysctl_sched_wakeup_granularity

@@ -72,6 +72,7 @@ class Fair:
     fair_policy: int           # POLICY_RR (before CFS), POLICY_CFS, POLICY_EEVDF
     base_slice_ns: int         # EEVDF base slice, scaled with the CPU count
     eevdf_delay_dequeue: int   # EEVDF's DELAY_DEQUEUE and DELAY_ZERO (v6.12)
+    eevdf_rel_deadline: int    # EEVDF's PLACE_REL_DEADLINE (v6.12)
     sched_latency_ns: int      # CFS latency period, scaled
     min_gran_ns: int           # CFS minimum granularity, scaled
     wakeup_gran_ns: int        # CFS wake-up granularity, scaled
@@ -477,6 +478,7 @@ def _fair(spec) -> Fair:
     tun = fair_tunables(spec.hardware.nr_cpus, base_slice_700us=p.switches.base_slice_700us)
     return Fair(fair_policy=POLICY_EEVDF if p.switches.eevdf else POLICY_CFS if p.switches.cfs else POLICY_RR,
                 base_slice_ns=tun.base_slice_ns, eevdf_delay_dequeue=int(p.switches.eevdf_delay_dequeue),
+                eevdf_rel_deadline=int(p.switches.eevdf_rel_deadline),
                 sched_latency_ns=tun.latency_ns, min_gran_ns=tun.min_gran_ns, wakeup_gran_ns=tun.wakeup_gran_ns,
                 nr_latency=tun.nr_latency)
 

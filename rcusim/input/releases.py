@@ -263,6 +263,13 @@ SWITCHES = (
            "a fair entity that sleeps while not eligible stays queued (sched_delayed) and keeps competing: "
            "picked, it is dequeued then and its positive lag dropped; woken first, it is runnable again "
            "where it is, without select_task_rq(), re-placed with zero lag if its lag turned positive"),
+    Switch("eevdf_rel_deadline", (6, 12),
+           '"sched/fair: Avoid re-setting virtual deadline on \'migrations\'" (Peter Zijlstra, 2024, '
+           "82e9d0456e06), in the same series as delayed dequeue for v6.12; read in 6.12.117's "
+           "kernel/sched/features.h (PLACE_REL_DEADLINE true) and fair.c (dequeue_entity(), place_entity())",
+           "a fair entity dequeued without sleeping (load balancing moving it to another CPU) keeps its "
+           "virtual deadline relative to its vruntime and gets it back where it is queued again, rather "
+           "than a new one a whole slice away"),
     Switch("base_slice_700us", (6, 15),
            '"sched: Reduce the default slice to avoid tasks getting an extra tick" (zihan zhou, Feb 2025, '
            "2ae891b82695), tip sched/core of Mar 2025, v6.15; release not checked against the tag",
@@ -466,6 +473,7 @@ class ReleaseSwitches:
     rcuscale_async_per_task: bool
     kvfree_unbound_wq: bool
     eevdf_delay_dequeue: bool
+    eevdf_rel_deadline: bool
     base_slice_700us: bool
     nocb_lazy_defer_leader: bool
     wake_from_gp_auto: bool
