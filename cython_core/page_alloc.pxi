@@ -63,6 +63,9 @@ cdef int page_alloc_init(Engine self, pa) except -1:
         # jiffies early (__round_jiffies()).
         self.pcps[c].next_decay = ((3 * c) // self.pcp_hz + 1) * self.pcp_hz - 3 * c
         self.pcps[c].count = pa.pcp_start
+        # A list that holds pages has been used: its high mark is at least high_min (no decay drains
+        # below it), where a never used one's is 0 (BOOT_PAGESET_HIGH) until its first use clamps it.
+        self.pcps[c].high = pa.pcp_high_min if pa.pcp_start else 0
     return 0
 
 

@@ -9,7 +9,8 @@
 # when it migrates (the kernel's detach/attach_entity_load_avg()), util_est is not kept
 # (cpu_util() takes max(util_avg, util_est)), and the clock is not scaled by frequency or
 # capacity (a machine at its one frequency). The signal is brought up to date where the CPU's
-# run queue changes (rq_account()) and where it is read.
+# run queue changes (rq_account()) and where it is read: the kernel's cpu_util() reads the value
+# as last updated, which for a tickless idle CPU may be from before it went idle.
 #
 # Included by _core.pyx: module-level functions on the Engine.
 

@@ -219,6 +219,7 @@ cdef void sched_set_normal(Engine self, int e) except *:
     cdef int c = ep.cpu
     if ep.rq != RQ_RT:
         return
+    update_cpu_util(self, c)  # the time it ran as RT was no fair running
     ep.weight = NICE_0_LOAD
     ep.vlag = 0
     ep.initial = 0

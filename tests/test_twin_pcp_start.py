@@ -18,6 +18,7 @@ ALLOC = "page=(____ptrval____) pfn=0x18b1 order=0 migratetype=0 gfp_flags=GFP_KE
 MOVABLE = "page=(____ptrval____) pfn=0x18b1 order=0 migratetype=1 gfp_flags=GFP_HIGHUSER_MOVABLE"
 FREE = "page=(____ptrval____) pfn=0x4e2b order=0"
 REFILL = "page=(____ptrval____) pfn=0x46ca order=0 migratetype=0 percpu_refill=1"
+DRAIN = "page=(____ptrval____) pfn=0x4e2b order=0 migratetype=0"
 
 
 def _boot(cpu0_allocs: int, cpu0_frees: int, refill: bool) -> list[str]:
@@ -46,6 +47,14 @@ def test_a_list_emptied_gives_its_start_and_one_never_emptied_a_lower_bound():
     assert list_drawdown(_boot(7, 2, refill=False), 5_000_050_000, 5_999_999_000)[0] == (5, False)
 
 
+def test_pages_given_back_to_the_zone_left_the_list_too():
+    """Two pages drained (free_pcppages_bulk()) before the refill: the list held two more."""
+    lines = _boot(7, 2, refill=True)
+    lines.insert(3, _line(0, 99, "mm_page_pcpu_drain", DRAIN))
+    lines.insert(3, _line(0, 99, "mm_page_pcpu_drain", DRAIN))
+    assert list_drawdown(lines, 5_000_050_000, 5_999_999_000)[0] == (7, True)
+
+
 def _run(tmp_path, boots):
     for k, lines in enumerate(boots):
         d = tmp_path / "raw" / "kfree" / f"boot-{k}"
@@ -64,6 +73,13 @@ def test_the_estimate_is_the_kaplan_meier_median(tmp_path):
     est = pcp_start_pages(run, "kfree")
     assert est.emptied == (3, 4, 13) and est.censored == (5, 5, 5)
     assert est.value == 13
+
+
+def test_a_median_past_every_sample_is_refused(tmp_path):
+    """One list of four emptied (after 3 pages), three never did: the survival stays at 3/4."""
+    run = _run(tmp_path, [_boot(5, 2, refill=True), _boot(4, 0, refill=False)])
+    with pytest.raises(ScenarioError, match="fewer than half"):
+        pcp_start_pages(run, "kfree")
 
 
 def test_boots_without_a_refill_are_refused(tmp_path):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import textwrap
 import shutil
 import sys
 from pathlib import Path
@@ -53,9 +52,10 @@ def add_parser(sub) -> None:
                         "then SECONDS on vCPU 0 alone (the timer delay with a vCPU idle)")
     p.add_argument("--noise-from", metavar="DIR", help="derive the noise from the boots a --noise run kept in DIR")
     p.add_argument("--write-preset", metavar="FILE", help="with --noise or --noise-from: write the noise preset here")
-    p.add_argument("--pcp-from", metavar="DIR",
+    p.add_argument("--pcp-from", metavar="DIR", action="append",
                    help="print the profile's pcp_start_pages from the kfree test's boots an rcusim kernel run "
-                        "kept in DIR, traced with kmem/mm_page_alloc, mm_page_free and mm_page_alloc_zone_locked")
+                        "kept in DIR (repeatable, pooled), traced with kmem/mm_page_alloc, mm_page_free, mm_page_alloc_zone_locked "
+                        "and mm_page_pcpu_drain")
     p.add_argument("--variant", default="kfree", help="with --pcp-from: the variant's boots (default: %(default)s)")
     p.add_argument("--timeout", type=float, default=300.0, metavar="S",
                    help="longest boot, in seconds of wall time (default: %(default)s)")
@@ -142,14 +142,15 @@ def _carried(path: Path) -> str:
 
 
 def _pcp_start(args) -> int:
-    run = Path(args.pcp_from)
-    if not (run / "raw" / args.variant).is_dir():
-        raise ScenarioError(f"{str(run)!r} has no boots of {args.variant!r}", key="--pcp-from",
-                            allowed="a directory rcusim kernel wrote (its raw/<variant>/boot-N)")
-    est = pcp_start_pages(run, args.variant)
-    source = est.source(f"the boots in {run} ({args.variant}), python -m rcusim {shlex.join(args.argv)}")
-    print(f"pcp_start_pages:\n  value: {est.value}\n  source: >-\n"
-          + textwrap.fill(source, 96, initial_indent="    ", subsequent_indent="    "))
+    runs = [Path(d) for d in args.pcp_from]
+    for run in runs:
+        if not (run / "raw" / args.variant).is_dir():
+            raise ScenarioError(f"{str(run)!r} has no boots of {args.variant!r}", key="--pcp-from",
+                                allowed="a directory rcusim kernel wrote (its raw/<variant>/boot-N)")
+    est = pcp_start_pages(runs, args.variant)
+    source = est.source(f"the boots in {', '.join(map(str, runs))} ({args.variant}), python -m rcusim "
+                        f"{shlex.join(args.argv)}")
+    print(f"pcp_start_pages:\n  value: {est.value}\n" + folded("source", source, 2), end="")
     return 0
 
 

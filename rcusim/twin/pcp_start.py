@@ -4,10 +4,12 @@ rcusim's page allocator (cython_core/page_alloc.pxi) starts each CPU's list with
 ``pcp_start_pages``. The list's length is not exported by the kernel (/proc/zoneinfo's
 ``count`` sums every migratetype), so it is read from the kfree test's own page events,
 booted with ``rcusim kernel ... --trace-event kmem/mm_page_alloc --trace-event
-kmem/mm_page_free --trace-event kmem/mm_page_alloc_zone_locked``:
+kmem/mm_page_free --trace-event kmem/mm_page_alloc_zone_locked --trace-event
+kmem/mm_page_pcpu_drain``:
 
-* from the flood's start (the run's window) each CPU's order-0 unmovable allocations take pages
-  off its list, and its order-0 frees put pages on it;
+* from the flood's start (the run's window) each CPU's order-0 unmovable allocations and the
+  pages it gives back to the zone (``mm_page_pcpu_drain``: ``free_pcppages_bulk()`` at the high
+  mark or in vmstat's decay) take pages off its list, and its order-0 frees put pages on it;
 * the first refill from the zone (``mm_page_alloc_zone_locked`` with ``percpu_refill=1``,
   ``rmqueue_bulk()``) comes when the list is empty, so the allocations less the frees up to it
   are what the list held at the start;
@@ -48,8 +50,8 @@ class PcpStart:
 
     def source(self, command: str) -> str:
         return (f"Kaplan-Meier median of what each CPU's unmovable order-0 list held as rcuscale's kfree "
-                f"test began: the flood's order-0 unmovable mm_page_alloc less its order-0 mm_page_free "
-                f"on that CPU up to its first percpu_refill (the list empty then; {len(self.emptied)} "
+                f"test began: the flood's order-0 unmovable mm_page_alloc and mm_page_pcpu_drain less its "
+                f"order-0 mm_page_free on that CPU up to its first percpu_refill (the list empty then; {len(self.emptied)} "
                 f"CPUs: {', '.join(map(str, self.emptied))} pages), or the most drawn down where the "
                 f"list never emptied ({len(self.censored)} CPUs, right-censored: "
                 f"{', '.join(map(str, self.censored))}) [rcusim.twin.pcp_start, on {command}]")
@@ -65,9 +67,12 @@ def list_drawdown(lines, t0_ns: int, t1_ns: int) -> dict[int, tuple[int, bool]]:
         alloc = ((e["event"] == "mm_page_alloc") & e["payload"].str.contains("order=0 migratetype=0 ",
                                                                            regex=False)).to_numpy()
         free = ((e["event"] == "mm_page_free") & e["payload"].str.contains("order=0", regex=False)).to_numpy()
+        # free_pcppages_bulk() giving pages back to the zone (at the high mark, or vmstat's decay)
+        drain = ((e["event"] == "mm_page_pcpu_drain")
+                 & e["payload"].str.contains("order=0 migratetype=0", regex=False)).to_numpy()
         refill = ((e["event"] == "mm_page_alloc_zone_locked")
                   & e["payload"].str.contains(_REFILL, regex=False)).to_numpy()
-        drawn = np.cumsum(alloc.astype(np.int64) - free.astype(np.int64))
+        drawn = np.cumsum(alloc.astype(np.int64) + drain.astype(np.int64) - free.astype(np.int64))
         first = np.flatnonzero(refill)
         if len(first):
             out[int(cpu)] = (int(drawn[first[0]]), True)
@@ -76,9 +81,10 @@ def list_drawdown(lines, t0_ns: int, t1_ns: int) -> dict[int, tuple[int, bool]]:
     return out
 
 
-def pcp_start_pages(run_dir: Path, variant: str) -> PcpStart:
-    """The estimate from every boot of `variant` in an ``rcusim kernel`` run directory."""
-    boots = sorted((Path(run_dir) / "raw" / variant).glob("boot-*"))
+def pcp_start_pages(run_dirs, variant: str) -> PcpStart:
+    """The estimate from every boot of `variant` in one or more ``rcusim kernel`` run directories."""
+    boots = [b for d in ([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs)
+             for b in sorted((Path(d) / "raw" / variant).glob("boot-*"))]
     emptied, censored = [], []
     for boot in boots:
         window = json.loads((boot / "window.json").read_text())
@@ -86,8 +92,7 @@ def pcp_start_pages(run_dir: Path, variant: str) -> PcpStart:
             for pages, empty in list_drawdown(f, window["t0_ns"], window["t1_ns"]).values():
                 (emptied if empty else censored).append(pages)
     if not emptied:
-        raise ScenarioError(f"no CPU's list emptied in {len(boots)} boots of {variant!r} in {run_dir}: "
-                            "no refill traced", key="--pcp-from",
+        raise ScenarioError(f"no CPU's list emptied in {len(boots)} boots of {variant!r}: no refill traced", key="--pcp-from",
                             allowed="boots of rcuscale's kfree test traced with kmem/mm_page_alloc, "
                                     "mm_page_free and mm_page_alloc_zone_locked")
     from scipy import stats  # only here: its import takes a second
@@ -96,5 +101,9 @@ def pcp_start_pages(run_dir: Path, variant: str) -> PcpStart:
     km = stats.ecdf(data).sf
     # The median: the least drawdown at which the estimated survival falls to 1/2 or below.
     below = np.flatnonzero(km.probabilities <= 0.5)
-    value = int(km.quantiles[below[0]]) if len(below) else int(max(emptied))
+    if not len(below):
+        raise ScenarioError(f"fewer than half of the {len(emptied) + len(censored)} lists emptied in {len(boots)} "
+                            f"boots of {variant!r}: the median is past every sample", key="--pcp-from",
+                            allowed="boots of a flood long enough to empty most lists")
+    value = int(km.quantiles[below[0]])
     return PcpStart(value=value, emptied=tuple(sorted(emptied)), censored=tuple(sorted(censored)))

@@ -181,7 +181,7 @@ def run_kernel(source, overrides: Sequence[str] = (), *, seed: int | None = None
                     kept, stopped = k, str(exc)
                     break
                 got = booted_by[name]
-                got["retried"] += again
+                got["retried"].append(again)
                 got["records"].append(collect_boot(plans[name], share))
                 got["wall"].append(booted.wall_time_s)
                 got["host"].append(booted.host)
@@ -191,11 +191,9 @@ def run_kernel(source, overrides: Sequence[str] = (), *, seed: int | None = None
                 run.notes.append(f"the boots stopped at round {kept + 1} of {boots}; each variant's first {kept} "
                                  f"are pooled: {stopped}")
                 for name in names:
-                    got = booted_by[name]
-                    for key in ("records", "wall", "host"):
-                        del got[key][kept:]
-                    run.raw = {key: path for key, path in run.raw.items()
-                               if int(key.rsplit("-", 1)[1]) < kept}
+                    for key in ("records", "wall", "host", "retried"):
+                        del booted_by[name][key][kept:]
+                run.raw = {key: path for key, path in run.raw.items() if int(key.rsplit("-", 1)[1]) < kept}
             for name in names:
                 got, plan = booted_by[name], plans[name]
                 results[name] = _pool(name, got["records"], got["wall"])
@@ -204,7 +202,7 @@ def run_kernel(source, overrides: Sequence[str] = (), *, seed: int | None = None
                                    "qemu_command": command_line(got["argv"]), "guest_cmdline": " ".join(plan.cmdline),
                                    "plan": plan.script, "trace_events": list(TRACE_EVENTS) + list(events),
                                    "kprobes": list(kprobes),
-                                   "booted_again": got["retried"], "any_host": any_host,
+                                   "booted_again": [line for lines in got["retried"] for line in lines], "any_host": any_host,
                                    "host_during_plan": got["host"],
                                    "notes": list(plan.notes)}
         run.result = Result(
