@@ -75,3 +75,27 @@ def test_an_expedited_gap_splits_into_the_callers_wake_up_return_and_entry(tmp_p
     ph = load_side(str(path))["exp"]
     assert ph.loc[0, ["length", "gap", "wake", "return", "entry"]].tolist() == [30.0, 35.0, 20.0, 10.0, 5.0]
     assert ph.loc[1, "wake"] == 10.0 and np.isnan(ph.loc[1, "return"]) and np.isnan(ph.loc[1, "gap"])
+
+
+def test_placement_counts_wake_ups_onto_the_last_cpu_and_the_migrations(tmp_path, capsys):
+    """Task 5 runs on CPU 0, then is woken onto CPU 0 and once onto CPU 1 (a migration traced on
+    side B only); task 6 is woken before it ever ran, which no CPU of its counts against."""
+    switch = "prev_comm=a prev_pid={} prev_prio=120 prev_state=S ==> next_comm=t next_pid={} next_prio=120"
+    wake = "comm=t pid={} prio=120 target_cpu={:03d}"
+    body = [_line("swapper/0", 0, 0, 10, "sched_switch", switch.format(0, 5)),
+            _line("t", 5, 0, 20, "sched_switch", switch.format(5, 0)),
+            _line("x", 9, 1, 30, "sched_wakeup", wake.format(6, 1)),
+            _line("x", 9, 0, 40, "sched_wakeup", wake.format(5, 0)),
+            _line("t", 5, 0, 50, "sched_switch", switch.format(5, 0)),
+            _line("x", 9, 1, 60, "sched_wakeup", wake.format(5, 1))]
+    moved = _line("x", 9, 1, 59, "sched_migrate_task", "comm=t pid=5 prio=120 orig_cpu=0 dest_cpu=1")
+    gps = [(1000 * k, 1000 * k + 400, 1000 * k + 500) for k in range(2)]
+    a, b = _trace(tmp_path / "a.txt", gps, []), _trace(tmp_path / "b.txt", gps, [])
+    (tmp_path / "a.txt").write_text((tmp_path / "a.txt").read_text() + "".join(body))
+    (tmp_path / "b.txt").write_text((tmp_path / "b.txt").read_text() + "".join(body[:5] + [moved] + body[5:]))
+    side_a, side_b = load_side(a), load_side(b)
+    assert side_a["placement"] == {"woken": 2, "on_last_cpu": 1, "migrations": 0, "runs": 1}
+    assert side_b["placement"]["migrations"] == 1
+    assert main(["tracediff", a, b]) == 0
+    row = next(ln for ln in capsys.readouterr().out.splitlines() if "wake-ups onto the last CPU" in ln)
+    assert row.split()[-2:] == ["0.500", "0.500"]

@@ -19,6 +19,10 @@ way, each by its ``length`` (``start`` to ``end``) and the ``gap`` to the next o
 ``start``, and whether that next one starts on the same CPU (the same caller's back-to-back
 GP, or the other caller's); the gap splits, on the starter's CPU, into the wake-up of that
 caller, its return to its next call and that call's way to the next start (:func:`exp_phases`).
+
+Where tasks run is set side by side too (:func:`placement`): the share of wake-ups that land on
+the CPU the task last ran on, and the migrations a side traced (``sched_migrate_task``: a
+kernel booted with ``--trace-event sched/sched_migrate_task``, rcusim's traces always).
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from rcusim.results.frames import LAST_QS_NAMES
 from rcusim.results.ftrace_read import exp_marks, gp_marks, read_ftrace, seq_events
 from rcusim.results.run import BREAKDOWN_PARTS
 
-__all__ = ["load_side", "gp_phases", "exp_phases", "tracediff_report", "CONSISTENT", "MATERIAL"]
+__all__ = ["load_side", "gp_phases", "exp_phases", "placement", "tracediff_report", "CONSISTENT", "MATERIAL"]
 
 #: Share of aligned GPs in which one side must be longer for a systematic difference.
 CONSISTENT = 0.75
@@ -86,22 +90,59 @@ def load_side(source, variant: str | None = None) -> dict:
     """A side's GP phases (one frame, boots one after the other) and its summary's breakdown."""
     files, summary, name = _trace_files(Path(source), variant)
     frames, exp_frames = [], []
+    placed = {"woken": 0, "on_last_cpu": 0, "migrations": 0}
     for k, path in enumerate(files):
         with _open_text(path) as f:
             events = read_ftrace(_variant_lines(f, name))
         marks, exp = gp_marks(events), exp_marks(events)
         window = path.parent / "window.json"
+        during = events
         if window.is_file():  # a real boot: the GPs that start while its workload runs
             span = json.loads(window.read_text())
             marks = marks[(marks["t_start_ns"] >= span["t0_ns"]) & (marks["t_start_ns"] <= span["t1_ns"])]
             exp = exp[(exp["t_start_ns"] >= span["t0_ns"]) & (exp["t_start_ns"] <= span["t1_ns"])]
+            during = events[(events["t_ns"] >= span["t0_ns"]) & (events["t_ns"] <= span["t1_ns"])]
         frames.append(gp_phases(marks).assign(boot=k))
         exp_frames.append(exp_phases(exp, events).assign(boot=k))
+        for key, value in placement(during).items():
+            placed[key] += value
     breakdown = None
     if summary is not None:
         breakdown = summary.get("variants", {}).get(name, {}).get("metrics", {}).get("normal_time_us")
     return {"label": str(source), "variant": name, "gps": pd.concat(frames, ignore_index=True),
-            "exp": pd.concat(exp_frames, ignore_index=True), "breakdown": breakdown}
+            "exp": pd.concat(exp_frames, ignore_index=True), "breakdown": breakdown,
+            "placement": dict(placed, runs=len(files))}
+
+
+def _placement_report(a: dict, b: dict) -> list[str]:
+    pa, pb = a["placement"], b["placement"]
+    out = ["", "task placement                          A           B"]
+    share = [p["on_last_cpu"] / p["woken"] if p["woken"] else np.nan for p in (pa, pb)]
+    out.append(f"  {'wake-ups onto the last CPU (share)':<32} {_fmt(share[0]) if np.isnan(share[0]) else f'{share[0]:.3f}':>9}"
+               f" {_fmt(share[1]) if np.isnan(share[1]) else f'{share[1]:.3f}':>11}")
+    out.append(f"  {'sched_migrate_task per run':<32} "
+               + " ".join(f"{p['migrations'] / p['runs']:>{w}.1f}" if p["migrations"] else f"{'-':>{w}}"
+                          for p, w in ((pa, 9), (pb, 11))))
+    return out
+
+
+def placement(events: pd.DataFrame) -> dict:
+    """Wake-ups (``sched_wakeup``) of tasks that ran before, how many landed on the CPU the task
+    last ran on (its last ``sched_switch`` in), and the ``sched_migrate_task`` events."""
+    last_cpu: dict[str, int] = {}
+    woken = on_last = 0
+    for event, cpu, payload in zip(events["event"], events["cpu"], events["payload"]):
+        if event == "sched_switch":
+            nxt = payload.rsplit("next_pid=", 1)[1].split(" ", 1)[0]
+            if nxt != "0":
+                last_cpu[nxt] = int(cpu)
+        elif event == "sched_wakeup":
+            pid = payload.split(" pid=", 1)[1].split(" ", 1)[0]
+            if pid in last_cpu:
+                woken += 1
+                on_last += int(payload.rsplit("target_cpu=", 1)[1]) == last_cpu[pid]
+    return {"woken": woken, "on_last_cpu": on_last,
+            "migrations": int((events["event"] == "sched_migrate_task").sum())}
 
 
 def gp_phases(marks: pd.DataFrame) -> pd.DataFrame:
@@ -241,5 +282,6 @@ def tracediff_report(a: dict, b: dict, rows: int = 10) -> str:
         lines, exp_first = _exp_report(a["exp"], b["exp"])
         out += lines
         first = first or exp_first
+    out += _placement_report(a, b)
     out += ["", f"first systematic difference: {first or 'none found'}"]
     return "\n".join(out)
