@@ -114,16 +114,10 @@ def _read(name: str) -> dict:
         _check_tracing(name, data["tracing"])
     if "wakeup_idle" in data:
         _check_wakeup_idle(name, data["wakeup_idle"])
-    if "memory_mb" in data:
-        mem = data["memory_mb"]
-        if not (isinstance(mem, dict) and set(mem) == {"value", "source"} and isinstance(mem["value"], int)
-                and not isinstance(mem["value"], bool) and mem["value"] > 0 and str(mem["source"]).strip()):
-            raise ValueError(f"hardware profile {name!r}: memory_mb must be {{value: <int MB > 0>, source}}")
-    if "pcp_start_pages" in data:
-        start = data["pcp_start_pages"]
-        if not (isinstance(start, dict) and set(start) == {"value", "source"} and isinstance(start["value"], int)
-                and not isinstance(start["value"], bool) and start["value"] >= 0 and str(start["source"]).strip()):
-            raise ValueError(f"hardware profile {name!r}: pcp_start_pages must be {{value: <int pages >= 0>, source}}")
+    if "memory_mb" in data and not (_sourced_ns(data["memory_mb"]) and data["memory_mb"]["value"] > 0):
+        raise ValueError(f"hardware profile {name!r}: memory_mb must be {{value: <int MB > 0>, source}}")
+    if "pcp_start_pages" in data and not _sourced_ns(data["pcp_start_pages"]):
+        raise ValueError(f"hardware profile {name!r}: pcp_start_pages must be {{value: <int pages >= 0>, source}}")
     if "halt_poll" in data:
         if "idle_states" in data:
             raise ValueError(f"hardware profile {name!r}: a KVM guest's idle is HLT, "
@@ -157,7 +151,7 @@ _DISTANCES = ("smt", "llc", "socket", "remote")
 
 
 def _sourced_ns(item) -> bool:
-    """``{value: <int ns >= 0>, source: <text>}``: a number with the place it comes from."""
+    """``{value: <int >= 0>, source: <text>}``: a number (ns, MB, pages) with the place it comes from."""
     return bool(isinstance(item, dict) and set(item) == {"value", "source"} and isinstance(item["value"], int)
                 and not isinstance(item["value"], bool) and item["value"] >= 0
                 and isinstance(item["source"], str) and item["source"].strip())

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,7 @@ import pandas as pd
 
 from rcusim.errors import ScenarioError
 from rcusim.results.frames import LAST_QS_NAMES
-from rcusim.results.ftrace_read import exp_marks, gp_marks, read_ftrace, seq_events
+from rcusim.results.ftrace_read import _NEXT_PID, _PID, exp_marks, gp_marks, read_ftrace, seq_events
 from rcusim.results.run import BREAKDOWN_PARTS
 
 __all__ = ["load_side", "gp_phases", "exp_phases", "placement", "tracediff_report", "CONSISTENT", "MATERIAL"]
@@ -48,6 +49,7 @@ MATERIAL = 0.10
 
 PHASES = ("length", "qs_wait", "cleanup", "first_fqs")
 EXP_PHASES = ("length", "gap", "wake", "return", "entry")
+_TARGET_CPU = re.compile(r"target_cpu=(\d+)")
 
 
 def _open_text(path: Path):
@@ -129,18 +131,20 @@ def _placement_report(a: dict, b: dict) -> list[str]:
 def placement(events: pd.DataFrame) -> dict:
     """Wake-ups (``sched_wakeup``) of tasks that ran before, how many landed on the CPU the task
     last ran on (its last ``sched_switch`` in), and the ``sched_migrate_task`` events."""
+    sched = events[events["event"].isin(("sched_switch", "sched_wakeup"))]
+    switch = (sched["event"] == "sched_switch").to_numpy()
+    pid = np.where(switch, sched["payload"].str.extract(_NEXT_PID, expand=False),
+                   sched["payload"].str.extract(_PID, expand=False))
+    target = sched["payload"].str.extract(_TARGET_CPU, expand=False).astype(float).fillna(-1).to_numpy()
     last_cpu: dict[str, int] = {}
     woken = on_last = 0
-    for event, cpu, payload in zip(events["event"], events["cpu"], events["payload"]):
-        if event == "sched_switch":
-            nxt = payload.rsplit("next_pid=", 1)[1].split(" ", 1)[0]
-            if nxt != "0":
-                last_cpu[nxt] = int(cpu)
-        elif event == "sched_wakeup":
-            pid = payload.split(" pid=", 1)[1].split(" ", 1)[0]
-            if pid in last_cpu:
-                woken += 1
-                on_last += int(payload.rsplit("target_cpu=", 1)[1]) == last_cpu[pid]
+    for is_switch, p, cpu, tc in zip(switch, pid, sched["cpu"].to_numpy(), target):
+        if is_switch:
+            if p != "0":
+                last_cpu[p] = int(cpu)
+        elif p in last_cpu:
+            woken += 1
+            on_last += tc == last_cpu[p]
     return {"woken": woken, "on_last_cpu": on_last,
             "migrations": int((events["event"] == "sched_migrate_task").sum())}
 
