@@ -114,7 +114,7 @@ TRACE_KINDS = {
     "ipi_handler": TR_IPI_HANDLER, "cb_batch_start": TR_CB_BATCH_START, "cb_invoke": TR_CB_INVOKE,
     "cb_batch_end": TR_CB_BATCH_END, "task_wait": TR_TASK_WAIT, "task_return": TR_TASK_RETURN,
     "exp_start": TR_EXP_START, "exp_end": TR_EXP_END, "callback": TR_CALLBACK, "qs_report": TR_QS_REPORT,
-    "nocb_wake": TR_NOCB_WAKE, "migrate": TR_MIGRATE,
+    "nocb_wake": TR_NOCB_WAKE, "migrate": TR_MIGRATE, "cpustart": TR_CPUSTART, "cpuqs": TR_CPUQS,
 }
 NOCB_WAKE_REASONS = {
     NOCB_TPS_WAKE_EMPTY: "WakeEmpty", NOCB_TPS_WAKE_LAZY: "WakeLazy", NOCB_TPS_WAKE_OVF: "WakeOvf",

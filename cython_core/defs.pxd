@@ -552,6 +552,8 @@ cdef enum:
     TR_NOCB_WAKE = 18    # rcu_nocb_wake for offloaded cpu; arg = NOCB_TPS_* reason
     TR_MIGRATE = 19      # a wake-up or load balancing moves ent to cpu (set_task_cpu()'s sched_migrate_task);
                          # arg = its CPU before, arg2 = the CPU that moves it (-1: none)
+    TR_CPUSTART = 20     # __note_gp_changes(): cpu notices the GP gp_seq ("cpustart")
+    TR_CPUQS = 21        # rcu_qs(): cpu passes the QS it owed for gp_seq ("cpuqs"; its report is TR_QS)
 
 
 # Tracepoints whose events rcusim prices when the kernel's command line enables them

@@ -529,6 +529,8 @@ cdef int cpu_pick(Engine self, int c) except -1:
 
 cdef void cpu_enter_idle(Engine self, int c) noexcept:
     cdef cpu_t *cp = &self.cpus[c]
+    if self.trace_on and cp.cpu_no_qs:
+        trace(self, self.now, TR_CPUQS, c, cp.curr, cp.gp_seq, 0, 0)  # rcu_qs() in __schedule()
     cp.state = CPU_IDLE
     cp.curr = -1
     lb_mark(self, c)

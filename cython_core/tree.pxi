@@ -157,6 +157,8 @@ cdef void note_gp_changes_locked(Engine self, int c) except *:
         needwake = rcu_accelerate_cbs(self, c)
     if rcu_seq_new_gp(cp.gp_seq, rnp_gp):
         tp_acc(self, TP_RCU_GRACE_PERIOD, 1)  # "cpustart"
+        if self.trace_on:
+            trace(self, self.now + self.acc, TR_CPUSTART, c, self.cpus[c].curr, rnp_gp, 0, 0)
         need_qs = (self.nodes[cp.leaf].qsmask & cp.grpmask) != 0
         cp.cpu_no_qs = need_qs
         cp.core_needs_qs = need_qs
@@ -171,6 +173,8 @@ cdef inline void rcu_qs(Engine self, int c, i64 ns) noexcept:
     cdef cpu_t *cp = &self.cpus[c]
     if cp.cpu_no_qs or (cp.exp_need_qs and not self.preempt_rcu):
         tp_debt(self, c, TP_RCU_GRACE_PERIOD, ns)
+        if self.trace_on and cp.cpu_no_qs:
+            trace(self, self.now + self.acc, TR_CPUQS, c, cp.curr, cp.gp_seq, 0, 0)
     cp.cpu_no_qs = 0
 
 

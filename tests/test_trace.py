@@ -35,7 +35,7 @@ FTRACE_LINE = re.compile(r"^ *\S+-\d+ +\[\d{3}\] [.dNhs1-9]{5} +(?P<stamp>\d+\.\
 _COMM, _GP_SEQ, _RHP = r"[^ ]{1,15}", r"-?\d+", r"[0-9a-f]{16}"
 # Each event's TP_printk() (include/trace/events/rcu.h and sched.h), field by field.
 PAYLOADS = {
-    "rcu_grace_period": rf"(?P<rcu>rcu_\w+) {_GP_SEQ} (start|fqsstart|fqsend|cpuqs|end)",
+    "rcu_grace_period": rf"(?P<rcu>rcu_\w+) {_GP_SEQ} (start|fqsstart|fqsend|cpustart|cpuqs|end)",
     "rcu_fqs": rf"(?P<rcu>rcu_\w+) {_GP_SEQ} \d+ dti",
     "rcu_callback": rf"(?P<rcu>rcu_\w+) rhp=(?P<rhp>{_RHP}) func=(?P<func>\w+) (?P<qlen>\d+)",
     "rcu_quiescent_state_report": (rf"(?P<rcu>rcu_\w+) (?P<gp_seq>{_GP_SEQ}) (?P<mask>[0-9a-f]+)>(?P<qsmask>[0-9a-f]+) "
@@ -244,3 +244,38 @@ def test_every_gp_reports_to_the_root(fixture, request):
             if m["level"] == "0" and m["qsmask"] == "0":
                 done.add(int(m["gp_seq"]))
         assert gps and done == gps
+
+
+@pytest.mark.parametrize("fixture", ["sync_traced", "softirq_traced"])
+def test_a_cpu_notices_the_gp_then_passes_its_qs_then_reports_it(fixture, request):
+    """__note_gp_changes() traces "cpustart", rcu_qs() "cpuqs" and rcu_report_qs_rdp() the
+    leaf's report, each when it happens: per CPU and GP in that order, and a CPU that
+    reports for itself (not found idle by an FQS scan) passed its QS first."""
+    checked = 0
+    for v in request.getfixturevalue(fixture).variants.values():
+        first: dict[tuple[str, int, int], float] = {}
+        fqs_found = set()
+        own_reports = []
+        for ln in trace.ftrace_lines(v):
+            line = FTRACE_LINE.match(ln)
+            if not line:
+                continue
+            cpu, t = int(re.search(r"\[(\d{3})\]", ln).group(1)), float(line["stamp"])
+            f = line["payload"].split()
+            if line["event"] == "rcu_grace_period" and f[2] in ("cpustart", "cpuqs"):
+                first.setdefault((f[2], cpu, int(f[1])), t)
+            elif line["event"] == "rcu_fqs":
+                fqs_found.add((int(f[2]), int(f[1])))
+            elif line["event"] == "rcu_quiescent_state_report":
+                mask = int(f[2].split(">")[0], 16)
+                if mask == 1 << (cpu - int(f[4])):
+                    own_reports.append((cpu, int(f[1]), t))
+        for (what, cpu, seq), t in first.items():
+            if what == "cpuqs" and seq & 3:  # (a QS owed from a GP it was reported for by an FQS
+                # scan is traced once that GP has ended, with the ended value)
+                assert first.get(("cpustart", cpu, seq), t + 1) <= t, (cpu, seq)
+                checked += 1
+        for cpu, seq, t in own_reports:
+            if (cpu, seq) not in fqs_found:
+                assert first.get(("cpuqs", cpu, seq), t + 1) <= t, (cpu, seq)
+    assert checked

@@ -402,8 +402,11 @@ def ftrace_lines(variant_result, nr_cpus: int | None = None):
             elif arg == 1:  # found in dyntick-idle by the GP kthread's FQS scan
                 gp_ent = int(np.flatnonzero(names.kind == ENT["gp"])[0])
                 line = (gp_ent, int(names.cpu[gp_ent]), ".....", "rcu_fqs", f"{rcu} {gp_seq} {cpu} dti")
-            else:
-                line = (curr.get(cpu, -1), cpu, "d..1.", "rcu_grace_period", f"{rcu} {gp_seq} cpuqs")
+            # else its report by the CPU itself: rcu_quiescent_state_report (TR_QS_REPORT)
+        elif kind == TR["cpuqs"]:
+            line = (curr.get(cpu, -1), cpu, "d..1.", "rcu_grace_period", f"{rcu} {gp_seq} cpuqs")
+        elif kind == TR["cpustart"]:
+            line = (curr.get(cpu, -1), cpu, "d..1.", "rcu_grace_period", f"{rcu} {gp_seq} cpustart")
         elif kind == TR["cb_batch_start"]:
             runner = ent if ent >= 0 else curr.get(cpu, -1)
             flags = "d..1." if ent >= 0 else "d.s1."
