@@ -130,7 +130,7 @@ ENTITY_KINDS = {
 }
 CALLBACK_KINDS = {"wakeme_after_rcu": CB_WAKEME, "kfree": CB_KFREE, "generic": CB_GENERIC,
                   "rcu_work_rcufn": CB_RCU_WORK, "rcu_scale_async_cb": CB_RCUSCALE_ASYNC,
-                  "rcu_barrier_callback": CB_BARRIER, "kfree_obj": CB_KFREE_OBJ}
+                  "rcu_barrier_callback": CB_BARRIER, "kfree_obj": CB_KFREE_OBJ, "mt_free_rcu": CB_MT_FREE}
 KVFREE_GENERATIONS = {"call_rcu": KV_CALL_RCU, "head_list": KV_HEAD_LIST, "bulk": KV_BULK}
 LAST_QS_KINDS = {"gp_kthread_cpu": LAST_QS_GP_CPU, "idle_cpu": LAST_QS_IDLE, "busy_cpu": LAST_QS_BUSY,
                  "blocked_reader": LAST_QS_READER}
@@ -261,7 +261,7 @@ cdef i64 ent_run(Engine self, int e, i64 t0) except -2:
     if kind == ENT_NOISE:
         return noise_kthread_next(self, e, t0)
     if kind == ENT_RELEASER:
-        return pthread_barrier_release_next(self, e, t0)
+        return releaser_next(self, e, t0)
     raise RuntimeError(f"entity {e} of unknown kind {kind}")
 
 
@@ -298,7 +298,7 @@ cdef i64 ent_done(Engine self, int e) except -2:
     if kind == ENT_NOISE:
         return noise_kthread(self, e)
     if kind == ENT_RELEASER:
-        return futex_wake_next(self, e, self.now)
+        return releaser_step(self, e)
     raise RuntimeError(f"entity {e} of unknown kind {kind}")
 
 
@@ -757,6 +757,8 @@ cdef class Engine:
                 ev_noise_host(self, ev.target)
             elif ev.kind == EV_TASK_TIMEOUT:
                 ev_task_timeout(self, ev.target, ev.arg)
+            elif ev.kind == EV_HRTIMER_SLEEP:
+                ev_hrtimer_sleep(self, ev.target)
             elif ev.kind == EV_NOHZ_ILB:
                 ev_nohz_ilb(self, ev.target)
             elif ev.kind == EV_BARRIER_IPI:

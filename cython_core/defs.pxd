@@ -35,6 +35,7 @@ cdef enum:
     EV_BARRIER_CB = 18   # an rcu_barrier_callback() invoked by CPU target ends
     EV_NOISE_HOST = 19   # the host stalls virtual CPU target (if it runs something)
     EV_IRQ_ENTER_IDLE = 20 # idle CPU target has left its state and enters the interrupt (ct_irq_enter(); arg = its time)
+    EV_HRTIMER_SLEEP = 21 # hrtimer_wakeup(): the nanosleep() hrtimer of entity target expires on its CPU
 
 # Deliberate model faults (Engine.fault), each breaking one rule the kernel relies
 # on, for tests that the safety checker catches them: numbered as the catalogue
@@ -104,7 +105,8 @@ cdef enum:
     CB_BARRIER = 5       # rcu_barrier_callback: counts rcu_state.barrier_cpu_count down
     CB_KFREE_OBJ = 6     # a kfree_rcu_flood object: __rcu_reclaim() kfree()s it (kfree_rcu() before v5.6,
                          # or rcuscale's kfree_call_rcu() for kfree_by_call_rcu)
-    CB_KINDS = 7
+    CB_MT_FREE = 7       # mt_free_rcu: a freed maple-tree node's kmem_cache_free() (a process's mmap())
+    CB_KINDS = 8
 
 # Primitives of a sync_loop workload (the requests' primitive column).
 cdef enum:
@@ -152,6 +154,18 @@ cdef enum:
     TASK_BARRIER = 8     # in rcu_barrier(), holding barrier_mutex: entraining on each CPU with callbacks
     TASK_BARRIER_WAIT = 9 # in rcu_barrier(): waiting for the last rcu_barrier_callback()
     TASK_ASYNC_RETRY = 10 # back from rcu_barrier(): retrying call_rcu_hurry(), the same measurement (before v6.12)
+    TASK_START = 11      # created by its parent (clone()): start_thread() up to its start lock (pd->lock)
+    TASK_START_LOCK = 12 # asleep on its start lock until the parent unlocks it (futex_wake())
+    TASK_START_ON = 13   # past its start lock: on to the start barrier, where it sleeps as TASK_NEW
+
+# The parent thread of a barrier's tasks (ent_t.phase for ENT_RELEASER; its loops_left is the task
+# it creates, or wakes, next): the twin's load helper's main thread (rcusim/twin/guest/rcusim_load.c).
+cdef enum:
+    RELEASER_CREATE = 0  # pthread_create(): the stack's mmap(), clone() and wake_up_new_task()
+    RELEASER_UNLOCK = 1  # ... sched_setaffinity() on the new thread and its start lock's unlock
+    RELEASER_POLL = 2    # usleep() until every thread has counted itself in
+    RELEASER_SETTLE = 3  # usleep() once more, then the barrier, where it arrives last
+    RELEASER_WAKE = 4    # the barrier's futex_wake(): its waiters, one by one
 
 # Reader phases (ent_t.phase for ENT_READER).
 cdef enum:
@@ -239,7 +253,8 @@ cdef struct ent_t:
     i64 t_wake           # when its timer interrupt fired (ns)
     # ENT_BG only
     i64 sec_ns           # length of the non-preemptible section it runs next (ns)
-    char _pad[32]        # to 320 bytes, five whole lines (Engine() checks)
+    int32_t start_unlocked # ENT_TASK of a barrier's: its parent has unlocked its start lock
+    char _pad[28]        # to 320 bytes, five whole lines (Engine() checks)
 
 
 cdef struct fair_node_t:

@@ -271,6 +271,18 @@ cdef class Engine:
     cdef i64[::1] wl_unfinished   # tasks of each workload not yet done
     cdef i64[::1] wl_first_task   # each workload's first task (its tasks are consecutive), then n_tasks
     cdef i64[::1] wl_release_cpu  # the CPU a workload's barrier is released from (-1: its tasks start together)
+    cdef i64[::1] wl_aff          # a barrier's unpinned tasks: the affinity their parent gives them once created
+    cdef i64[::1] wl_arrived      # a barrier's tasks that have counted themselves in (the helper's `arrived`)
+    cdef i64 thread_create_ns     # the load helper's thread creation (SyncLoopInput's thread_*, helper_*)
+    cdef i64 thread_unlock_ns
+    cdef i64 thread_lock_ns
+    cdef i64 thread_barrier_ns
+    cdef i64 thread_woken_ns
+    cdef i64 helper_poll_ns
+    cdef i64 helper_settle_ns
+    cdef i64 timer_slack_ns       # a user task's hrtimer sleeps end this late (init_task.timer_slack_ns)
+    cdef i64 thread_call_rcu_per_1000 # call_rcu()s of the load helper's pthread_create()s, per 1,000
+    cdef int thread_call_rcu_lazy
     cdef i64[::1] task_is_done    # each task has its calls and its minimum run time (rcuscale's done)
     cdef i64[::1] wl_done_ns      # each workload's latest return at which one of its tasks was done
     cdef i64 sync_entry_ns

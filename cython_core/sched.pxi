@@ -170,6 +170,15 @@ cdef void requeue(Engine self, int c, int e, bint to_tail) noexcept:
         enqueue_head(self, e)
 
 
+cdef bint exit_to_user_mode(Engine self, int c) except *:
+    """The running task returns to user mode (a system call's end): exit_to_user_mode_loop()
+    schedules if need_resched is set (the task stays runnable). Returns True if it did."""
+    if self.cpus[c].need_resched:
+        requeue(self, c, self.cpus[c].curr, True)
+        return True
+    return False
+
+
 cdef void enqueue_head(Engine self, int e) noexcept:
     """Put a preempted entity back at the head of its class."""
     cdef ent_t *ep = &self.ents[e]

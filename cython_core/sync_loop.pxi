@@ -16,6 +16,18 @@ cdef int sync_loop_init(Engine self, t) except -1:
     self.n_tasks = len(t.cpu)
     self.wl_release_cpu = np.ascontiguousarray(t.release_cpu, dtype=np.int64)
     self.wl_first_task = np.searchsorted(np.asarray(t.workload), np.arange(len(t.release_cpu) + 1)).astype(np.int64)
+    self.wl_aff = np.full(len(t.release_cpu), -1, dtype=np.int64)
+    self.wl_arrived = np.zeros(len(t.release_cpu), dtype=np.int64)
+    self.thread_create_ns = t.thread_create_ns
+    self.thread_unlock_ns = t.thread_unlock_ns
+    self.thread_lock_ns = t.thread_lock_ns
+    self.thread_barrier_ns = t.thread_barrier_ns
+    self.thread_woken_ns = t.thread_woken_ns
+    self.helper_poll_ns = t.helper_poll_ns
+    self.helper_settle_ns = t.helper_settle_ns
+    self.timer_slack_ns = t.timer_slack_ns
+    self.thread_call_rcu_per_1000 = t.thread_call_rcu_per_1000
+    self.thread_call_rcu_lazy = t.thread_call_rcu_lazy
     self.tasks_left = self.n_tasks
     self.sync_entry_ns = t.sync_entry_ns
     self.task_wl = <int *> malloc((self.n_tasks + 1) * sizeof(int))
@@ -25,13 +37,18 @@ cdef int sync_loop_init(Engine self, t) except -1:
         self.ents[e].rq = RQ_RT if t.rt[e] else RQ_NORMAL
         self.ents[e].weight = t.weight[e]
         self.ents[e].kthread = t.kthread[e]
-        # A new task, placed as by wake_up_new_task(); one released from a barrier has run
-        # there since, and wakes.
-        self.ents[e].initial = self.wl_release_cpu[t.workload[e]] < 0
+        # A new task, placed as by wake_up_new_task(); a pinned one released from a barrier
+        # has run there since, and wakes; an unpinned one its parent creates.
+        self.ents[e].initial = self.wl_release_cpu[t.workload[e]] < 0 or t.aff[e] >= 0
         if t.aff[e] >= 0 and self.n_levels:  # a machine of one CPU has no domains, nowhere to move
             self.ents[e].aff = t.aff[e]
             self.ents[e].fork_place = t.fork_balance[e]
             self.n_unbound += 1
+            if self.wl_release_cpu[t.workload[e]] >= 0:
+                # clone() gives it its parent's affinity, bound to the parent's CPU, until the
+                # parent's sched_setaffinity() (pthread_barrier_release_next()).
+                self.wl_aff[t.workload[e]] = t.aff[e]
+                self.ents[e].aff = -1
         self.ents[e].loops_left = t.loops[e]
         self.ents[e].phase = TASK_NEW
         self.task_wl[e] = t.workload[e]
@@ -70,7 +87,10 @@ cdef int sync_loop_init(Engine self, t) except -1:
             self.ents[e].cpu = self.wl_release_cpu[k]
             self.ents[e].rq = RQ_NORMAL
             self.ents[e].idx = k
-            self.ents[e].phase = -1  # its tasks not created yet
+            self.ents[e].loops_left = self.wl_first_task[k]
+            # Unpinned tasks it creates first; pinned ones it finds asleep in the barrier on
+            # their CPUs (each binds itself there before it arrives).
+            self.ents[e].phase = RELEASER_CREATE if self.wl_aff[k] >= 0 else RELEASER_WAKE
             e += 1
     return e
 
@@ -89,18 +109,63 @@ cdef void sync_loop_start(Engine self) except *:
 
 
 # --- a workload's parent thread: create the tasks, then release them from a barrier ------
-cdef i64 pthread_barrier_release_next(Engine self, int e, i64 t0) except -2:
-    """The parent (the twin's load helper's main thread, bound to the workload's first CPU)
-    runs, its tasks created: each new task was placed by fork balancing (wake_up_new_task()'s
-    find_idlest_cpu(), while the parent runs) and has gone to sleep in the barrier where it
-    was placed. The parent arrives last at the barrier: its futex_wake() wakes them."""
+cdef i64 releaser_next(Engine self, int e, i64 t0) except -2:
+    """The parent's next step, as the twin's load helper's main thread takes it, bound to the
+    workload's first CPU: pthread_create() of each task, with an affinity attribute (glibc
+    starts the thread stopped on its start lock, clone() placing it on the parent's CPU, then
+    sched_setaffinity() on it and the unlock), polls until each task has counted itself in,
+    sleeps ARRIVE_US, and arrives last at the barrier: its futex_wake() wakes them."""
     cdef ent_t *ep = &self.ents[e]
-    cdef int w = ep.idx, k
-    for k in range(self.wl_first_task[w], self.wl_first_task[w + 1]):
-        if self.ents[k].fork_place:
-            place_new_task(self, k)
-    ep.phase = self.wl_first_task[w]
-    return futex_wake_next(self, e, t0)
+    if ep.phase == RELEASER_CREATE:
+        return self.thread_create_ns
+    if ep.phase == RELEASER_UNLOCK:
+        return self.thread_unlock_ns
+    if ep.phase == RELEASER_WAKE:
+        return futex_wake_next(self, e, t0)
+    return 0  # back from usleep(): the check of `arrived`
+
+
+cdef i64 releaser_step(Engine self, int e) except -2:
+    """The end of the parent's step: its effect, then the next step's time, or -1 if it sleeps."""
+    cdef ent_t *ep = &self.ents[e]
+    cdef int w = ep.idx, k = ep.loops_left, c = ep.cpu, n
+    cdef i64 cost = 0
+    if ep.phase == RELEASER_WAKE:
+        return futex_wake_next(self, e, self.now)
+    if ep.phase == RELEASER_CREATE:
+        # The stack's mmap() and mprotect() free maple-tree nodes (mt_free_rcu()): the k-th
+        # thread's share of the measured count, spread evenly.
+        n = k - self.wl_first_task[w]
+        for n in range(n * self.thread_call_rcu_per_1000 // 1000, (n + 1) * self.thread_call_rcu_per_1000 // 1000):
+            call_rcu(self, c, CB_MT_FREE, -1, self.thread_call_rcu_lazy)
+        # clone(): wake_up_new_task() on the parent's CPU, the only one its affinity allows.
+        self.ents[k].phase = TASK_START
+        self.ents[k].state = ST_RUNNABLE
+        ev_wake(self, k, 0)
+        ep.phase = RELEASER_UNLOCK
+        return -1 if exit_to_user_mode(self, c) else self.thread_unlock_ns
+    if ep.phase == RELEASER_UNLOCK:
+        self.ents[k].aff = self.wl_aff[w]  # sched_setaffinity(): the workload's CPUs
+        self.ents[k].start_unlocked = 1
+        if self.ents[k].phase == TASK_START_LOCK:
+            cost = try_to_wake_up(self, k, c, self.now, self.ttwu_ns)  # the unlock's futex_wake()
+        ep.loops_left += 1
+        if ep.loops_left < self.wl_first_task[w + 1]:
+            ep.phase = RELEASER_CREATE
+            if cost == 0 and exit_to_user_mode(self, c):
+                return -1
+            return cost + self.thread_create_ns
+        ep.phase = RELEASER_POLL
+    if ep.phase == RELEASER_POLL:
+        # while (atomic_load(&arrived) < nthreads) usleep(1000); usleep(ARRIVE_US);
+        if self.wl_arrived[w] < self.wl_first_task[w + 1] - self.wl_first_task[w]:
+            return hrtimer_nanosleep(self, e, self.now + cost, self.helper_poll_ns)
+        ep.phase = RELEASER_SETTLE
+        return hrtimer_nanosleep(self, e, self.now + cost, self.helper_settle_ns)
+    # RELEASER_SETTLE: pthread_barrier_wait(), the last to arrive.
+    ep.phase = RELEASER_WAKE
+    ep.loops_left = self.wl_first_task[w]
+    return futex_wake_next(self, e, self.now)
 
 
 cdef i64 futex_wake_next(Engine self, int e, i64 t) except -2:
@@ -108,11 +173,27 @@ cdef i64 futex_wake_next(Engine self, int e, i64 t) except -2:
     they queued (their creation's), each try_to_wake_up() the parent's time; then the parent
     sleeps for good (pthread_join())."""
     cdef ent_t *ep = &self.ents[e]
-    cdef int k = ep.phase
+    cdef int k = ep.loops_left
     if k == self.wl_first_task[ep.idx + 1]:
         return -1
-    ep.phase += 1
+    ep.loops_left += 1
     return try_to_wake_up(self, k, ep.cpu, t, self.ttwu_ns)
+
+
+cdef i64 thread_start_step(Engine self, int e) except -2:
+    """A barrier's task, created by its parent, at the end of a run: start_thread() reached its
+    start lock (TASK_START), where it sleeps unless the parent has unlocked it, or it reached the
+    barrier (TASK_START_ON): it counts itself in and sleeps there (TASK_NEW)."""
+    cdef ent_t *ep = &self.ents[e]
+    if ep.phase == TASK_START:
+        if not ep.start_unlocked:
+            ep.phase = TASK_START_LOCK
+            return -1
+        ep.phase = TASK_START_ON
+        return self.thread_barrier_ns
+    self.wl_arrived[self.task_wl[e]] += 1  # atomic_fetch_add(&arrived, 1), then pthread_barrier_wait()
+    ep.phase = TASK_NEW
+    return -1
 
 
 # --- workload task: loop { synchronize_rcu*(); work after; think } ------
@@ -129,6 +210,11 @@ cdef i64 sync_loop_next(Engine self, int e, i64 t0) except -2:
         return rcu_exp_sel_wait_wake_next(self, e, t0)
     if phase == TASK_SLEEPING:
         return task_enter(self, e, t0)  # woken by its timer
+    if phase == TASK_START:
+        return self.thread_lock_ns
+    if phase == TASK_START_LOCK:
+        self.ents[e].phase = TASK_START_ON  # woken by the unlock: on to the barrier
+        return self.thread_woken_ns
     if phase == TASK_NEW and self.wl_runtime_jiffies[self.task_wl[e]] >= 0:
         # jdone = jiffies + minruntime * HZ: the task may end once time_after(jiffies, jdone).
         self.task_end_ns[e] = (jiffies(self) + self.wl_runtime_jiffies[self.task_wl[e]] + 1) * self.jiffy_ns
@@ -210,6 +296,8 @@ cdef i64 sync_loop(Engine self, int e) except -2:
     if ep.phase == TASK_EXITED:
         self.tasks_left -= 1
         return -1
+    if ep.phase == TASK_START or ep.phase == TASK_START_ON:
+        return thread_start_step(self, e)
     self.acc = 0
     if ep.phase == TASK_MUTEX_WAIT and ep.fl_next == self.barrier_mutex:
         nxt = rcu_barrier_mutex_retry(self, e, c)

@@ -128,3 +128,19 @@ cdef void ev_task_timeout(Engine self, int e, i64 arrived_on) except *:
     timer_tick(self, c)
     self.acc = 0
     wake(self, e, c, self.now)
+
+
+cdef i64 hrtimer_nanosleep(Engine self, int e, i64 t, i64 ns) except -2:
+    """nanosleep() of `ns` from t (usleep()): the entity sleeps until its hrtimer expires on
+    its CPU, at the range's end (the task's timer_slack_ns past the request): nothing else
+    expires the timer sooner on an idle CPU. Returns -1 (it sleeps)."""
+    push(self, t + ns + self.timer_slack_ns, PRIO_NORMAL, EV_HRTIMER_SLEEP, e, 0)
+    return -1
+
+
+cdef void ev_hrtimer_sleep(Engine self, int e) except *:
+    """hrtimer_wakeup(): the timer's interrupt on the sleeper's CPU wakes it."""
+    cdef int c = self.ents[e].cpu
+    timer_tick(self, c)
+    self.acc = 0
+    wake(self, e, c, self.now)

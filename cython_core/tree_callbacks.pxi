@@ -21,6 +21,7 @@ cdef void rcu_core_init(Engine self, c) except *:
     self.cb_cost[CB_WAKEME] = c.cb_wakeme_ns
     self.cb_cost[CB_KFREE] = c.cb_kfree_ns
     self.cb_cost[CB_GENERIC] = c.cb_generic_ns
+    self.cb_cost[CB_MT_FREE] = c.cb_generic_ns  # the guest's generic callbacks are mostly such frees
     self.cb_cost[CB_RCU_WORK] = self.ttwu_ns  # rcu_work_rcufn(): __queue_work() wakes a kworker
     # rcu_barrier_callback(): atomic_dec_and_test() and, the last, complete(), as wakeme_after_rcu().
     self.cb_cost[CB_BARRIER] = c.cb_barrier_ns
@@ -108,7 +109,7 @@ cdef i64 invoke_one(Engine self, int cb, int r, i64 t, int runner_cpu, int runne
     check_cb_invoked(self, cb, t)
     if kind == CB_KFREE or kind == CB_GENERIC:
         record_callback(self, t, t - self.cbs[cb].t_queued)
-    if kind != CB_WAKEME and kind != CB_KFREE and kind != CB_GENERIC:
+    if kind != CB_WAKEME and kind != CB_KFREE and kind != CB_GENERIC and kind != CB_MT_FREE:
         rcu_callback_func(self, kind, self.cbs[cb].arg, runner_cpu, t)
     self.cbs[cb].next = self.cb_free
     self.cb_free = cb

@@ -10,8 +10,9 @@ import yaml
 
 from rcusim.commands.cli import main
 from rcusim.errors import ScenarioError
-from rcusim.input.profiles import COST_NAMES, load_profile, profile_topology, profile_ttwu_reuse
+from rcusim.input.profiles import COST_NAMES, THREAD_START_COSTS, load_profile, profile_topology, profile_ttwu_reuse
 from rcusim.results.ftrace_read import EVENT_COLUMNS
+from rcusim.twin.thread_start import boot_samples
 from rcusim.twin.measure import (PHASES, derive_costs, estimate_costs, guest_script, ns_trace, read_trace, tsc_khz,
                                  write_trace)
 
@@ -290,12 +291,16 @@ def test_write_profile_keeps_what_the_trace_does_not_measure(tmp_path):
     """The guest's memory and its page lists' start are not in the plan's trace: a profile
     written over keeps them as they were, sources included."""
     profile = tmp_path / "qemu-tcg.yaml"
+    thread_start = {"source": "timed in the guest.", **{k: {"value": 10 + i, "source": f"{k}, measured."}
+                                                       for i, k in enumerate(THREAD_START_COSTS)}}
     profile.write_text("memory_mb:\n  value: 2048\n  source: QEMU's -m 2048.\n"
-                       "pcp_start_pages:\n  value: 17\n  source: seventeen pages, measured.\n")
+                       "pcp_start_pages:\n  value: 17\n  source: seventeen pages, measured.\n"
+                       + yaml.safe_dump({"thread_start": thread_start}, sort_keys=False))
     assert main(["measure-guest", "--from-trace", str(TRACE), "--write-profile", str(profile)]) == 0
     data = yaml.safe_load(profile.read_text())
     assert data["memory_mb"] == {"value": 2048, "source": "QEMU's -m 2048."}
     assert data["pcp_start_pages"] == {"value": 17, "source": "seventeen pages, measured."}
+    assert data["thread_start"] == thread_start
     assert "costs" in data
 
 
@@ -303,3 +308,57 @@ def test_pcp_from_a_directory_without_boots_is_one_clear_error(tmp_path, capsys)
     assert main(["measure-guest", "--pcp-from", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "--pcp-from" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def _creation_trace() -> list[str]:
+    """The load helper's main thread (pid 80, CPU 0) creating threads 81-83 (µs): 81 runs before
+    its unlock, sleeps on its start lock and is woken onto CPU 1; 82 and 83 run after theirs,
+    straight to the barrier; three call_rcu()s between the first creation and the last."""
+    ev = [(1000, 0, 80, "sched_wakeup_new", "comm=rcusim_load pid=81 prio=120 target_cpu=000"),
+          (1010, 0, 80, "rcu_callback", "rcu_preempt rhp=0000000000000001 func=mt_free_rcu 1"),
+          (1020, 0, 80, "sched_switch", "prev_comm=rcusim_load prev_pid=80 prev_prio=120 prev_state=R+ ==> "
+                                        "next_comm=rcusim_load next_pid=81 next_prio=120"),
+          (1040, 0, 81, "sched_switch", "prev_comm=rcusim_load prev_pid=81 prev_prio=120 prev_state=S ==> "
+                                        "next_comm=rcusim_load next_pid=80 next_prio=120"),
+          (1100, 0, 80, "sched_waking", "comm=rcusim_load pid=81 prio=120 target_cpu=001"),
+          (1200, 1, 0, "sched_switch", "prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> "
+                                       "next_comm=rcusim_load next_pid=81 next_prio=120"),
+          (1260, 1, 81, "sched_switch", "prev_comm=rcusim_load prev_pid=81 prev_prio=120 prev_state=S ==> "
+                                        "next_comm=swapper/1 next_pid=0 next_prio=120"),
+          (1400, 0, 80, "rcu_callback", "rcu_preempt rhp=0000000000000002 func=mt_free_rcu 2"),
+          (1500, 0, 80, "sched_wakeup_new", "comm=rcusim_load pid=82 prio=120 target_cpu=000"),
+          (1900, 0, 80, "rcu_callback", "rcu_preempt rhp=0000000000000003 func=mt_free_rcu 3"),
+          (2000, 0, 80, "sched_wakeup_new", "comm=rcusim_load pid=83 prio=120 target_cpu=000"),
+          (2100, 0, 80, "sched_switch", "prev_comm=rcusim_load prev_pid=80 prev_prio=120 prev_state=S ==> "
+                                        "next_comm=rcusim_load next_pid=82 next_prio=120"),
+          (2140, 0, 82, "sched_switch", "prev_comm=rcusim_load prev_pid=82 prev_prio=120 prev_state=S ==> "
+                                        "next_comm=rcusim_load next_pid=83 next_prio=120"),
+          (2170, 0, 83, "sched_switch", "prev_comm=rcusim_load prev_pid=83 prev_prio=120 prev_state=S ==> "
+                                        "next_comm=swapper/0 next_pid=0 next_prio=120"),
+          (900, 0, 80, "sched_switch", "prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> "
+                                       "next_comm=rcusim_load next_pid=80 next_prio=120")]
+    comm = {80: "rcusim_load", 81: "rcusim_load", 82: "rcusim_load", 83: "rcusim_load", 0: "<idle>"}
+    return [f"{comm[pid]:>16}-{pid:<7} [{cpu:03d}] d..2.  {t / 1e6:.6f}: {name}: {payload}"
+            for t, cpu, pid, name, payload in sorted(ev)]
+
+
+def test_thread_creation_is_timed_from_its_trace():
+    """Each step of the helper's thread creation, its tracing taken out: the parent's
+    pthread_create() from its wake-up of a thread to the next clone(), its unlock up to the
+    wake-up, a thread's first run (to the lock, or to the barrier) and its run once woken; the
+    call_rcu()s per 1,000 threads."""
+    samples = boot_samples(_creation_trace(), t0_ns=5_000_000, event_ns=2_000)
+    us = 1000
+    # 1100 -> 1500 on CPU 0, its call_rcu() inside; then the wake-up's own event
+    assert samples["pthread_create_ns"] == [400 * us - 2 * 2_000]
+    # 1000 -> 1100 less 81's run (1020 -> 1040): 80 us; the callback, its switch-out, the wake-up
+    assert samples["pthread_start_ns"] == [80 * us - 3 * 2_000]
+    assert samples["lock_run_ns"] == [20 * us - 2_000] and samples["woken_run_ns"] == [60 * us - 2_000]
+    assert sorted(samples["barrier_run_ns"]) == [30 * us - 2_000, 40 * us - 2_000]
+    assert samples["call_rcu_per_1000"] == [round(1000 * 3 / 2)]  # three, over two creations
+
+
+def test_thread_start_from_a_directory_without_boots_is_one_clear_error(tmp_path, capsys):
+    assert main(["measure-guest", "--thread-start-from", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "--thread-start-from" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

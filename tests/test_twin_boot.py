@@ -133,7 +133,8 @@ def test_sim_only_simulates_again_beside_the_real_run(booted, tmp_path):
     assert SIM_TRACE_EVENT in kernel["bootargs"]  # traced as the guest was
     assert "| default | latency p50 (µs) |" in again.stdout
     other = subprocess.run([sys.executable, "-m", "rcusim", "kernel", str(scenario), "--sim-only", "--out", str(out),
-                            "--force", "--set", "hardware.profile=x86-64-server-2023"],
+                            "--force", "--set", "hardware.profile=x86-64-server-2023",
+                            "--set", "workloads.0.pinned=true"],  # (its threads' creation is not timed there)
                            cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert other.returncode == 0 and "runs untraced" in other.stderr, other.stderr
     missing = subprocess.run([sys.executable, "-m", "rcusim", "kernel", str(scenario), "--sim-only", "--out",

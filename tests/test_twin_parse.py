@@ -257,7 +257,7 @@ def image(tmp_path):
 
 
 def guest_plan(image, workload):
-    s = load_scenario({"name": "twin_collect", "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 2},
+    s = load_scenario({"name": "twin_collect", "hardware": {"profile": "qemu-tcg", "nr_cpus": 2},
                        "kernel": {"release": "6.12", "HZ": 1000}, "workloads": [workload]})
     return plan_variant("default", s.variants["default"], image, raw=s.asdict(), any_profile=True)
 

@@ -376,7 +376,7 @@ def test_sync_loop_rt_and_plain_helper_command_lines(image):
     assert argv[argv.index("-f") + 1] == "1" and argv[argv.index("-c") + 1] == "1" and "-p" in argv
     assert "-n" not in argv
     p = plan(image, scenario(workloads=[{"kind": "sync_loop", "start": "barrier", "tasks": 2, "loops": 2, "cpus": "0-1",
-                                         "pinned": False, "work_after": "none"}]))
+                                         "pinned": False, "work_after": "none"}], hardware={"profile": "qemu-tcg"}))
     assert not {"-p", "-n", "-T", "-f"} & set(p.sync_loops[0].argv)
 
 

@@ -24,6 +24,7 @@ from rcusim.errors import ScenarioError
 from rcusim.input.profiles import profile_tracing
 from rcusim.input.scenario import SUMMARY_MAX_BYTES, load_scenario, read_text_file
 from rcusim.results import trace
+from rcusim.results.result import calls_spans, within_calls
 from rcusim.results.run import run_scenario
 from rcusim.twin.qemu import CLOCKS
 from rcusim.twin.plan import SIM_TRACE_EVENT
@@ -83,6 +84,9 @@ def _write_sim_traces(sim, directory: Path) -> None:
         with gzip.open(folder / "trace.txt.gz", "wt", compresslevel=6) as f:
             for line in trace.ftrace_lines(v):
                 f.write(line + "\n")
+        spans = calls_spans(v)
+        if spans:  # the traced (first) run's calls, as a real boot's window.json
+            (folder / "window.json").write_text(json.dumps({"t0_ns": spans[0][0], "t1_ns": spans[0][1]}) + "\n")
 
 
 def cmd_kernel(args) -> int:
@@ -167,6 +171,7 @@ def _simulate_beside(scenario, variants: list[str], runs: int, out: Path, sim_ou
     except ScenarioError:
         limit = None  # too large to trace: tracediff then has the real side's traces only
     sim = run_scenario(scenario, variants=variants, progress=args.progress, trace_limit=limit, runs=runs)
+    sim.variants = {name: within_calls(v) for name, v in sim.variants.items()}
     sim.invocation["command"] = command
     sim_path = write_result(sim, sim_out, extra=functools.partial(_write_sim_traces, sim) if limit else None)
     seeds = f"seed {scenario.seed}" if runs == 1 else f"seeds {scenario.seed}-{scenario.seed + runs - 1}, pooled"

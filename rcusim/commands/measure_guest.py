@@ -7,7 +7,9 @@ samples it rests on. ``--from-trace`` derives from such a trace instead of booti
 ``--noise SECONDS`` measures the guest's OS noise instead (rcusim/twin/noise.py) and
 ``--write-preset`` writes it as a noise preset. ``--pcp-from DIR`` reads, from the kfree test's
 boots an ``rcusim kernel`` run kept in DIR, what each CPU's page list held as the test began
-(rcusim/twin/pcp_start.py), and prints the profile's ``pcp_start_pages`` entry.
+(rcusim/twin/pcp_start.py), and prints the profile's ``pcp_start_pages`` entry;
+``--thread-start-from DIR``, from the unpinned callers' boots traced with sched_wakeup_new and rcu_callback, how
+the load helper creates its threads (rcusim/twin/thread_start.py): the profile's ``thread_start``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from rcusim.twin.measure import (NR_CPUS, ReuseTable, estimate_costs, folded, he
                                  profile_yaml, read_trace, write_trace)
 from rcusim.twin import noise
 from rcusim.twin.pcp_start import pcp_start_pages
+from rcusim.twin.thread_start import thread_start_costs
+from rcusim.input.profiles import THREAD_START_COSTS, profile_tracing
 
 __all__ = ["add_parser", "cmd_measure_guest"]
 
@@ -56,7 +60,14 @@ def add_parser(sub) -> None:
                    help="print the profile's pcp_start_pages from the kfree test's boots an rcusim kernel run "
                         "kept in DIR (repeatable, pooled), traced with kmem/mm_page_alloc, mm_page_free, mm_page_alloc_zone_locked "
                         "and mm_page_pcpu_drain")
-    p.add_argument("--variant", default="kfree", help="with --pcp-from: the variant's boots (default: %(default)s)")
+    p.add_argument("--thread-start-from", metavar="DIR", action="append",
+                   help="print the profile's thread_start from the unpinned callers' boots an rcusim kernel run "
+                        "kept in DIR (repeatable, pooled), traced with sched/sched_wakeup_new and rcu/rcu_callback")
+    p.add_argument("--call-rcu-from", metavar="DIR", action="append",
+                   help="with --thread-start-from: the call_rcu()s of thread creation from such boots traced "
+                        "with rcu/rcu_callback too (repeatable, pooled)")
+    p.add_argument("--variant", help="with --pcp-from or --thread-start-from: the variant's boots (default: kfree, "
+                                     "unpinned_1000)")
     p.add_argument("--timeout", type=float, default=300.0, metavar="S",
                    help="longest boot, in seconds of wall time (default: %(default)s)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction,
@@ -131,30 +142,63 @@ def _noise(args) -> int:
 
 #: What a profile says of the guest that its trace does not measure (the memory QEMU gives it, the
 #: page lists' state as rcuscale's kfree test begins): kept from the profile being written over.
-CARRIED = ("memory_mb", "pcp_start_pages")
+CARRIED = ("memory_mb", "pcp_start_pages", "thread_start")
 
 
 def _carried(path: Path) -> str:
     """The CARRIED entries of the profile at path, if it exists, as its YAML text gives them."""
     old = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
-    return "".join(f"{key}:\n  value: {old[key]['value']}\n" + folded("source", old[key]["source"], 2)
-                   for key in CARRIED if old and key in old)
+    return "".join(_entry(key, old[key]) for key in CARRIED if old and key in old)
+
+
+def _entry(key: str, entry: dict, indent: int = 0) -> str:
+    """A profile entry, {value, source}, or a section of them with its own source."""
+    pad = " " * indent
+    if "value" in entry:
+        return f"{pad}{key}:\n{pad}  value: {entry['value']}\n" + folded("source", entry["source"], indent + 2)
+    return (f"{pad}{key}:\n" + folded("source", entry["source"], indent + 2)
+            + "".join(_entry(k, v, indent + 2) for k, v in entry.items() if k != "source"))
 
 
 def _pcp_start(args) -> int:
-    runs = [Path(d) for d in args.pcp_from]
-    for run in runs:
-        if not (run / "raw" / args.variant).is_dir():
-            raise ScenarioError(f"{str(run)!r} has no boots of {args.variant!r}", key="--pcp-from",
-                                allowed="a directory rcusim kernel wrote (its raw/<variant>/boot-N)")
-    est = pcp_start_pages(runs, args.variant)
-    source = est.source(f"the boots in {', '.join(map(str, runs))} ({args.variant}), python -m rcusim "
+    variant = args.variant or "kfree"
+    runs = _runs(args.pcp_from, "--pcp-from", variant)
+    est = pcp_start_pages(runs, variant)
+    source = est.source(f"the boots in {', '.join(map(str, runs))} ({variant}), python -m rcusim "
                         f"{shlex.join(args.argv)}")
     print(f"pcp_start_pages:\n  value: {est.value}\n" + folded("source", source, 2), end="")
     return 0
 
 
+def _runs(dirs, key: str, variant: str) -> list[Path]:
+    runs = [Path(d) for d in dirs]
+    for run in runs:
+        if not (run / "raw" / variant).is_dir():
+            raise ScenarioError(f"{str(run)!r} has no boots of {variant!r}", key=key,
+                                allowed="a directory rcusim kernel wrote (its raw/<variant>/boot-N)")
+    return runs
+
+
+def _thread_start(args) -> int:
+    variant = args.variant or "unpinned_1000"
+    runs = _runs(args.thread_start_from, "--thread-start-from", variant)
+    counts = _runs(args.call_rcu_from or [], "--call-rcu-from", variant)
+    est = thread_start_costs(runs, counts, variant, profile_tracing("qemu-tcg")["event_ns"])
+    command = (f"the boots in {', '.join(map(str, runs + counts))} ({variant}), python -m rcusim "
+               f"{shlex.join(args.argv)}")
+    section = {"source": ("The twin's load helper creating its threads (pthread_create() with an affinity "
+                          "attribute, glibc starting each thread stopped on its start lock), timed in the "
+                          "guest's trace before the calls; tracing less the profile's tracing.event_ns an "
+                          "event")}
+    section.update({name: {"value": est.values[name], "source": est.source(name, command)}
+                    for name in THREAD_START_COSTS})
+    print(_entry("thread_start", section), end="")
+    return 0
+
+
 def cmd_measure_guest(args) -> int:
+    if args.thread_start_from:
+        return _thread_start(args)
     if args.pcp_from:
         return _pcp_start(args)
     if args.noise is not None or args.noise_from:

@@ -18,7 +18,7 @@ import numpy as np
 from rcusim import _core
 from rcusim.errors import ScenarioError
 from rcusim.engine.rcuscale import KFREE_OBJ_BYTES, MEMORY_SAMPLE_NS, compute_real, kmalloc_size, kvfree_bulk_max_entr
-from rcusim.input.workloads import (GP_ASYNC_MAX_DEFAULT, CallRcuLoad, KfreeRcuFlood, Noise, Readers, RtLatencyProbe,
+from rcusim.input.workloads import (GP_ASYNC_MAX_DEFAULT, HELPER_ARRIVE_US, HELPER_POLL_US, CallRcuLoad, KfreeRcuFlood, Noise, Readers, RtLatencyProbe,
                                     SyncLoop)
 from rcusim.input.profiles import TIMER_QUANTILES, TIMER_TAIL_QUANTILES, VMALLOC_COSTS, Z_P99
 from rcusim.kernel.cpus import cpu_topology
@@ -27,7 +27,7 @@ from rcusim.kernel.page_alloc import (PAGE_SIZE, PCP_BATCH_SCALE_MAX, cpu_partia
 from rcusim.kernel.pelt import load_avg_max, runnable_avg_yn_inv
 from rcusim.kernel.fair import POLICY_CFS, POLICY_EEVDF, POLICY_RR, fair_tunables, weight_of
 from rcusim.kernel.sched_domains import sched_domains
-from rcusim.kernel.timer import lvl_depth
+from rcusim.kernel.timer import TIMER_SLACK_NS, lvl_depth
 from rcusim.kernel.topology import Geometry, nocb_groups, rcu_init_geometry
 
 __all__ = ["EngineInput", "engine_input", "rcu_geometry", "Sched", "Fair", "Placement", "Timer", "Cpuidle", "Kvm",
@@ -270,6 +270,17 @@ class SyncLoopInput:
     until_all_done: list       # 1: a done task calls on until every task of its workload is done (rcu_scale_writer())
     release_cpu: list          # the CPU whose parent thread releases the workload's tasks from a barrier (-1: none)
     sync_entry_ns: int
+    # The load helper creating a barrier's unpinned tasks (the profile's thread_start; 0 without):
+    thread_create_ns: int      # the parent's pthread_create() up to clone()'s wake_up_new_task()
+    thread_unlock_ns: int      # ... its sched_setaffinity() on the task and the start lock's unlock
+    thread_lock_ns: int        # a new task's start_thread() up to its start lock (its run less the switch)
+    thread_barrier_ns: int     # ... from the lock, unlocked, to the start barrier
+    thread_woken_ns: int       # ... woken from the lock, to the barrier (its run less the switch)
+    helper_poll_ns: int        # the parent's usleep() while tasks are still to count themselves in
+    helper_settle_ns: int      # its usleep() before it arrives at the barrier
+    timer_slack_ns: int        # how late its hrtimer sleeps end
+    thread_call_rcu_per_1000: int  # call_rcu()s its pthread_create()s make per 1,000 (mt_free_rcu())
+    thread_call_rcu_lazy: int  # ... lazy ones (call_rcu() with lazy RCU on)
 
 
 @_section
@@ -672,7 +683,8 @@ def _sync_loop(spec) -> SyncLoopInput:
         # the first CPU of `cpus` (placed by fork balancing) or on start_cpus.
         first = cpus if wl.pinned else cpus[:1] if start_cpus is None else start_cpus
         cpu.append(np.asarray(first, dtype=np.int32)[np.arange(n) % len(first)])
-        fork.append(np.full(n, int(not wl.pinned and start_cpus is None), dtype=np.int8))
+        # A barrier's threads are cloned on their parent's CPU, bound there as it is, then widened.
+        fork.append(np.full(n, int(not wl.pinned and start_cpus is None and wl.start != "barrier"), dtype=np.int8))
         aff.append(np.full(n, -1 if wl.pinned else 1 + n_masks, dtype=np.int32))
         n_masks += not wl.pinned
         kthread.append(np.full(n, int(wl.kthread), dtype=np.int8))
@@ -702,7 +714,26 @@ def _sync_loop(spec) -> SyncLoopInput:
                          async_cb_ns=costs.cb_generic_ns if p.switches.rcuscale_async_per_task else costs.cb_kfree_ns,
                          vmalloc=vmalloc, sleep_jiffies_max=sleep, runtime_jiffies=runtime,
                          until_all_done=all_done, release_cpu=release,
-                         sync_entry_ns=costs.sync_entry_ns)
+                         sync_entry_ns=costs.sync_entry_ns, **_thread_start(spec))
+
+
+def _thread_start(spec) -> dict:
+    """The load helper creating a barrier's unpinned tasks: the profile's thread_start (resolution
+    refuses such tasks without it). Each measured run holds one context switch, which the engine
+    charges apart (ctxsw_ns): a run's own time is the rest, the time from the lock to the barrier
+    the straight run's excess over the run to the lock."""
+    ts, ctxsw = spec.hardware.thread_start, spec.hardware.costs.ctxsw_ns
+    if ts is None:
+        return dict(thread_create_ns=0, thread_unlock_ns=0, thread_lock_ns=0, thread_barrier_ns=0,
+                    thread_woken_ns=0, helper_poll_ns=0, helper_settle_ns=0, timer_slack_ns=TIMER_SLACK_NS,
+                    thread_call_rcu_per_1000=0, thread_call_rcu_lazy=0)
+    return dict(thread_create_ns=ts["pthread_create_ns"], thread_unlock_ns=ts["pthread_start_ns"],
+                thread_lock_ns=max(ts["lock_run_ns"] - ctxsw, 0),
+                thread_barrier_ns=max(ts["barrier_run_ns"] - ts["lock_run_ns"], 0),
+                thread_woken_ns=max(ts["woken_run_ns"] - ctxsw, 0),
+                helper_poll_ns=HELPER_POLL_US * 1000, helper_settle_ns=HELPER_ARRIVE_US * 1000,
+                timer_slack_ns=TIMER_SLACK_NS, thread_call_rcu_per_1000=ts["call_rcu_per_1000"],
+                thread_call_rcu_lazy=int(spec.params.lazy))
 
 
 def _vmalloc(spec) -> Vmalloc:

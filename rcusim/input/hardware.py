@@ -270,5 +270,8 @@ class HardwareSpec(InputModel):
     pcp_start_pages: int = 0
     """Pages on each CPU's unmovable order-0 list as the run begins
     (rcusim.input.profiles.profile_pcp_start_pages)."""
+    thread_start: Optional[dict] = None
+    """How the twin's load helper creates its threads (rcusim.input.profiles.profile_thread_start),
+    or None if the profile does not say."""
     cost_sources: dict[str, str]
     """Where each cost comes from."""

@@ -35,7 +35,8 @@ __all__ = ["COST_NAMES", "IDLE_WAKE_COSTS", "MAX_IDLE_STATES", "PROFILES", "Z_P9
            "profile_sources", "profile_description", "profile_idle_states", "profile_idle_states_source",
            "profile_topology", "profile_topology_sources", "profile_halt_poll", "profile_halt_poll_sources",
            "profile_vmalloc", "profile_vmalloc_sources", "profile_ttwu_reuse", "profile_tracing",
-           "profile_wakeup_idle", "profile_memory_mb", "profile_pcp_start_pages", "WAKEUP_IDLE_QUANTILES", "WAKEUP_IDLE_TAIL_QUANTILES",
+           "profile_wakeup_idle", "profile_memory_mb", "profile_pcp_start_pages", "profile_thread_start",
+           "THREAD_START_COSTS", "WAKEUP_IDLE_QUANTILES", "WAKEUP_IDLE_TAIL_QUANTILES",
            "noise_presets", "noise_preset_sources"]
 
 #: z-score of the 99th percentile of a standard normal, to fit a lognormal to (median, p99).
@@ -112,6 +113,8 @@ def _read(name: str) -> dict:
         _check_ttwu_reuse(name, data["ttwu_reuse"])
     if "tracing" in data:
         _check_tracing(name, data["tracing"])
+    if "thread_start" in data:
+        _check_thread_start(name, data["thread_start"])
     if "wakeup_idle" in data:
         _check_wakeup_idle(name, data["wakeup_idle"])
     if "memory_mb" in data and not (_sourced_ns(data["memory_mb"]) and data["memory_mb"]["value"] > 0):
@@ -308,6 +311,29 @@ def _check_tracing(name: str, table) -> None:
             and all(_sourced_ns(table[k]) for k in TRACING_COSTS)):
         raise ValueError(f"hardware profile {name!r}: tracing must be {{source, "
                          f"{', '.join(TRACING_COSTS)}: {{value: <int ns>, source}}}}")
+
+
+THREAD_START_COSTS = ("pthread_create_ns", "pthread_start_ns", "lock_run_ns", "barrier_run_ns", "woken_run_ns",
+                      "call_rcu_per_1000")
+"""The twin's load helper creating a thread (rcusim.twin.thread_start): the parent's pthread_create()
+up to clone()'s wake_up_new_task(), then its sched_setaffinity() and unlock of the thread's start
+lock; the thread's first run to that lock, or past it to the start barrier; its run once woken
+from the lock (each run with one context switch in it), in ns; and the call_rcu()s the parent
+makes per 1,000 threads (the stacks' mmap() freeing maple-tree nodes, mt_free_rcu())."""
+
+
+def _check_thread_start(name: str, table) -> None:
+    if not (isinstance(table, dict) and set(table) == {"source", *THREAD_START_COSTS}
+            and str(table["source"]).strip() and all(_sourced_ns(table[k]) for k in THREAD_START_COSTS)):
+        raise ValueError(f"hardware profile {name!r}: thread_start must be {{source, "
+                         f"{', '.join(THREAD_START_COSTS)}: {{value: <int ns>, source}}}}")
+
+
+def profile_thread_start(name: str) -> dict | None:
+    """How the twin's load helper creates its threads on the platform (:data:`THREAD_START_COSTS`,
+    ns), or None if the profile does not say."""
+    table = _read(name).get("thread_start")
+    return None if table is None else {k: table[k]["value"] for k in THREAD_START_COSTS}
 
 
 def profile_memory_mb(name: str) -> int | None:

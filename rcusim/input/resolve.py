@@ -20,7 +20,7 @@ from rcusim.input.cpulist import parse_cpulist
 from rcusim.input.hardware import HardwareSpec
 from rcusim.input.kernel import Kernel
 from rcusim.input.membarrier import MembarrierLoop
-from rcusim.input.profiles import (PROFILES, profile_pcp_start_pages, profile_tracing, profile_ttwu_reuse,
+from rcusim.input.profiles import (PROFILES, profile_pcp_start_pages, profile_thread_start, profile_tracing, profile_ttwu_reuse,
                                    profile_vmalloc)
 from rcusim.input.rcuscale_params import MIN_MEAS, compute_real
 from rcusim.input.releases import TRACEPOINT_SITES, check_module_param, module_param_since
@@ -329,8 +329,10 @@ def resolve_variant(name: str, variant: VariantInput) -> VariantSpec:
                             vmalloc=profile_vmalloc(hw.profile), ttwu_reuse=profile_ttwu_reuse(hw.profile),
                             tracing=profile_tracing(hw.profile), wakeup_idle=hw.resolved_wakeup_idle(),
                             memory_mb=hw.resolved_memory_mb(),
-                            pcp_start_pages=profile_pcp_start_pages(hw.profile))
+                            pcp_start_pages=profile_pcp_start_pages(hw.profile),
+                            thread_start=profile_thread_start(hw.profile))
     _check_kfree_memory(variant.workloads, hardware)
+    _check_thread_start(variant.workloads, hardware)
     workloads, writer = [], None
     for i, work in enumerate(variant.workloads):
         if not isinstance(work, RcuscaleWriter):
@@ -498,6 +500,17 @@ def _check_kfree_memory(workloads, hardware: HardwareSpec) -> None:
             raise ScenarioError(f"profile {hardware.profile!r} gives no memory size, and a kfree_rcu_flood "
                                 "needs one: it sizes the page allocator's per-CPU lists",
                                 path=("hardware", "memory_mb"), allowed="the machine's memory in MB, from 64")
+
+
+def _check_thread_start(workloads, hardware: HardwareSpec) -> None:
+    """Unpinned threads released from a barrier are created one by one by their parent, as the
+    twin's load helper creates them: the profile must time that."""
+    for i, work in enumerate(workloads):
+        if isinstance(work, SyncLoop) and work.start == "barrier" and not work.pinned and hardware.thread_start is None:
+            raise ScenarioError(f"profile {hardware.profile!r} does not time the load helper's thread creation "
+                                "(thread_start), which unpinned threads started from a barrier need",
+                                path=("workloads", i, "start"),
+                                allowed="together, pinned: true, or a profile with thread_start (qemu-tcg)")
 
 
 def _check_kfree_by_call_rcu(workloads, kernel: Kernel, params: RcuParams) -> None:

@@ -19,6 +19,12 @@ GP_ASYNC_MAX_DEFAULT = 1000
 #: The name of an unnamed rcuscale_writer's writers (the kernel's kthread name).
 WRITER_NAME = "rcu_scale_writer"
 
+# The twin's load helper (rcusim/twin/guest/rcusim_load.c), whose threads `start: barrier` models:
+# once it has created them, its main thread polls with usleep(HELPER_POLL_US) until each has
+# counted itself in, then sleeps ARRIVE_US before it arrives at the barrier, the last.
+HELPER_POLL_US = 1000
+HELPER_ARRIVE_US = 20000
+
 
 class _OnCpuList(InputModel):
     """A workload whose tasks run on the CPUs of its ``cpus`` list."""
@@ -105,10 +111,11 @@ class SyncLoop(_OnCpuList):
     start: Literal["together", "barrier"] = "together"
     """How the tasks start: ``together``, each at `start_us`, as new tasks (``pinned: false``:
     placed by fork balancing); ``barrier``, as the threads of a user process that wait in a
-    pthread barrier (rcusim's load helper in the real-kernel twin): created by their parent on
-    the first CPU of `cpus` (placed by fork balancing), each asleep in the barrier, they are
-    released at time 0 by the parent, the last to arrive, whose futex_wake() wakes them one by
-    one (try_to_wake_up(), placed by select_task_rq_fair() when unpinned)."""
+    pthread barrier (rcusim's load helper in the real-kernel twin): their parent, bound to the
+    first CPU of `cpus`, creates them (pinned ones are asleep in the barrier on their CPUs from
+    the start; unpinned ones are cloned on the parent's CPU and widened, as the profile's
+    thread_start times it), then arrives last and its futex_wake() wakes them one by one
+    (try_to_wake_up(), placed by select_task_rq_fair() when unpinned)."""
     sleep_jiffies_max: Annotated[int, Field(ge=0, le=1_000_000)] = 0
     """Before each call (after the think time), a task sleeps in schedule_timeout_idle() for a random
     1 to this many jiffies, on a timer-wheel timer (its CPU may idle meanwhile), as rcuscale's

@@ -15,7 +15,11 @@ the reference model and the tests, which compare the two.
 
 from __future__ import annotations
 
-__all__ = ["LVL_CLK_SHIFT", "LVL_BITS", "lvl_depth", "lvl_start", "timer_expiry_jiffy"]
+__all__ = ["LVL_CLK_SHIFT", "LVL_BITS", "TIMER_SLACK_NS", "lvl_depth", "lvl_start", "timer_expiry_jiffy"]
+
+TIMER_SLACK_NS = 50_000
+"""A SCHED_OTHER task's timer_slack_ns (init_task's, inherited): its hrtimer sleeps (nanosleep())
+may end this late, hrtimer_set_expires_range_ns()."""
 
 LVL_CLK_SHIFT = 3
 LVL_BITS = 6

@@ -24,6 +24,8 @@ produced a result in :mod:`rcusim.results.provenance`.
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import os
 from dataclasses import dataclass, field
@@ -240,6 +242,32 @@ class VariantResult:
         metrics.update(to_builtin(dict(self.extra_metrics)))
         return metrics
 
+
+
+def calls_spans(v: VariantResult) -> list[tuple[int, int]]:
+    """Each run's calls' span, (first call's start, last return) in ns, in run order; none
+    without calls."""
+    req = v.requests
+    if not len(req):
+        return []
+    boot = req["boot"].to_numpy() if "boot" in req.columns else np.zeros(len(req), dtype=np.int16)
+    start, end = req["t_start_ns"].to_numpy(), req["t_end_ns"].to_numpy()
+    return [(int(start[boot == b].min()), int(end[boot == b].max())) for b in np.unique(boot)]
+
+
+def within_calls(v: VariantResult) -> VariantResult:
+    """The variant with each run's GPs that start within its calls' span only, as the real
+    kernel's boots keep theirs (rcusim.twin.collect): what runs before the calls (the twin's
+    load helper creating its threads) is not the workload's."""
+    spans = calls_spans(v)
+    if not spans:
+        return v
+    gps = v.gps
+    boot = gps["boot"].to_numpy() if "boot" in gps.columns else np.zeros(len(gps), dtype=np.int16)
+    keep = np.zeros(len(gps), dtype=bool)
+    for b, (t0, t1) in enumerate(spans):
+        keep |= (boot == b) & (gps["t_start_ns"].to_numpy() >= t0) & (gps["t_start_ns"].to_numpy() <= t1)
+    return dataclasses.replace(v, gps=gps[keep].reset_index(drop=True))
 
 
 #: The rcuscale kfree figures that pooled runs (a kernel's boots, a simulation's seeds) keep

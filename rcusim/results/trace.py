@@ -52,7 +52,7 @@ ENT = _core.ENTITY_KINDS
 _CB = _core.CALLBACK_KINDS
 CB_FUNCS = {_CB["wakeme_after_rcu"]: "wakeme_after_rcu", _CB["kfree"]: "kfree_rcu_cb", _CB["generic"]: "rcu_cb",
             _CB["rcu_work_rcufn"]: "rcu_work_rcufn", _CB["rcu_scale_async_cb"]: "rcu_scale_async_cb",
-            _CB["rcu_barrier_callback"]: "rcu_barrier_callback"}
+            _CB["rcu_barrier_callback"]: "rcu_barrier_callback", _CB["mt_free_rcu"]: "mt_free_rcu"}
 """Callback function names by the engine's callback kind."""
 PRIMITIVES = {code: name for name, code in _core.PRIMITIVES.items()}
 _EXP_PRIMITIVE = _core.PRIMITIVES["synchronize_rcu_expedited"]

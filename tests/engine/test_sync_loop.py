@@ -18,8 +18,12 @@ from rcusim import _core, run
 from rcusim.engine.engine_input import engine_input
 from rcusim.engine.rcuscale import MAX_MEAS, MIN_MEAS
 from rcusim.input.kvmcmd import scenario_from_kvm
+from rcusim.errors import ScenarioError
+from rcusim.input.profiles import profile_thread_start
 from rcusim.input.scenario import load_scenario
+from rcusim.input.workloads import HELPER_ARRIVE_US
 from rcusim.results.frames import latency_ns
+from rcusim.results.result import calls_spans, within_calls
 from rcusim.results.run import run_scenario
 
 from tests.engine.conftest import (ASYNC, BOOT, SYNC_RCU_10K as SCENARIO, durations_us, engine_trace, rcuscale,
@@ -261,32 +265,54 @@ BARRIER = {"name": "barrier", "hardware": {"profile": "qemu-tcg", "nr_cpus": 2},
                           "work_after": "none", "start": "barrier"}]}
 
 
-def first_wakes(records, n_tasks: int) -> list:
-    """Each task's first wake-up record (TR_WAKE), in task order, with its index among the
-    records (the order in which the wake-ups were made)."""
-    first = {}
-    for i, r in enumerate(records):
-        if r["kind"] == _core.TRACE_KINDS["wake"] and r["ent"] < n_tasks:
-            first.setdefault(int(r["ent"]), (i, r))
-    return [first[e] for e in range(n_tasks)]
-
-
-def test_a_barrier_is_released_by_its_parent_one_task_at_a_time():
-    """start: barrier: the parent, bound to the first CPU of `cpus`, wakes the tasks in their
-    creation order, one try_to_wake_up() after the other; each task's first call follows its
-    wake-up, and select_task_rq_fair() places the wakees on both CPUs."""
-    engine, records = engine_trace(BARRIER)
-    wakes = first_wakes(records, 40)
-    assert [int(r["arg2"]) for _, r in wakes] == [0] * 40  # all from the parent's CPU
-    assert [i for i, _ in wakes] == sorted(i for i, _ in wakes)  # in creation order
+def release_wakes(records, n_tasks: int) -> dict:
+    """Each task's wake-up that releases it (the last before its first call): index among the
+    records (the order the wake-ups were made) and the record."""
     calls = records[records["kind"] == _core.TRACE_KINDS["task_wait"]]
-    first_call = {int(e): int(calls["t"][calls["ent"] == e].min()) for e in range(40)}
-    assert all(first_call[e] >= int(r["t"]) for e, (_, r) in enumerate(wakes))
-    # One waker: the last wake-up is made at least 39 of its cheapest wake-ups after the first.
+    out = {}
+    for i, r in enumerate(records):
+        e = int(r["ent"])
+        if r["kind"] == _core.TRACE_KINDS["wake"] and e < n_tasks and r["t"] <= calls["t"][calls["ent"] == e].min():
+            out[e] = (i, r)
+    return dict(sorted(out.items()))
+
+
+def test_a_barrier_parent_creates_its_unpinned_tasks_then_releases_them_one_at_a_time():
+    """start: barrier, unpinned: the parent, bound to the first CPU of `cpus`, creates the tasks
+    one by one, each with its share of the stack mmap()s' call_rcu()s (the profile's
+    thread_start); only the parent wakes a task before the release (from its start lock);
+    once every task sleeps in the barrier, it sleeps ARRIVE_US and wakes them in their
+    creation order, one try_to_wake_up() after the other, select_task_rq_fair() placing them
+    on both CPUs; each task's first call follows its release."""
+    engine, records = engine_trace(BARRIER)
+    wakes = release_wakes(records, 40)
+    assert sorted(wakes) == list(range(40))
+    assert [int(r["arg"]) for _, r in wakes.values()] == [0] * 40  # from the parent's CPU
+    assert [i for i, _ in wakes.values()] == sorted(i for i, _ in wakes.values())  # in creation order
+    t_release = min(int(r["t"]) for _, r in wakes.values())
+    before = records[records["t"] < t_release]
+    tasks = (before["ent"] >= 0) & (before["ent"] < 40)
+    early = before[tasks & (before["kind"] == _core.TRACE_KINDS["wake"])]
+    assert set(early["arg"].tolist()) <= {0}  # only the parent, unlocking a task's start lock
+    last_sleep = before[tasks & (before["kind"] == _core.TRACE_KINDS["switch"])]["t"].max()
+    assert t_release - last_sleep >= HELPER_ARRIVE_US * 1000  # usleep(ARRIVE_US), all asleep
+    # The stacks' maple-tree nodes: the measured call_rcu()s per 1,000 threads, spread evenly.
+    mt = before[(before["kind"] == _core.TRACE_KINDS["callback"]) & (before["arg"] == _core.CALLBACK_KINDS["mt_free_rcu"])]
+    assert len(mt) == 40 * profile_thread_start("qemu-tcg")["call_rcu_per_1000"] // 1000
+    # One waker: the last release is at least 39 of its cheapest wake-ups after the first.
     sched = engine_input(load_scenario(BARRIER).variants["default"])[0].sched
     cheapest = sched.ttwu_ns + min(sched.ttwu_reuse_delta_ns)
-    assert max(first_call.values()) - min(first_call.values()) >= 39 * cheapest
-    assert {int(r["cpu"]) for _, r in wakes} == {0, 1}
+    assert max(int(r["t"]) for _, r in wakes.values()) - t_release >= 39 * cheapest
+    assert {int(r["cpu"]) for _, r in wakes.values()} == {0, 1}
+
+
+def test_a_barrier_of_unpinned_tasks_needs_the_profiles_thread_creation():
+    """Without the profile's thread_start the parent's thread creation has no time: refused."""
+    data = {**BARRIER, "hardware": {"profile": "x86-64-server-2023", "nr_cpus": 2}}
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(data)
+    assert info.value.key.endswith("start") and "thread_start" in str(info.value)
+    load_scenario({**data, "workloads": [{**BARRIER["workloads"][0], "pinned": True}]})  # pinned: no creation
 
 
 def test_tasks_started_together_have_no_parent_to_release_them():
@@ -302,3 +328,18 @@ def test_tasks_started_together_have_no_parent_to_release_them():
     releaser = _core.ENTITY_KINDS["releaser"]
     assert releaser not in engine.entity_kinds()["kind"]
     assert releaser in engine_trace(BARRIER)[0].entity_kinds()["kind"]
+
+
+def test_the_twins_runs_keep_the_gps_of_their_calls_span():
+    """Each run's GPs that start within its calls' span, as a real boot keeps its own: the
+    parent's thread creation runs GPs before the calls (its stacks' call_rcu()s), which are not
+    the workload's."""
+    v = run_scenario(load_scenario(BARRIER), progress=False, runs=2).variants["default"]
+    kept, spans = within_calls(v), calls_spans(v)
+    assert len(spans) == 2
+    for b, (t0, t1) in enumerate(spans):
+        run = v.gps[v.gps["boot"] == b]
+        assert (run["t_start_ns"] < t0).any()  # the creation's
+        within = run[run["t_start_ns"].between(t0, t1)]
+        assert kept.gps[kept.gps["boot"] == b]["gp_seq"].tolist() == within["gp_seq"].tolist() != []
+    assert kept.metrics["grace_periods"] < v.metrics["grace_periods"]
