@@ -392,7 +392,7 @@ cdef class Engine:
         self.gs_over = self.lb_dirty_cpus = NULL
         self.nohz_idle_mask = NULL
         self.lb_last = self.lb_interval = self.lb_newidle_cost = self.lb_newidle_decay = self.lb_scan_ns = NULL
-        self.lb_failed = NULL
+        self.lb_failed = self.lb_newidle_call = self.lb_newidle_success = self.lb_newidle_ratio = NULL
         self.rqlen_ns = NULL
         self.cpu_core = self.cpu_llc = self.cpu_socket = NULL
         self.fscratch = NULL
@@ -476,6 +476,9 @@ cdef class Engine:
         free(self.lb_failed)
         free(self.lb_newidle_cost)
         free(self.lb_newidle_decay)
+        free(self.lb_newidle_call)
+        free(self.lb_newidle_success)
+        free(self.lb_newidle_ratio)
         free(self.lb_scan_ns)
         free(self.rqlen_ns)
         free(self.cpu_core)
@@ -876,6 +879,8 @@ cdef class Engine:
             "rq_lock_wait_ns": self.n_rq_lock_wait_ns,
             "migrations_wakeup": self.n_migrations_wakeup,
             "migrations_newidle": self.n_migrations_newidle,
+            "newidle_tries": self.n_newidle_tries,
+            "newidle_skipped": self.n_newidle_skipped,
             "migrations_balance": self.n_migrations_balance,
             "nohz_balance_kicks": self.n_nohz_kicks,
             "rcu_core_passes": self.n_softirq,

@@ -45,6 +45,9 @@ cdef void balance_init(Engine self) except *:
     self.lb_failed = <int32_t *> calloc(n, sizeof(int32_t))
     self.lb_newidle_cost = <i64 *> calloc(n, sizeof(i64))
     self.lb_newidle_decay = <i64 *> calloc(n, sizeof(i64))
+    self.lb_newidle_call = <int32_t *> calloc(n, sizeof(int32_t))
+    self.lb_newidle_success = <int32_t *> calloc(n, sizeof(int32_t))
+    self.lb_newidle_ratio = <int32_t *> calloc(n, sizeof(int32_t))
     self.gs_nr = <int32_t *> calloc(ng, sizeof(int32_t))
     self.gs_idle = <int32_t *> calloc(ng, sizeof(int32_t))
     self.gs_weight = <int32_t *> calloc(ng, sizeof(int32_t))
@@ -57,7 +60,8 @@ cdef void balance_init(Engine self) except *:
             or self.lb_newidle_cost == NULL or self.lb_newidle_decay == NULL or self.gs_nr == NULL
             or self.gs_idle == NULL or self.gs_weight == NULL or self.gs_load == NULL
             or self.gs_over == NULL or self.lb_dirty_cpus == NULL or self.nohz_idle_mask == NULL
-            or self.lb_scan_ns == NULL):
+            or self.lb_scan_ns == NULL or self.lb_newidle_call == NULL or self.lb_newidle_success == NULL
+            or self.lb_newidle_ratio == NULL):
         raise MemoryError()
     balance_groups_init(self)
     for c in range(self.nr_cpus):
@@ -66,6 +70,10 @@ cdef void balance_init(Engine self) except *:
         for lvl in range(self.n_levels):
             self.lb_interval[c * 4 + lvl] = sd_weight(self, sd_domain(self, lvl, c))  # sd->min_interval, ms
             self.lb_scan_ns[c * 4 + lvl] = rq_lines_ns(self, sd_domain(self, lvl, c), c)
+            # sd_init(): as if half of 512 tries had succeeded
+            self.lb_newidle_call[c * 4 + lvl] = 512
+            self.lb_newidle_success[c * 4 + lvl] = 256
+            self.lb_newidle_ratio[c * 4 + lvl] = 512
 
 
 cdef void balance_groups_init(Engine self) except *:
@@ -499,23 +507,48 @@ cdef void rebalance_domains(Engine self, int c, int idle_type) except *:
         steal(self, c, cost)  # SCHED_SOFTIRQ on this CPU
 
 
+cdef void update_newidle_stats(Engine self, int k, int success) noexcept:
+    """A newidle try of domain k: its calls and successes, halved every 1,024 calls, whose
+    successes then become its ratio (update_newidle_stats())."""
+    self.lb_newidle_call[k] += 1
+    self.lb_newidle_success[k] += success
+    if self.lb_newidle_call[k] >= 1024:
+        self.lb_newidle_ratio[k] = self.lb_newidle_success[k]
+        self.lb_newidle_call[k] //= 2
+        self.lb_newidle_success[k] //= 2
+
+
 cdef bint newidle_balance(Engine self, int c) except -1:
     """A CPU about to go idle pulls work, domain by domain while its average idle
-    time covers what balancing has cost there (newidle_balance())."""
+    time covers what balancing has cost there (sched_balance_newidle()); from v6.19
+    (NI_RANDOM) it tries each domain as often as that has succeeded lately."""
     cdef cpu_t *cp = &self.cpus[c]
-    cdef int level, k, moved = 0
+    cdef int level, k, moved = 0, weight
     cdef i64 curr_cost = 0, cost, j = jiffies(self), hz = 1_000_000_000 // self.jiffy_ns
     cdef bint cont = True
     cp.idle_stamp = self.now
-    if cp.avg_idle < MIGRATION_COST_NS or not self.rd_overload or cp.avg_idle < self.lb_newidle_cost[c * 4]:
+    if (not self.rd_overload or cp.avg_idle < self.lb_newidle_cost[c * 4]
+            or (not self.newidle_lb_cost_only and cp.avg_idle < MIGRATION_COST_NS)):
         return False
     for level in range(self.n_levels):
         k = c * 4 + level
         if cp.avg_idle < curr_cost + self.lb_newidle_cost[k]:
             break
+        weight = 1
+        if self.newidle_proportional:
+            # A 1k-sided die against the success ratio; a success counts by its odds' inverse.
+            weight = 1 + self.lb_newidle_ratio[k]
+            if <int> (random_u32(self) % 1024) > weight:
+                update_newidle_stats(self, k, 0)
+                self.n_newidle_skipped += 1
+                continue
+            weight = (1024 + weight // 2) // weight
         cost = 0
+        self.n_newidle_tries += 1
         moved = load_balance(self, c, level, CPU_NEWLY_IDLE, &cont, &cost)
         # update_newidle_cost(): the domain's costliest pass, decaying by 1 % a second.
+        if self.newidle_proportional and cost:
+            update_newidle_stats(self, k, weight * (moved > 0))
         if cost > self.lb_newidle_cost[k]:
             self.lb_newidle_cost[k] = cost
             self.lb_newidle_decay[k] = j + hz

@@ -49,6 +49,8 @@ cdef void placement_init(Engine self, s) except *:
         if s.sd_shares_llc[i]:
             self.llc_level = i
     self.smt_active = int(s.sd_smt)
+    self.newidle_lb_cost_only = s.newidle_lb_cost_only
+    self.newidle_proportional = s.newidle_proportional
     # The machine starts idle: every core idle, and SIS_UTIL's scan depth that of an
     # idle LLC (as its idle CPUs' periodic balancing leaves it).
     for i in range(nd):

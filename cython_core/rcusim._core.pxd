@@ -124,6 +124,11 @@ cdef class Engine:
     cdef int32_t *lb_failed      # sd->nr_balance_failed
     cdef i64 *lb_newidle_cost    # sd->max_newidle_lb_cost (ns)
     cdef i64 *lb_newidle_decay   # sd->last_decay_max_lb_cost (jiffies)
+    cdef int32_t *lb_newidle_call    # sd->newidle_call, newidle_success, newidle_ratio (NI_RANDOM)
+    cdef int32_t *lb_newidle_success
+    cdef int32_t *lb_newidle_ratio
+    cdef int newidle_lb_cost_only    # sched_balance_newidle() without the sysctl_sched_migration_cost test (v5.16)
+    cdef int newidle_proportional    # ... trying each domain as often as it succeeds (v6.19)
     cdef i64 *lb_scan_ns         # per CPU and level: reading every other run queue of its domain (ns)
     cdef int32_t *grp_cpus       # the CPUs of each group (domains, then CPUs), in id order ...
     cdef int32_t *grp_first      # ... from grp_first[g] to grp_first[g + 1]
@@ -141,6 +146,8 @@ cdef class Engine:
     cdef int rd_overload         # rd->overload: some CPU has more than one runnable entity
     cdef i64 n_migrations_wakeup # set_task_cpu() by select_task_rq_fair()
     cdef i64 n_migrations_newidle # ... by a CPU going idle
+    cdef i64 n_newidle_tries      # newidle balancing passes over a domain, and those NI_RANDOM's die skipped
+    cdef i64 n_newidle_skipped
     cdef i64 n_migrations_balance # ... by periodic and nohz idle balancing
     cdef i64 n_nohz_kicks
 

@@ -66,7 +66,8 @@ def test_stable_patches_from_their_sublevel_in_their_series():
     from rcusim.input.releases import stable_patches
     assert "sched-idle-consolidate-special-cases" in stable_patches("6.12.117")
     assert "sched-idle-consolidate-special-cases" in stable_patches("6.12.78")
-    assert stable_patches("6.12.77") == ("sched-base-slice-700us",)
+    assert stable_patches("6.12.77") == ("sched-base-slice-700us", "sched-newidle-proportional")
+    assert stable_patches("6.12.64") == ("sched-base-slice-700us",)
     assert stable_patches("6.12.30") == ()
     assert stable_patches("6.13.117") == ()
     assert stable_patches("6.12") == ()

@@ -129,7 +129,8 @@ def test_sim_only_simulates_again_beside_the_real_run(booted, tmp_path):
     assert "boot" not in again.stderr.lower()
     sim = json.loads((out.with_name("real-sim") / "summary.json").read_text())
     kernel = sim["provenance"]["variants"]["default"]["kernel"]
-    assert kernel["patches"] == ["sched-base-slice-700us", "sched-idle-consolidate-special-cases"]
+    assert kernel["patches"] == ["sched-base-slice-700us", "sched-newidle-proportional",
+                                 "sched-idle-consolidate-special-cases"]
     assert SIM_TRACE_EVENT in kernel["bootargs"]  # traced as the guest was
     assert "| default | latency p50 (µs) |" in again.stdout
     other = subprocess.run([sys.executable, "-m", "rcusim", "kernel", str(scenario), "--sim-only", "--out", str(out),

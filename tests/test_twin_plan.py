@@ -205,7 +205,7 @@ def test_image_overrides_gives_the_patches_its_stable_release_carries(image):
     the idle loop's tick rule; a patch it does not carry is refused."""
     s = load_scenario(scenario())
     over = image_overrides(s.variants["default"].kernel, image, set())
-    assert "kernel.patches=[sched-base-slice-700us, sched-idle-consolidate-special-cases]" in over, over
+    assert "kernel.patches=[sched-base-slice-700us, sched-newidle-proportional, sched-idle-consolidate-special-cases]" in over, over
     aligned = load_scenario(scenario(), overrides=over).variants["default"].kernel
     assert aligned.switches.idle_stop_tick_after_tick and aligned.switches.base_slice_700us
     s = load_scenario(scenario(kernel={"patches": ["rcu-gp-kthread-cpu-qs-early"]}))

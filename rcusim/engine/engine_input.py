@@ -91,6 +91,8 @@ class Placement:
     sd_first: np.ndarray       # where each domain's CPUs start in sd_cpus
     aff_masks: np.ndarray      # (masks, nr_cpus) uint8 allowed-CPU masks; mask 0 is the kthreads'
                                # housekeeping set, then one per unpinned sync_loop workload
+    newidle_lb_cost_only: int  # balance.pxi: newidle balancing weighs avg_idle against its cost only (v5.16)
+    newidle_proportional: int  # ... and tries a domain as often as it succeeds (NI_RANDOM, v6.19)
 
 
 @_section
@@ -510,7 +512,9 @@ def _placement(spec, topo: Topology) -> Placement:
     return Placement(sd_imbalance_pct=sd.imbalance_pct, sd_cache_nice_tries=sd.cache_nice_tries,
                      sd_shares_llc=sd.shares_llc, sd_smt=int(sd.names[:1] == ("SMT",)),
                      sd_of=sd.domain_of.ravel(), sd_cpus=sd.domain_cpus, sd_first=sd.domain_first,
-                     aff_masks=_affinity_masks(spec))
+                     aff_masks=_affinity_masks(spec),
+                     newidle_lb_cost_only=int(spec.params.switches.newidle_lb_cost_only),
+                     newidle_proportional=int(spec.params.switches.newidle_proportional))
 
 
 def _timer(spec) -> Timer:

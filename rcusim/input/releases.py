@@ -169,6 +169,13 @@ SWITCHES = (
            "a per-CPU page list's high mark is the zone's low watermark split over its CPUs (at least 4 "
            "batches), and frees in a row give back batch << free_factor pages at a time; before, high is "
            "6 batches and each give-back a batch"),
+    Switch("newidle_lb_cost_only", (5, 16),
+           '"sched/fair: Remove sysctl_sched_migration_cost condition" (Vincent Guittot, Oct 2021, '
+           "c5b0a7eefc70), tip sched/core for v5.16; read in 6.12.117's kernel/sched/fair.c "
+           "(sched_balance_newidle())",
+           "a CPU going idle skips newidle balancing only when its rq->avg_idle is below the domain's "
+           "max_newidle_lb_cost (or no CPU is overloaded); before, also when it is below "
+           "sysctl_sched_migration_cost (0.5 ms)"),
     Switch("kfree_drain_5hz", (6, 1),
            '"rcu/kvfree: Update KFREE_DRAIN_JIFFIES interval" (Uladzislau Rezki, Aug 2022), v6.1; read in '
            "v6.1-rc7 and v6.0.1",
@@ -287,6 +294,13 @@ SWITCHES = (
            '"RCU changes for v6.17"',
            "rcutree.rcu_normal_wake_from_gp defaults to auto: on for at most 16 possible CPUs "
            "(WAKE_FROM_GP_CPU_THRESHOLD)"),
+    Switch("newidle_proportional", (6, 19),
+           '"sched/fair: Proportional newidle balance" (Peter Zijlstra, 2025, 33cf66d88306; posted 7 Nov '
+           "2025, <20251107160645.929564468@infradead.org>), for v6.19; read in 6.12.117's "
+           "kernel/sched/fair.c, features.h (NI_RANDOM true) and topology.c",
+           "newidle balancing tries each domain with the probability of its recent success (NI_RANDOM: "
+           "a 1,024-sided die against sd->newidle_ratio, the successes of the last ~1,024 tries, each "
+           "weighted by the inverse of its chance; 512 at boot), where it tried every domain before"),
     Switch("gp_kthread_cpu_qs_early", (7, 0),
            '"rcu: Reduce synchronize_rcu() latency by reporting GP kthread\'s CPU QS early" (Joel '
            "Fernandes, Jan 2026, bc3705e20988), merged with tag rcu.release.v7.0 (kernel.org push logs "
@@ -339,6 +353,12 @@ PATCHES = (
           "checked against the tag; Debian's 6.12.117 has it: sysctl_sched_base_slice = 700000ULL in "
           "kernel/sched/fair.c)",
           stable=(((6, 12), 31),)),
+    Patch("sched-newidle-proportional", "newidle_proportional", "newidle_lb_cost_only",
+          '"[PATCH 6.12 ...] sched/fair: Proportional newidle balance" with "Small cleanup to '
+          'sched_balance_newidle()" and "Small cleanup to update_newidle_cost()" (Peter Zijlstra, '
+          "backported by Ajay Kaher, 3 Dec 2025); in 6.12 from 6.12.65 (\"Linux 6.12.65-rc1\" lists "
+          "them), 6.18 from 6.18.5; Debian's 6.12.117 has it (SCHED_FEAT(NI_RANDOM, true))",
+          stable=(((6, 12), 65), ((6, 18), 5))),
     Patch("sched-idle-consolidate-special-cases", "idle_stop_tick_after_tick", "menu_keeps_tick",
           '"sched: idle: Consolidate the handling of two special cases" (Rafael J. Wysocki, 2026, '
           "<4741364.LvFx2qVVIh@rafael.j.wysocki>); in 6.12 from 6.12.78 (Debian's 6.12.117 has it: "
@@ -457,6 +477,7 @@ class ReleaseSwitches:
     kvfree_page_cache_work: bool
     preempt_dynamic: bool
     pcp_free_factor: bool
+    newidle_lb_cost_only: bool
     kfree_drain_5hz: bool
     rcu_lazy: bool
     barrier_wakes_rcuog: bool
@@ -477,6 +498,7 @@ class ReleaseSwitches:
     base_slice_700us: bool
     nocb_lazy_defer_leader: bool
     wake_from_gp_auto: bool
+    newidle_proportional: bool
     gp_kthread_cpu_qs_early: bool
     idle_stop_tick_after_tick: bool
 

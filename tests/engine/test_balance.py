@@ -91,3 +91,34 @@ def test_balancing_group_sums_follow_their_cpus(profile, nr_cpus, cpus):
     assert eng.verify() == []
     counters = eng.counters()
     assert chunks > 5 and counters["migrations_wakeup"] > 0 and counters["nohz_balance_kicks"] > 0
+
+
+def newidle_counters(release: str, patches=(), **sync_loop) -> dict:
+    """Counters of 12 unpinned callers on 4 CPUs, half a second."""
+    data = scenario(nr_cpus=4, tasks=12, **sync_loop)
+    data["kernel"].update(release=release, patches=list(patches))
+    return traced_run(data, 0.5)[0].counters()
+
+
+def test_newidle_balancing_weighs_only_its_own_cost_from_v5_16():
+    """Expedited callers leave their CPUs idle for less than sysctl_sched_migration_cost
+    (0.5 ms) at a time: before v5.16 sched_balance_newidle() gives up on such a CPU, from
+    v5.16 (c5b0a7eefc70) only a domain whose balancing costs more than the CPU idles does."""
+    work = dict(loops=300, think_us=20, primitive="synchronize_rcu_expedited")
+    old, new = newidle_counters("5.15", **work), newidle_counters("5.16", **work)
+    assert new["newidle_tries"] > 10 * old["newidle_tries"] > 0
+    assert new["migrations_newidle"] > old["migrations_newidle"]
+
+
+def test_newidle_balancing_tries_a_domain_as_often_as_it_succeeds_with_ni_random():
+    """NI_RANDOM (v6.19, in 6.12 from 6.12.65): each try of a domain throws a 1,024-sided die
+    against its success ratio, 512 at boot; a domain whose pulls mostly find nothing is then
+    tried less and less. Without it every try runs, none skipped."""
+    work = dict(loops=100, think_us=50)
+    plain = newidle_counters("6.12", **work)
+    ni = newidle_counters("6.12", ["sched-newidle-proportional"], **work)
+    assert plain["newidle_skipped"] == 0 and plain["newidle_tries"] > 0
+    assert ni["newidle_skipped"] > 0
+    # A fifth of these tries succeed: the die, starting at even odds, skips some 40 % and more.
+    assert plain["migrations_newidle"] < plain["newidle_tries"] / 4
+    assert ni["newidle_skipped"] >= 0.4 * (ni["newidle_skipped"] + ni["newidle_tries"])

@@ -21,9 +21,9 @@ def test_halts_longer_than_the_poll_window_always_block():
 
 
 def test_short_halts_grow_the_poll_window_and_are_caught_by_it():
-    """The wake_from_gp kworker wakes 1,000 callers one after another: vCPUs that
+    """The wake_from_gp kworker wakes 2,000 callers one after another: vCPUs that
     just halted are woken within microseconds, the window grows from 0 to catch them."""
-    args = ("workloads.0.tasks=1000", "workloads.0.loops=5")
+    args = ("workloads.0.tasks=2000", "workloads.0.loops=5")
     halts = _halts("scenarios/sync_rcu_10k.yaml", "wake_from_gp", *args)
     assert halts["polled"] > halts["blocked"] > 0
     off = _halts("scenarios/sync_rcu_10k.yaml", "wake_from_gp", *args, "hardware.halt_poll_ns=0")
