@@ -99,3 +99,27 @@ def test_placement_counts_wake_ups_onto_the_last_cpu_and_the_migrations(tmp_path
     assert main(["tracediff", a, b]) == 0
     row = next(ln for ln in capsys.readouterr().out.splitlines() if "wake-ups onto the last CPU" in ln)
     assert row.split()[-2:] == ["0.500", "0.500"]
+
+
+def test_each_cpus_way_to_its_qs_notice_qs_and_report(tmp_path, capsys):
+    """CPU 1 notices GP 4 (cpustart) 300 µs after its start, passes its QS (cpuqs) 50 µs later
+    and reports it 200 µs after that; the GP kthread's CPU 0 passes its QS at once and reports
+    it 400 µs later. Side B's CPU 1 reports after 600 µs: the report step differs."""
+    def side(path, report_after):
+        ev = [(0, "rcu_preempt", 17, 0, "rcu_grace_period", "rcu_preempt 4 start"),
+              (5, "rcu_preempt", 17, 0, "rcu_grace_period", "rcu_preempt 4 cpustart"),
+              (10, "rcu_preempt", 17, 0, "rcu_grace_period", "rcu_preempt 4 cpuqs"),
+              (410, "<idle>", 0, 0, "rcu_quiescent_state_report", "rcu_preempt 4 1>2 0 0 1 0"),
+              (300, "t", 5, 1, "rcu_grace_period", "rcu_preempt 4 cpustart"),
+              (350, "t", 5, 1, "rcu_grace_period", "rcu_preempt 4 cpuqs"),
+              (350 + report_after, "t", 5, 1, "rcu_quiescent_state_report", "rcu_preempt 4 2>0 0 0 1 0"),
+              (2000, "rcu_preempt", 17, 0, "rcu_grace_period", "rcu_preempt 4 end")]
+        path.write_text("# tracer: nop\n" + "".join(_line(c, p, cpu, t, e, pl) for t, c, p, cpu, e, pl in sorted(ev)))
+        return str(path)
+    a, b = side(tmp_path / "a.txt", 200), side(tmp_path / "b.txt", 600)
+    steps = load_side(a)["qs_steps"].set_index("cpu")
+    assert steps.loc[1, ["notice", "qs", "report"]].tolist() == [300.0, 50.0, 200.0] and not steps.loc[1, "gp_cpu"]
+    assert steps.loc[0, ["notice", "qs", "report"]].tolist() == [5.0, 5.0, 400.0] and steps.loc[0, "gp_cpu"]
+    assert main(["tracediff", a, b]) == 0
+    row = next(ln for ln in capsys.readouterr().out.splitlines() if "other CPUs: report" in ln)
+    assert row.split()[-3:] == ["200.0", "600.0", "3.00"]

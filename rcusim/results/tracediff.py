@@ -20,6 +20,11 @@ way, each by its ``length`` (``start`` to ``end``) and the ``gap`` to the next o
 GP, or the other caller's); the gap splits, on the starter's CPU, into the wake-up of that
 caller, its return to its next call and that call's way to the next start (:func:`exp_phases`).
 
+Each CPU's way to its quiescent state is set side by side too (:func:`cpu_qs_steps`): from the
+GP's start to the CPU noticing it (``cpustart``, __note_gp_changes()), from there to the QS it
+passes (``cpuqs``, rcu_qs()) and from there to its own report to its leaf; the GP kthread's CPU
+apart, which notices the GP in rcu_gp_init() itself.
+
 Where tasks run is set side by side too (:func:`placement`): the share of wake-ups that land on
 the CPU the task last ran on, and the migrations a side traced (``sched_migrate_task``: a
 kernel booted with ``--trace-event sched/sched_migrate_task``, rcusim's traces always).
@@ -40,7 +45,8 @@ from rcusim.results.frames import LAST_QS_NAMES
 from rcusim.results.ftrace_read import _NEXT_PID, _PID, exp_marks, gp_marks, read_ftrace, seq_events
 from rcusim.results.run import BREAKDOWN_PARTS
 
-__all__ = ["load_side", "gp_phases", "exp_phases", "placement", "tracediff_report", "CONSISTENT", "MATERIAL"]
+__all__ = ["load_side", "gp_phases", "exp_phases", "cpu_qs_steps", "placement", "tracediff_report", "CONSISTENT",
+           "MATERIAL"]
 
 #: Share of aligned GPs in which one side must be longer for a systematic difference.
 CONSISTENT = 0.75
@@ -48,6 +54,7 @@ CONSISTENT = 0.75
 MATERIAL = 0.10
 
 PHASES = ("length", "qs_wait", "cleanup", "first_fqs")
+QS_STEPS = ("notice", "qs", "report")
 EXP_PHASES = ("length", "gap", "wake", "return", "entry")
 _TARGET_CPU = re.compile(r"target_cpu=(\d+)")
 
@@ -91,7 +98,7 @@ def _variant_lines(f, variant: str):
 def load_side(source, variant: str | None = None) -> dict:
     """A side's GP phases (one frame, boots one after the other) and its summary's breakdown."""
     files, summary, name = _trace_files(Path(source), variant)
-    frames, exp_frames = [], []
+    frames, exp_frames, steps = [], [], []
     placed = {"woken": 0, "on_last_cpu": 0, "migrations": 0}
     for k, path in enumerate(files):
         with _open_text(path) as f:
@@ -105,6 +112,7 @@ def load_side(source, variant: str | None = None) -> dict:
             exp = exp[(exp["t_start_ns"] >= span["t0_ns"]) & (exp["t_start_ns"] <= span["t1_ns"])]
             during = events[(events["t_ns"] >= span["t0_ns"]) & (events["t_ns"] <= span["t1_ns"])]
         frames.append(gp_phases(marks).assign(boot=k))
+        steps.append(cpu_qs_steps(events, marks))
         exp_frames.append(exp_phases(exp, events).assign(boot=k))
         for key, value in placement(during).items():
             placed[key] += value
@@ -113,6 +121,7 @@ def load_side(source, variant: str | None = None) -> dict:
         breakdown = summary.get("variants", {}).get(name, {}).get("metrics", {}).get("normal_time_us")
     return {"label": str(source), "variant": name, "gps": pd.concat(frames, ignore_index=True),
             "exp": pd.concat(exp_frames, ignore_index=True), "breakdown": breakdown,
+            "qs_steps": pd.concat(steps, ignore_index=True),
             "placement": dict(placed, runs=len(files))}
 
 
@@ -161,6 +170,51 @@ def gp_phases(marks: pd.DataFrame) -> pd.DataFrame:
         "fqs_scans": marks["fqs_scans"].to_numpy(),
         "last_qs": [LAST_QS_NAMES.get(int(c), "-") for c in marks["last_qs"]],
     })
+
+
+def cpu_qs_steps(events: pd.DataFrame, marks: pd.DataFrame) -> pd.DataFrame:
+    """Each CPU's steps to its QS in each GP of `marks` (µs, NaN where the trace lacks one):
+    ``notice``, the GP's start to the CPU's ``cpustart``; ``qs``, to its ``cpuqs``;
+    ``report``, to its own rcu_quiescent_state_report (one whose mask is its bit alone, made
+    on it); ``gp_cpu``, the CPU traced the GP's start (the GP kthread's)."""
+    ev = seq_events(events, "rcu_grace_period")
+    rep = events[events["event"] == "rcu_quiescent_state_report"]
+    fields = rep["payload"].str.split(expand=True).reindex(columns=[1, 2, 4]).astype(object).fillna("0")
+    seq = pd.to_numeric(fields[1], errors="coerce")
+    mask = pd.Series([int(x.split(">")[0], 16) for x in fields[2]], dtype=np.int64)
+    bit = rep["cpu"].to_numpy(dtype=np.int64) - pd.to_numeric(fields[4], errors="coerce").fillna(0).to_numpy(dtype=np.int64)
+    own = (mask.to_numpy() == np.left_shift(1, np.clip(bit, 0, 62))) & (bit >= 0)
+    first = {}
+    for key, frame in (("cpustart", ev[ev["what"] == "cpustart"]), ("cpuqs", ev[ev["what"] == "cpuqs"])):
+        for t, cpu, s in zip(frame["t_ns"], frame["cpu"], frame["seq"]):
+            first.setdefault((key, int(s), int(cpu)), int(t))
+    for t, cpu, s in zip(rep["t_ns"].to_numpy()[own], rep["cpu"].to_numpy()[own], seq.to_numpy()[own]):
+        first.setdefault(("report", int(s), int(cpu)), int(t))
+    starter = {int(s): int(c) for s, c in zip(ev["seq"][ev["what"] == "start"], ev["cpu"][ev["what"] == "start"])}
+    cpus = sorted({int(c) for c in events["cpu"].unique()})
+    rows = []
+    for s, t0 in zip(marks["gp_seq"], marks["t_start_ns"]):
+        s = int(s)
+        for cpu in cpus:
+            marks_at = [t0] + [first.get((key, s, cpu), np.nan) for key in ("cpustart", "cpuqs", "report")]
+            steps = np.diff(np.asarray(marks_at, dtype=float)) / 1e3
+            rows.append((s, cpu, starter.get(s) == cpu, *steps))
+    return pd.DataFrame(rows, columns=["gp_seq", "cpu", "gp_cpu", *QS_STEPS])
+
+
+def _qs_steps_report(a: dict, b: dict) -> list[str]:
+    qa, qb = a.get("qs_steps"), b.get("qs_steps")
+    if qa is None or qb is None or not len(qa) or not len(qb):
+        return []
+    out = ["", "each CPU's QS (median µs)                A           B      B/A"]
+    for gp_cpu, who in ((False, "other CPUs"), (True, "GP kthread's CPU")):
+        for step in QS_STEPS[1:] if gp_cpu else QS_STEPS:
+            xa, xb = (q[q["gp_cpu"] == gp_cpu][step].dropna() for q in (qa, qb))
+            ma, mb = (float(np.median(x)) if len(x) else np.nan for x in (xa, xb))
+            ratio = mb / ma if ma and not np.isnan(ma) and not np.isnan(mb) else np.nan
+            out.append(f"  {who + ': ' + step:<32} {_fmt(ma):>9} {_fmt(mb):>11} "
+                       f"{'-' if np.isnan(ratio) else f'{ratio:.2f}':>8}")
+    return out
 
 
 def exp_phases(marks: pd.DataFrame, events: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -286,6 +340,7 @@ def tracediff_report(a: dict, b: dict, rows: int = 10) -> str:
         lines, exp_first = _exp_report(a["exp"], b["exp"])
         out += lines
         first = first or exp_first
+    out += _qs_steps_report(a, b)
     out += _placement_report(a, b)
     out += ["", f"first systematic difference: {first or 'none found'}"]
     return "\n".join(out)
