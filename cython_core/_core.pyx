@@ -115,6 +115,7 @@ TRACE_KINDS = {
     "cb_batch_end": TR_CB_BATCH_END, "task_wait": TR_TASK_WAIT, "task_return": TR_TASK_RETURN,
     "exp_start": TR_EXP_START, "exp_end": TR_EXP_END, "callback": TR_CALLBACK, "qs_report": TR_QS_REPORT,
     "nocb_wake": TR_NOCB_WAKE, "migrate": TR_MIGRATE, "cpustart": TR_CPUSTART, "cpuqs": TR_CPUQS,
+    "rcu_softirq": TR_RCU_SOFTIRQ,
 }
 NOCB_WAKE_REASONS = {
     NOCB_TPS_WAKE_EMPTY: "WakeEmpty", NOCB_TPS_WAKE_LAZY: "WakeLazy", NOCB_TPS_WAKE_OVF: "WakeOvf",

@@ -174,6 +174,8 @@ cdef i64 rcu_core(Engine self, int c, i64 t0, int ctx) except -2:
         return rcu_process_callbacks(self, c, t0, ctx)
     self.acc = self.softirq_ns
     self.n_softirq += 1
+    if self.trace_on:
+        trace(self, t0, TR_RCU_SOFTIRQ, c, cp.curr if cp.rcuc >= 0 and cp.curr == cp.rcuc else -1, 0, 0, 0)
     if cp.gp_seq != self.nodes[cp.leaf].gp_seq:
         rnp_lock(self, cp.leaf)
         note_gp_changes_locked(self, c)

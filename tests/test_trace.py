@@ -49,6 +49,7 @@ PAYLOADS = {
                      rf"next_comm={_COMM} next_pid=(?P<next_pid>\d+) next_prio=\d+"),
     "sched_wakeup": rf"comm={_COMM} pid=\d+ prio=\d+ target_cpu=\d{{3}}",
     "sched_migrate_task": rf"comm={_COMM} pid=\d+ prio=\d+ orig_cpu=(?P<orig>\d+) dest_cpu=(?P<dest>\d+)",
+    "softirq_entry": r"vec=9 \[action=RCU\]",
 }
 PAYLOAD_RE = {event: re.compile(f"^{fmt}$") for event, fmt in PAYLOADS.items()}
 
@@ -279,3 +280,12 @@ def test_a_cpu_notices_the_gp_then_passes_its_qs_then_reports_it(fixture, reques
             if (cpu, seq) not in fqs_found:
                 assert first.get(("cpuqs", cpu, seq), t + 1) <= t, (cpu, seq)
     assert checked
+
+
+@pytest.mark.parametrize("fixture", ["sync_traced", "softirq_traced"])
+def test_each_rcu_core_pass_is_an_rcu_softirq_entry(fixture, request):
+    """rcu_core() runs as RCU_SOFTIRQ (at irq exit or in ksoftirqd): each pass is one
+    softirq_entry line, as many as the engine counts."""
+    for v in request.getfixturevalue(fixture).variants.values():
+        entries = sum(1 for event, _m in ftrace_events(v) if event == "softirq_entry")
+        assert entries == v.counters["rcu_core_passes"] > 0

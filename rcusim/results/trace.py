@@ -405,6 +405,8 @@ def ftrace_lines(variant_result, nr_cpus: int | None = None):
             # else its report by the CPU itself: rcu_quiescent_state_report (TR_QS_REPORT)
         elif kind == TR["cpuqs"]:
             line = (curr.get(cpu, -1), cpu, "d..1.", "rcu_grace_period", f"{rcu} {gp_seq} cpuqs")
+        elif kind == TR["rcu_softirq"]:
+            line = (ent if ent >= 0 else curr.get(cpu, -1), cpu, "..s1.", "softirq_entry", "vec=9 [action=RCU]")
         elif kind == TR["cpustart"]:
             line = (curr.get(cpu, -1), cpu, "d..1.", "rcu_grace_period", f"{rcu} {gp_seq} cpustart")
         elif kind == TR["cb_batch_start"]:
