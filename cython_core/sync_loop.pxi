@@ -46,7 +46,7 @@ cdef int sync_loop_init(Engine self, t) except -1:
             self.n_unbound += 1
             if self.wl_release_cpu[t.workload[e]] >= 0:
                 # clone() gives it its parent's affinity, bound to the parent's CPU, until the
-                # parent's sched_setaffinity() (pthread_barrier_release_next()).
+                # parent's sched_setaffinity() (releaser_step()'s RELEASER_UNLOCK).
                 self.wl_aff[t.workload[e]] = t.aff[e]
                 self.ents[e].aff = -1
         self.ents[e].loops_left = t.loops[e]
@@ -128,15 +128,14 @@ cdef i64 releaser_next(Engine self, int e, i64 t0) except -2:
 cdef i64 releaser_step(Engine self, int e) except -2:
     """The end of the parent's step: its effect, then the next step's time, or -1 if it sleeps."""
     cdef ent_t *ep = &self.ents[e]
-    cdef int w = ep.idx, k = ep.loops_left, c = ep.cpu, n
+    cdef int w = ep.idx, k = ep.loops_left, c = ep.cpu, i = k - self.wl_first_task[w], _
     cdef i64 cost = 0
     if ep.phase == RELEASER_WAKE:
         return futex_wake_next(self, e, self.now)
     if ep.phase == RELEASER_CREATE:
-        # The stack's mmap() and mprotect() free maple-tree nodes (mt_free_rcu()): the k-th
+        # The stack's mmap() and mprotect() free maple-tree nodes (mt_free_rcu()): the i-th
         # thread's share of the measured count, spread evenly.
-        n = k - self.wl_first_task[w]
-        for n in range(n * self.thread_call_rcu_per_1000 // 1000, (n + 1) * self.thread_call_rcu_per_1000 // 1000):
+        for _ in range((i + 1) * self.thread_call_rcu_per_1000 // 1000 - i * self.thread_call_rcu_per_1000 // 1000):
             call_rcu(self, c, CB_MT_FREE, -1, self.thread_call_rcu_lazy)
         # clone(): wake_up_new_task() on the parent's CPU, the only one its affinity allows.
         self.ents[k].phase = TASK_START

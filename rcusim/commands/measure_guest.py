@@ -141,7 +141,8 @@ def _noise(args) -> int:
 
 
 #: What a profile says of the guest that its trace does not measure (the memory QEMU gives it, the
-#: page lists' state as rcuscale's kfree test begins): kept from the profile being written over.
+#: page lists' state as rcuscale's kfree test begins, the load helper's thread creation): kept from
+#: the profile being written over.
 CARRIED = ("memory_mb", "pcp_start_pages", "thread_start")
 
 

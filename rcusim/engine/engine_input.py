@@ -18,8 +18,8 @@ import numpy as np
 from rcusim import _core
 from rcusim.errors import ScenarioError
 from rcusim.engine.rcuscale import KFREE_OBJ_BYTES, MEMORY_SAMPLE_NS, compute_real, kmalloc_size, kvfree_bulk_max_entr
-from rcusim.input.workloads import (GP_ASYNC_MAX_DEFAULT, HELPER_ARRIVE_US, HELPER_POLL_US, CallRcuLoad, KfreeRcuFlood, Noise, Readers, RtLatencyProbe,
-                                    SyncLoop)
+from rcusim.input.workloads import (GP_ASYNC_MAX_DEFAULT, HELPER_ARRIVE_US, HELPER_POLL_US, CallRcuLoad, KfreeRcuFlood,
+                                    Noise, Readers, RtLatencyProbe, SyncLoop)
 from rcusim.input.profiles import TIMER_QUANTILES, TIMER_TAIL_QUANTILES, VMALLOC_COSTS, Z_P99
 from rcusim.kernel.cpus import cpu_topology
 from rcusim.kernel.page_alloc import (PAGE_SIZE, PCP_BATCH_SCALE_MAX, cpu_partial_slabs, min_partial, pcp_sizes,
@@ -927,7 +927,8 @@ def engine_input(spec, fault: int = 0, kfree_chunk: int = 0) -> tuple[EngineInpu
     kfree_scale = _kfree_scale(spec, flood)
     kvfree_rcu = _kvfree_rcu(spec, flood, kfree_scale, kfree_chunk)
     inp = EngineInput(sched=_sched(spec, fault), fair=_fair(spec), placement=_placement(spec, topology),
-                      pelt=Pelt(yn_inv=runnable_avg_yn_inv(), load_avg_max=load_avg_max()), timer=_timer(spec), cpuidle=_cpuidle(spec), kvm=_kvm(spec), topology=topology,
+                      pelt=Pelt(yn_inv=runnable_avg_yn_inv(), load_avg_max=load_avg_max()),
+                      timer=_timer(spec), cpuidle=_cpuidle(spec), kvm=_kvm(spec), topology=topology,
                       locking=Locking(mutex_handoff=int(spec.params.switches.mutex_handoff)),
                       tree=_tree(spec, geom), tree_gp=_tree_gp(spec), tree_sr_normal=_tree_sr_normal(spec),
                       tree_callbacks=_tree_callbacks(spec), tree_nocb=_tree_nocb(spec), tree_exp=_tree_exp(spec),

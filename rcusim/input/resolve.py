@@ -20,8 +20,8 @@ from rcusim.input.cpulist import parse_cpulist
 from rcusim.input.hardware import HardwareSpec
 from rcusim.input.kernel import Kernel
 from rcusim.input.membarrier import MembarrierLoop
-from rcusim.input.profiles import (PROFILES, profile_pcp_start_pages, profile_thread_start, profile_tracing, profile_ttwu_reuse,
-                                   profile_vmalloc)
+from rcusim.input.profiles import (PROFILES, profile_pcp_start_pages, profile_thread_start, profile_tracing,
+                                   profile_ttwu_reuse, profile_vmalloc)
 from rcusim.input.rcuscale_params import MIN_MEAS, compute_real
 from rcusim.input.releases import TRACEPOINT_SITES, check_module_param, module_param_since
 from rcusim.input.validation import scenario_error_from_validation
@@ -506,7 +506,8 @@ def _check_thread_start(workloads, hardware: HardwareSpec) -> None:
     """Unpinned threads released from a barrier are created one by one by their parent, as the
     twin's load helper creates them: the profile must time that."""
     for i, work in enumerate(workloads):
-        if isinstance(work, SyncLoop) and work.start == "barrier" and not work.pinned and hardware.thread_start is None:
+        if (isinstance(work, SyncLoop) and work.start == "barrier" and not work.pinned
+                and hardware.thread_start is None):
             raise ScenarioError(f"profile {hardware.profile!r} does not time the load helper's thread creation "
                                 "(thread_start), which unpinned threads started from a barrier need",
                                 path=("workloads", i, "start"),

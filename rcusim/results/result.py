@@ -24,11 +24,9 @@ produced a result in :mod:`rcusim.results.provenance`.
 
 from __future__ import annotations
 
-import dataclasses
-
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Callable
@@ -244,15 +242,19 @@ class VariantResult:
 
 
 
+def _run_of(frame: pd.DataFrame) -> np.ndarray:
+    """Each row's run: its ``boot`` column in pooled runs (pool_runs()), 0 in a single run."""
+    return frame["boot"].to_numpy() if "boot" in frame.columns else np.zeros(len(frame), dtype=np.int16)
+
+
 def calls_spans(v: VariantResult) -> list[tuple[int, int]]:
     """Each run's calls' span, (first call's start, last return) in ns, in run order; none
     without calls."""
     req = v.requests
     if not len(req):
         return []
-    boot = req["boot"].to_numpy() if "boot" in req.columns else np.zeros(len(req), dtype=np.int16)
-    start, end = req["t_start_ns"].to_numpy(), req["t_end_ns"].to_numpy()
-    return [(int(start[boot == b].min()), int(end[boot == b].max())) for b in np.unique(boot)]
+    run, start, end = _run_of(req), req["t_start_ns"].to_numpy(), req["t_end_ns"].to_numpy()
+    return [(int(start[run == b].min()), int(end[run == b].max())) for b in np.unique(run)]
 
 
 def within_calls(v: VariantResult) -> VariantResult:
@@ -263,11 +265,11 @@ def within_calls(v: VariantResult) -> VariantResult:
     if not spans:
         return v
     gps = v.gps
-    boot = gps["boot"].to_numpy() if "boot" in gps.columns else np.zeros(len(gps), dtype=np.int16)
+    run, start = _run_of(gps), gps["t_start_ns"].to_numpy()
     keep = np.zeros(len(gps), dtype=bool)
     for b, (t0, t1) in enumerate(spans):
-        keep |= (boot == b) & (gps["t_start_ns"].to_numpy() >= t0) & (gps["t_start_ns"].to_numpy() <= t1)
-    return dataclasses.replace(v, gps=gps[keep].reset_index(drop=True))
+        keep |= (run == b) & (start >= t0) & (start <= t1)
+    return replace(v, gps=gps[keep].reset_index(drop=True))
 
 
 #: The rcuscale kfree figures that pooled runs (a kernel's boots, a simulation's seeds) keep

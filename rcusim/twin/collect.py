@@ -28,7 +28,7 @@ from rcusim.results.frames import make_requests_frame
 from rcusim.results.ftrace_read import exp_marks, gp_marks, make_gps_from_marks, read_ftrace, time_breakdown
 from rcusim.twin.plan import KFREE_DONE, GuestPlan
 
-__all__ = ["BootRecords", "collect_boot", "parse_rcuscale_writers", "parse_kfree_line", "trace_stats"]
+__all__ = ["BootRecords", "collect_boot", "kept_boots", "parse_rcuscale_writers", "parse_kfree_line", "trace_stats"]
 
 _PRIM = _core.PRIMITIVES
 
@@ -158,3 +158,12 @@ def collect_boot(plan: GuestPlan, share: Path) -> BootRecords:
             frame[col] = frame[col].to_numpy() - t0
     return BootRecords(requests=requests, gps=gps, completion_ns=t1 - t0, kfree=kfree, stats=trace_stats(share),
                        breakdown=breakdown)
+
+
+def kept_boots(run_dirs, variant: str) -> list[tuple[Path, dict]]:
+    """Each boot of `variant` that one or more ``rcusim kernel`` run directories kept (its
+    raw/<variant>/boot-N), with the window collect_boot() wrote for it: its workload's span on
+    the trace's clock, ``{t0_ns, t1_ns}``."""
+    dirs = [run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs
+    return [(boot, json.loads((boot / "window.json").read_text()))
+            for d in dirs for boot in sorted((Path(d) / "raw" / variant).glob("boot-*"))]

@@ -25,14 +25,13 @@ estimate low.
 from __future__ import annotations
 
 import gzip
-import json
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from rcusim.errors import ScenarioError
 from rcusim.results.ftrace_read import read_ftrace
+from rcusim.twin.collect import kept_boots
 
 __all__ = ["PcpStart", "list_drawdown", "pcp_start_pages"]
 
@@ -83,11 +82,9 @@ def list_drawdown(lines, t0_ns: int, t1_ns: int) -> dict[int, tuple[int, bool]]:
 
 def pcp_start_pages(run_dirs, variant: str) -> PcpStart:
     """The estimate from every boot of `variant` in one or more ``rcusim kernel`` run directories."""
-    boots = [b for d in ([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs)
-             for b in sorted((Path(d) / "raw" / variant).glob("boot-*"))]
+    boots = kept_boots(run_dirs, variant)
     emptied, censored = [], []
-    for boot in boots:
-        window = json.loads((boot / "window.json").read_text())
+    for boot, window in boots:
         with gzip.open(boot / "trace.txt.gz", "rt") as f:
             for pages, empty in list_drawdown(f, window["t0_ns"], window["t1_ns"]).values():
                 (emptied if empty else censored).append(pages)

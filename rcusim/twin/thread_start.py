@@ -32,20 +32,17 @@ Each run holds one context switch, which rcusim charges apart (``ctxsw_ns``).
 from __future__ import annotations
 
 import gzip
-import json
-import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from rcusim.errors import ScenarioError
 from rcusim.input.profiles import THREAD_START_COSTS
-from rcusim.results.ftrace_read import read_ftrace
+from rcusim.results.ftrace_read import _NEXT_PID, _PID, read_ftrace
+from rcusim.twin.collect import kept_boots
 
 __all__ = ["ThreadStart", "boot_samples", "thread_start_costs"]
 
-_PID = re.compile(r"(?:^| )pid=(\d+)")
 _HELPER = "rcusim_load"
 
 
@@ -68,7 +65,7 @@ class ThreadStart:
 def _runs(ev) -> dict[int, list[tuple[int, int, int]]]:
     """Each pid's stretches on a CPU, (switched in, switched out, cpu), from sched_switch."""
     sw = ev[ev["event"] == "sched_switch"]
-    nxt = sw["payload"].str.extract(r"next_pid=(\d+)", expand=False).astype(int)
+    nxt = sw["payload"].str.extract(_NEXT_PID, expand=False).astype(int)
     prv = sw["payload"].str.extract(r"prev_pid=(\d+)", expand=False).astype(int)
     runs: dict[int, list] = {}
     cur: dict[int, tuple[int, int]] = {}
@@ -132,21 +129,15 @@ def boot_samples(lines, t0_ns: int, event_ns: int) -> dict[str, list[int]]:
     return out
 
 
-def _boots(run_dirs, variant: str) -> list[Path]:
-    return [b for d in ([run_dirs] if isinstance(run_dirs, (str, Path)) else run_dirs)
-            for b in sorted((Path(d) / "raw" / variant).glob("boot-*"))]
-
-
 def thread_start_costs(run_dirs, count_dirs, variant: str, event_ns: int) -> ThreadStart:
     """The costs from every boot of `variant` in one or more ``rcusim kernel`` run directories:
     the times from `run_dirs` (traced with sched/sched_wakeup_new, as the twin's own boots
     otherwise: more events would slow the helper beyond their own price), the call_rcu()s from
     `count_dirs` (traced with rcu/rcu_callback too)."""
     pooled = {name: [] for name in THREAD_START_COSTS}
-    for boots, keys in ((_boots(run_dirs, variant), THREAD_START_COSTS[:-1]),
-                        (_boots(count_dirs, variant), THREAD_START_COSTS[-1:])):
-        for boot in boots:
-            window = json.loads((boot / "window.json").read_text())
+    for boots, keys in ((kept_boots(run_dirs, variant), THREAD_START_COSTS[:-1]),
+                        (kept_boots(count_dirs, variant), THREAD_START_COSTS[-1:])):
+        for boot, window in boots:
             with gzip.open(boot / "trace.txt.gz", "rt") as f:
                 samples = boot_samples(f, window["t0_ns"], event_ns)
             for name in keys:
