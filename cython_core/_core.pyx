@@ -763,6 +763,8 @@ cdef class Engine:
                 ev_task_timeout(self, ev.target, ev.arg)
             elif ev.kind == EV_HRTIMER_SLEEP:
                 ev_hrtimer_sleep(self, ev.target)
+            elif ev.kind == EV_SOFTIRQ_RESTART:
+                ev_softirq_restart(self, ev.target)
             elif ev.kind == EV_NOHZ_ILB:
                 ev_nohz_ilb(self, ev.target)
             elif ev.kind == EV_BARRIER_IPI:
@@ -901,6 +903,7 @@ cdef class Engine:
             "exp_mutex_steals": self.n_exp_mutex_steal,
             "readers_preempted": self.n_reader_blocked,
             "ksoftirqd_wakeups": self.n_softirqd_wake,
+            "softirq_restarts_irq_exit": self.n_softirq_restarts,
             "tasklet_reraises": self.n_tasklet_reraise,
             "krcud_handoffs": self.n_krcud_handoff,
             "noise_irqs": self.n_noise_irqs,

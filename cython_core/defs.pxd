@@ -36,6 +36,7 @@ cdef enum:
     EV_NOISE_HOST = 19   # the host stalls virtual CPU target (if it runs something)
     EV_IRQ_ENTER_IDLE = 20 # idle CPU target has left its state and enters the interrupt (ct_irq_enter(); arg = its time)
     EV_HRTIMER_SLEEP = 21 # hrtimer_wakeup(): the nanosleep() hrtimer of entity target expires on its CPU
+    EV_SOFTIRQ_RESTART = 22 # an irq exit's RCU_SOFTIRQ pass on CPU target ends: handle_softirqs() restarts or stops
 
 # Deliberate model faults (Engine.fault), each breaking one rule the kernel relies
 # on, for tests that the safety checker catches them: numbered as the catalogue
@@ -302,7 +303,7 @@ cdef struct cpu_t:
     int32_t nocb_cb_sleep # rdp->nocb_cb_sleep
     int32_t blimit       # rdp->blimit
     i64 qlen_last_fqs_check # rdp->qlen_last_fqs_check: queue length at the last overload check
-    int32_t ksirqd_restarts # ksoftirqd/N: restarts of its handle_softirqs() so far
+    int32_t softirq_restarts # restarts of the handle_softirqs() running on this CPU so far
     int32_t exp_need_qs  # rdp->cpu_no_qs.b.exp: the expedited IPI must be answered later
     int32_t exp_deferred_pending # an EV_EXP_DEFERRED is queued
     int32_t reader       # the reader entity on this CPU, -1 if none
@@ -370,8 +371,9 @@ cdef struct cpu_t:
     # scheduler statistics (sched.pxi: rq_account())
     i64 busy_ns          # time running an entity
     i64 rq_t             # when nr_running last changed
-    i64 ksirqd_start     # ksoftirqd/N: when its handle_softirqs() began (MAX_SOFTIRQ_TIME)
-    char _pad[8]         # to 640 bytes, ten whole lines (rcu_init_geometry() checks): each CPU's
+    i64 softirq_start    # when the handle_softirqs() running on this CPU began (MAX_SOFTIRQ_TIME)
+    int32_t softirq_irq_exit # that handle_softirqs() is an irq exit's: its next restart is an EV_SOFTIRQ_RESTART
+    char _pad[4]         # to 640 bytes, ten whole lines (rcu_init_geometry() checks): each CPU's
                          # first line holds what every event reads, curr to debt
 
 

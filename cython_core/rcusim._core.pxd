@@ -340,7 +340,7 @@ cdef class Engine:
     cdef i64 *lat_rec            # probe scheduling latencies, wake-up to running (ns)
     cdef i64 lat_n
     cdef i64 lat_cap
-    cdef i64 n_krcud_handoff, n_softirqd_wake, n_tasklet_reraise
+    cdef i64 n_krcud_handoff, n_softirqd_wake, n_tasklet_reraise, n_softirq_restarts
 
     # --- OS noise: interrupts and kthread bursts per CPU (noise.pxi) ----------
     cdef i64[::1] nz_irq_gap_ns        # per CPU: mean gap between noise interrupts, 0 = none

@@ -421,6 +421,12 @@ cdef inline bint burst_nopreempt(Engine self, int c) noexcept:
     return (ep.kind == ENT_RCUC and ep.phase == 0) or (ep.kind == ENT_BG and ep.phase == BG_LOCKED)
 
 
+cdef inline bint tif_need_resched(cpu_t *cp) noexcept:
+    """The running entity's TIF_NEED_RESCHED: resched_curr() was called for it, and the
+    switch waits for its next preemption point."""
+    return cp.need_resched or cp.fair_resched or cp.resched_pending or cp.step_resched or cp.resched_reader
+
+
 cdef inline bint might_resched(Engine self, int c) noexcept:
     """CPU c runs a task whose kernel code reaches might_resched() every few us (ent_t.might_resched):
     without CONFIG_PREEMPTION a need_resched switches it at its next call, a call's time away,

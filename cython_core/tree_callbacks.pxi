@@ -155,13 +155,14 @@ cdef i64 rcu_do_batch(Engine self, int r, i64 t0, int ctx) except -2:
 
 
 cdef inline bint softirq_need_resched(Engine self, cpu_t *cp) noexcept:
-    """need_resched() in RCU_SOFTIRQ on CPU cp.  Over a task, a task queued beside it
-    stands for it.  On the idle task it is set by any task queued on the CPU:
-    ttwu_do_activate() -> wakeup_preempt() -> resched_curr() (wakeup_preempt_idle()),
-    including a task this softirq's own callbacks woke onto the CPU, which the local
-    wake-up enqueues at once (it counts before its EV_WAKE lands)."""
+    """need_resched() in RCU_SOFTIRQ on CPU cp.  Over a task, its TIF_NEED_RESCHED: set by
+    a wake-up that preempts it (check_preempt_wakeup_fair()) or by its tick.  On the idle
+    task it is set by any task queued on the CPU: ttwu_do_activate() -> wakeup_preempt() ->
+    resched_curr() (wakeup_preempt_idle()), including a task this softirq's own callbacks
+    woke onto the CPU, which the local wake-up enqueues at once (it counts before its
+    EV_WAKE lands)."""
     if cp.state == CPU_BUSY:
-        return cp.nr_queued > 0
+        return tif_need_resched(cp)
     return cp.state == CPU_WAKING or cp.nr_queued > 0 or self.n_wake_local > self.softirq_wake0
 
 
@@ -199,9 +200,10 @@ cdef i64 rcu_softirq(Engine self, int c) except -2:
 
 
 cdef inline bint rcu_softirq_reraised(Engine self, cpu_t *cp) noexcept:
-    """After a pass, RCU work is raised again: callbacks still ready (before 2.6.29, the
-    tasklet re-raised by rcu_do_batch()); an offloaded CPU's are rcuop's."""
-    return not cp.offloaded and (cbs_ready(self, cp) if self.tree_rcu else cp.tasklet_raised)
+    """After a pass, RCU work is raised again: callbacks still ready, or RCU_SOFTIRQ raised
+    meanwhile by a tick (before 2.6.29, the tasklet re-raised by rcu_do_batch()); an
+    offloaded CPU's are rcuop's."""
+    return not cp.offloaded and (cp.softirq_pending or cbs_ready(self, cp) if self.tree_rcu else cp.tasklet_raised)
 
 
 cdef inline bint softirq_restarts_over(Engine self, cpu_t *cp, int restarts, i64 elapsed) noexcept:
@@ -211,11 +213,29 @@ cdef inline bint softirq_restarts_over(Engine self, cpu_t *cp, int restarts, i64
         elapsed >= MAX_SOFTIRQ_TIME_NS or softirq_need_resched(self, cp)))
 
 
+cdef inline bint in_serving_softirq(Engine self, int c) noexcept:
+    """CPU c runs handle_softirqs(): an irq exit's, or ksoftirqd/N's pass; an interrupt
+    taken meanwhile only raises its softirqs (invoke_softirq() runs none in interrupt
+    context), and that handle_softirqs() runs them at its next restart."""
+    cdef cpu_t *cp = &self.cpus[c]
+    return cp.softirq_irq_exit or (cp.state == CPU_BUSY and self.ents[cp.curr].kind == ENT_RCUC
+                                   and self.ents[cp.curr].phase == 0)
+
+
+cdef void wakeup_softirqd(Engine self, int c, i64 t) except *:
+    """Softirq work past handle_softirqs()'s limits goes to ksoftirqd/N (or rcuc/N)."""
+    self.cpus[c].softirq_pending = 1
+    self.n_softirqd_wake += 1
+    wake(self, self.cpus[c].rcuc, c, t)
+
+
 cdef i64 do_softirq(Engine self, int c, i64 t0) except -2:
-    """__do_softirq() at irq exit from t0 with its restart limits: RCU work is re-raised
+    """handle_softirqs() at irq exit from t0 with its restart limits: RCU work is re-raised
     while ready callbacks remain (or, before 2.6.29, while rcu_do_batch() re-raised the
     tasklet); past the limits the rest goes to ksoftirqd/N (ksoftirqd runs its passes one
-    by one: rcu_cpu_kthread())."""
+    by one: rcu_cpu_kthread()).  Over a task, from v3.9, need_resched() decides each
+    restart at the pass's end, once the wake-ups of its callbacks have landed: the next
+    pass is an EV_SOFTIRQ_RESTART (ev_softirq_restart())."""
     cdef cpu_t *cp = &self.cpus[c]
     cdef i64 total = 0
     cdef int restarts = 0
@@ -227,13 +247,37 @@ cdef i64 do_softirq(Engine self, int c, i64 t0) except -2:
         if not rcu_softirq_reraised(self, cp):
             break
         restarts += 1
+        if self.softirq_time_limit and cp.state == CPU_BUSY:
+            cp.softirq_irq_exit = 1
+            cp.softirq_start = t0
+            cp.softirq_restarts = restarts
+            push(self, t0 + total, PRIO_NORMAL, EV_SOFTIRQ_RESTART, c, 0)
+            break
         if softirq_restarts_over(self, cp, restarts, total):
-            # Leftovers go to ksoftirqd/N (wakeup_softirqd()), or rcuc/N.
-            cp.softirq_pending = 1
-            self.n_softirqd_wake += 1
-            wake(self, cp.rcuc, c, t0 + total)
+            wakeup_softirqd(self, c, t0 + total)
             break
     return total
+
+
+cdef void ev_softirq_restart(Engine self, int c) except *:
+    """An irq exit's RCU_SOFTIRQ pass on busy CPU c ends: handle_softirqs() runs the next
+    one, taken from the interrupted task's time, unless its limits or need_resched() stop
+    it; then the rest goes to ksoftirqd/N."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef i64 dur
+    if cp.state != CPU_BUSY or softirq_restarts_over(self, cp, cp.softirq_restarts, self.now - cp.softirq_start):
+        cp.softirq_irq_exit = 0
+        wakeup_softirqd(self, c, self.now)
+        return
+    cp.softirq_pending = 0
+    self.n_softirq_restarts += 1
+    dur = rcu_core(self, c, self.now, 0)
+    steal(self, c, dur)
+    if not rcu_softirq_reraised(self, cp):
+        cp.softirq_irq_exit = 0
+        return
+    cp.softirq_restarts += 1
+    push(self, self.now + dur, PRIO_NORMAL, EV_SOFTIRQ_RESTART, c, 0)
 
 
 cdef i64 rcu_cpu_kthread_next(Engine self, int e, i64 t0) except -2:
@@ -241,8 +285,8 @@ cdef i64 rcu_cpu_kthread_next(Engine self, int e, i64 t0) except -2:
     if self.ents[e].phase == 0:
         # run_ksoftirqd(): handle_softirqs(true), one pass a burst (before v3.9,
         # ksoftirqd()'s do_softirq() with preemption off).
-        self.cpus[c].ksirqd_start = t0
-        self.cpus[c].ksirqd_restarts = 0
+        self.cpus[c].softirq_start = t0
+        self.cpus[c].softirq_restarts = 0
         return softirq_pass(self, c, t0)
     return rcu_core(self, c, t0, self.ents[e].phase)
 
@@ -275,8 +319,8 @@ cdef i64 ksoftirqd_pass_done(Engine self, int c) except -2:
         rcu_qs(self, c, self.tp_ns)
     if not rcu_softirq_reraised(self, cp):
         return -1
-    cp.ksirqd_restarts += 1
-    if not softirq_restarts_over(self, cp, cp.ksirqd_restarts, self.now - cp.ksirqd_start):
+    cp.softirq_restarts += 1
+    if not softirq_restarts_over(self, cp, cp.softirq_restarts, self.now - cp.softirq_start):
         return softirq_pass(self, c, self.now)
     cp.softirq_pending = 1
     if self.softirq_time_limit and cond_resched(self, c):

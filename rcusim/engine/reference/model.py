@@ -40,7 +40,8 @@ COUNTERS = ("context_switches", "callbacks_invoked", "wakeups", "delayed_dequeue
             "wakeups_remote_enqueue", "wakeups_polling", "wakeups_ipi", "rq_lock_wait_ns", "idle_exits",
             "idle_exit_latency_ns", "rcu_core_passes",
             "ticks", "fqs_scans", "rnp_lock_wait_ns", "resched_ipis", "preemptions", "gp_kthread_wakeups",
-            "exp_ipis", "exp_ipis_deferred", "exp_funnel_waits", "exp_mutex_waits", "exp_mutex_steals")
+            "exp_ipis", "exp_ipis_deferred", "exp_funnel_waits", "exp_mutex_waits", "exp_mutex_steals",
+            "ksoftirqd_wakeups", "softirq_restarts_irq_exit")
 
 
 class CountingEnvironment(simpy.Environment):

@@ -144,6 +144,10 @@ class Cpu:
         self.step_resched = False     # ... and asked for a preemption meanwhile
         self.ttwu_pending = 0         # wake-ups on their way to this CPU
         self.ttwu_last = -1           # when this CPU last woke a task (-1: never), for ttwu_reuse
+        self.softirq_pending = False  # RCU_SOFTIRQ raised and not yet run (left to ksoftirqd, or raised in softirq)
+        self.softirq_irq_exit = False  # an irq exit's handle_softirqs() runs: its next restart is an event
+        self.softirq_start = 0        # when the handle_softirqs() running here began
+        self.softirq_restarts = 0     # ... and its restarts so far
         self.proc = self.env.process(self.schedule())
 
     # --- the scheduler loop ------------------------------------------------
@@ -321,6 +325,16 @@ class Cpu:
             self.need_resched = True  # !PREEMPTION: resched_curr() waits for a preemption point
         elif self.state == CPU_BUSY and ent.fair and self.cfs.wakeup_preempt(ent):
             self.resched_fair()
+
+    def tif_need_resched(self) -> bool:
+        """The running entity's TIF_NEED_RESCHED: resched_curr() was called for it, and the
+        switch waits for its next preemption point."""
+        return self.need_resched or self.fair_resched or self.resched_pending or self.step_resched
+
+    def in_serving_softirq(self) -> bool:
+        """This CPU runs handle_softirqs(), an irq exit's or ksoftirqd/N's: an interrupt taken
+        meanwhile only raises its softirqs, for that handle_softirqs() to restart for."""
+        return self.softirq_irq_exit or (self.state == CPU_BUSY and self.curr is self.rdp.ksoftirqd)
 
     def try_preempt(self) -> None:
         """Preempt now, or when the softirq section in progress ends, or when the

@@ -209,7 +209,10 @@ def rcu_sched_clock_irq(sim, cpu) -> int:
         rcu_need_resched(sim, cpu)
         cost += sim.acc
     if rcu_pending(sim, rdp):
-        cost += sim.rcu_softirq(cpu)
+        if cpu.in_serving_softirq():
+            cpu.softirq_pending = True  # raise_softirq(): the running handle_softirqs() restarts for it
+        else:
+            cost += sim.rcu_softirq(cpu)
     cpu.steal(cost)
     return cost
 

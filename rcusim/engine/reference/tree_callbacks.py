@@ -91,11 +91,12 @@ def rcu_core(sim, cpu, t0: int) -> int:
 
 
 def softirq_need_resched(sim, cpu) -> bool:
-    """need_resched() in RCU_SOFTIRQ.  Over a task, a task queued beside it stands for
-    it.  On the idle task any task queued on the CPU sets it (wakeup_preempt_idle()),
-    including one this softirq's callbacks woke onto the CPU (a local wake-up)."""
+    """need_resched() in RCU_SOFTIRQ.  Over a task, its TIF_NEED_RESCHED (a wake-up that
+    preempts it, or its tick, set it).  On the idle task any task queued on the CPU sets it
+    (wakeup_preempt_idle()), including one this softirq's callbacks woke onto the CPU (a
+    local wake-up)."""
     if cpu.state == CPU_BUSY:
-        return bool(cpu.nr_queued())
+        return cpu.tif_need_resched()
     return (cpu.state == CPU_WAKING or bool(cpu.nr_queued())
             or sim.counters["wakeups_local"] > sim.softirq_wake0)
 
@@ -105,46 +106,91 @@ def rcu_softirq(sim, cpu) -> int:
     return do_softirq(sim, cpu, sim.env.now)
 
 
+def rcu_softirq_reraised(cpu) -> bool:
+    """After a pass, RCU work is raised again: callbacks still ready, or RCU_SOFTIRQ raised
+    meanwhile by a tick."""
+    return cpu.softirq_pending or bool(cpu.rdp.cblist.seg[RCU_DONE_TAIL])
+
+
 def softirq_restarts_over(sim, cpu, restarts: int, elapsed: int) -> bool:
     """handle_softirqs() restarts no more: MAX_SOFTIRQ_RESTART passes, its 2 ms or
     need_resched() (tree_callbacks.pxi's softirq_restarts_over())."""
     return restarts >= MAX_SOFTIRQ_RESTART or elapsed >= MAX_SOFTIRQ_TIME_NS or softirq_need_resched(sim, cpu)
 
 
+def wakeup_softirqd(sim, cpu, t: int) -> None:
+    """Softirq work past handle_softirqs()'s limits goes to ksoftirqd/N."""
+    cpu.softirq_pending = True
+    sim.counters["ksoftirqd_wakeups"] += 1
+    wake(sim, cpu.rdp.ksoftirqd, cpu, t)
+
+
 def do_softirq(sim, cpu, t0: int) -> int:
     """handle_softirqs() at irq exit from t0: RCU_SOFTIRQ restarted while callbacks are
-    ready, within its limits; past them the rest goes to ksoftirqd/N (wakeup_softirqd())."""
+    ready, within its limits; past them the rest goes to ksoftirqd/N (wakeup_softirqd()).
+    Over a task need_resched() decides each restart at the pass's end, once its callbacks'
+    wake-ups have landed (ev_softirq_restart())."""
     total, restarts = 0, 0
     sim.softirq_wake0 = sim.counters["wakeups_local"]
     while True:
+        cpu.softirq_pending = False
         total += rcu_core(sim, cpu, t0 + total)
-        if not cpu.rdp.cblist.seg[RCU_DONE_TAIL]:
+        if not rcu_softirq_reraised(cpu):
             break
         restarts += 1
+        if cpu.state == CPU_BUSY:
+            cpu.softirq_irq_exit = True
+            cpu.softirq_start = t0
+            cpu.softirq_restarts = restarts
+            sim.env.timeout(t0 + total - sim.env.now).callbacks.append(lambda _ev: ev_softirq_restart(sim, cpu))
+            break
         if softirq_restarts_over(sim, cpu, restarts, total):
-            wake(sim, cpu.rdp.ksoftirqd, cpu, t0 + total)
+            wakeup_softirqd(sim, cpu, t0 + total)
             break
     return total
 
 
+def ev_softirq_restart(sim, cpu) -> None:
+    """An irq exit's RCU_SOFTIRQ pass on a busy CPU ends: handle_softirqs() runs the next
+    one, taken from the interrupted task's time, unless its limits or need_resched() stop
+    it; then the rest goes to ksoftirqd/N (tree_callbacks.pxi's ev_softirq_restart())."""
+    now = sim.env.now
+    if cpu.state != CPU_BUSY or softirq_restarts_over(sim, cpu, cpu.softirq_restarts, now - cpu.softirq_start):
+        cpu.softirq_irq_exit = False
+        wakeup_softirqd(sim, cpu, now)
+        return
+    cpu.softirq_pending = False
+    sim.counters["softirq_restarts_irq_exit"] += 1
+    dur = rcu_core(sim, cpu, now)
+    cpu.steal(dur)
+    if not rcu_softirq_reraised(cpu):
+        cpu.softirq_irq_exit = False
+        return
+    cpu.softirq_restarts += 1
+    sim.env.timeout(dur).callbacks.append(lambda _ev: ev_softirq_restart(sim, cpu))
+
+
 def ksoftirqd(sim, cpu):
     """run_ksoftirqd(): handle_softirqs(true) one pass a burst, each pass ending in
-    rcu_softirq_qs() (v4.20), restarted while callbacks are ready within its limits; then
-    cond_resched(), until no callback is ready (tree_callbacks.pxi's rcu_cpu_kthread())."""
+    rcu_softirq_qs() (v4.20), restarted while RCU work is raised within its limits; then
+    cond_resched(), until none is (tree_callbacks.pxi's rcu_cpu_kthread())."""
     t0 = yield SLEEP
     while True:
         start, restarts = t0, 0
         while True:
             sim.softirq_wake0 = sim.counters["wakeups_local"]
+            cpu.softirq_pending = False
             t0 = yield rcu_core(sim, cpu, t0)
             if sim.inp.tree_callbacks.softirq_qs:
                 cpu.rdp.cpu_no_qs = False  # rcu_softirq_qs(): rcu_qs()
-            if not cpu.rdp.cblist.seg[RCU_DONE_TAIL]:
+            if not rcu_softirq_reraised(cpu):
                 break
             restarts += 1
             if softirq_restarts_over(sim, cpu, restarts, t0 - start):
                 break
-        if not cpu.rdp.cblist.seg[RCU_DONE_TAIL]:
+        if not rcu_softirq_reraised(cpu):
             t0 = yield SLEEP
-        elif cond_resched(sim, cpu):
+            continue
+        cpu.softirq_pending = True
+        if cond_resched(sim, cpu):
             t0 = yield YIELD
