@@ -158,6 +158,7 @@ cdef enum:
     TASK_START = 11      # created by its parent (clone()): start_thread() up to its start lock (pd->lock)
     TASK_START_LOCK = 12 # asleep on its start lock until the parent unlocks it (futex_wake())
     TASK_START_ON = 13   # past its start lock: on to the start barrier, where it sleeps as TASK_NEW
+    TASK_SYSCALL_EXIT = 14 # a user task's call returned: its system call exits (exit_to_user_mode())
 
 # The parent thread of a barrier's tasks (ent_t.phase for ENT_RELEASER; its loops_left is the task
 # it creates, or wakes, next): the twin's load helper's main thread (rcusim/twin/guest/rcusim_load.c).

@@ -229,7 +229,9 @@ cdef int leftmost_vruntime_ent(Engine self, int c) noexcept:
 cdef bint update_curr(Engine self, int c) noexcept:
     """update_curr(): charge the running entity its CPU time since the last update;
     under EEVDF renew its deadline once reached (update_deadline()).  Returns
-    whether that asks for a reschedule (another entity is queued)."""
+    whether that asks for a reschedule (another entity is queued): the kernel's
+    update_curr() then calls resched_curr() itself, whichever path updated it
+    (a tick, an enqueue, a wake-up's preemption check, a migration)."""
     cdef int e = fair_curr(self, c)
     cdef ent_t *ep
     cdef i64 delta
@@ -298,11 +300,13 @@ cdef void place_entity(Engine self, int c, int e) noexcept:
     ep.initial = 0
 
 
-cdef void fair_enqueue_wakeup(Engine self, int c, int e) noexcept:
-    """enqueue_entity() for a wake-up: update the running entity, place, insert."""
-    update_curr(self, c)
+cdef bint fair_enqueue_wakeup(Engine self, int c, int e) noexcept:
+    """enqueue_entity() for a wake-up: update the running entity, place, insert.
+    Returns whether the running entity's slice ran out at that update (resched_curr())."""
+    cdef bint slice_done = update_curr(self, c)
     place_entity(self, c, e)
     tree_insert(self, c, e)
+    return slice_done
 
 
 cdef void fair_put_prev(Engine self, int c, int e) noexcept:
@@ -449,13 +453,15 @@ cdef int fair_pick(Engine self, int c) noexcept:
 
 cdef bint fair_wakeup_preempt(Engine self, int c, int e) noexcept:
     """check_preempt_wakeup(): does the woken (already queued) e preempt the running
-    fair entity?"""
+    fair entity? Under EEVDF also when the running entity's slice runs out at this
+    update_curr()."""
     cdef int cur = fair_curr(self, c)
+    cdef bint slice_done
     if cur < 0:
         return False
-    update_curr(self, c)
+    slice_done = update_curr(self, c)
     if self.fair_policy == POLICY_EEVDF:
-        return pick_eevdf(self, c, cur) == e
+        return slice_done or pick_eevdf(self, c, cur) == e
     if not cfs_wakeup_preempt_entity(self, cur, e):
         return False
     self.cpus[c].next_buddy = e

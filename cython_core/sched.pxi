@@ -124,21 +124,23 @@ cdef inline bint is_fair(Engine self, int e) noexcept:
     return self.ents[e].rq == RQ_NORMAL and self.fair_policy != POLICY_RR
 
 
-cdef void enqueue(Engine self, int e) noexcept:
-    """A woken entity joins its run queue."""
+cdef bint enqueue(Engine self, int e) noexcept:
+    """A woken entity joins its run queue. Returns whether the running fair entity's
+    slice ran out at the enqueue's update_curr() (resched_curr())."""
     cdef ent_t *ep = &self.ents[e]
     cdef cpu_t *cp = &self.cpus[ep.cpu]
     cdef int q = ep.rq
+    cdef bint slice_done = False
     rq_account(self, ep.cpu)
     ep.state = ST_RUNNABLE
     if is_fair(self, e):
         if ep.sched_delayed:
             requeue_delayed_entity(self, ep.cpu, e)
         else:
-            fair_enqueue_wakeup(self, ep.cpu, e)
+            slice_done = fair_enqueue_wakeup(self, ep.cpu, e)
         cp.nr_queued += 1
         lb_mark(self, ep.cpu)
-        return
+        return slice_done
     if ep.head_enqueue and cp.rq_head[q] >= 0:
         ep.next = cp.rq_head[q]
         cp.rq_head[q] = e
@@ -151,6 +153,7 @@ cdef void enqueue(Engine self, int e) noexcept:
         cp.rq_tail[q] = e
     cp.nr_queued += 1
     lb_mark(self, ep.cpu)
+    return False
 
 
 cdef void requeue(Engine self, int c, int e, bint to_tail) noexcept:
@@ -356,6 +359,7 @@ cdef int ev_wake(Engine self, int e, i64 pending) except -1:
     the CPU's ttwu_pending).  A new unbound task is placed first (wake_up_new_task())."""
     cdef ent_t *ep = &self.ents[e]
     cdef int c
+    cdef bint slice_done
     if pending:
         self.cpus[ep.cpu].ttwu_pending -= 1
         lb_mark(self, ep.cpu)
@@ -365,16 +369,17 @@ cdef int ev_wake(Engine self, int e, i64 pending) except -1:
     if self.n_unbound:
         update_avg_idle(self, c)
     ep.t_queued = self.now
-    enqueue(self, e)
+    slice_done = enqueue(self, e)
     if self.n_unbound and nr_running(self, c) >= 2:
         self.rd_overload = 1
-    check_preempt_or_kick(self, c, e)
+    check_preempt_or_kick(self, c, e, slice_done)
     return 0
 
 
-cdef int check_preempt_or_kick(Engine self, int c, int e) except -1:
+cdef int check_preempt_or_kick(Engine self, int c, int e, bint slice_done=False) except -1:
     """An entity e was queued on CPU c: wake c from idle, or preempt its running
-    entity if e should run first."""
+    entity if e should run first, or if the running entity's slice ran out at the
+    enqueue (`slice_done`: update_curr()'s resched_curr())."""
     cdef cpu_t *cp = &self.cpus[c]
     cdef ent_t *ep = &self.ents[e]
     cdef i64 lat
@@ -399,7 +404,7 @@ cdef int check_preempt_or_kick(Engine self, int c, int e) except -1:
             try_preempt(self, c)
     elif cp.state == CPU_BUSY and ep.rq == RQ_RT and self.ents[cp.curr].rq == RQ_NORMAL:
         cp.need_resched = 1  # !PREEMPTION: resched_curr() waits for a preemption point
-    elif cp.state == CPU_BUSY and is_fair(self, e) and fair_wakeup_preempt(self, c, e):
+    elif cp.state == CPU_BUSY and is_fair(self, e) and (slice_done or fair_wakeup_preempt(self, c, e)):
         resched_fair(self, c)
     return 0
 

@@ -214,6 +214,8 @@ cdef i64 sync_loop_next(Engine self, int e, i64 t0) except -2:
     if phase == TASK_START_LOCK:
         self.ents[e].phase = TASK_START_ON  # woken by the unlock: on to the barrier
         return self.thread_woken_ns
+    if phase == TASK_SYSCALL_EXIT:
+        return task_next(self, e, t0, 0)  # switched out at its system call's exit: back in user mode
     if phase == TASK_NEW and self.wl_runtime_jiffies[self.task_wl[e]] >= 0:
         # jdone = jiffies + minruntime * HZ: the task may end once time_after(jiffies, jdone).
         self.task_end_ns[e] = (jiffies(self) + self.wl_runtime_jiffies[self.task_wl[e]] + 1) * self.jiffy_ns
@@ -221,7 +223,8 @@ cdef i64 sync_loop_next(Engine self, int e, i64 t0) except -2:
 
 
 cdef i64 task_return(Engine self, int e, i64 t0) except -2:
-    """synchronize_rcu*() returns at t0: record it, then the work after it."""
+    """synchronize_rcu*() returns at t0: record it, then the work after it; a user task's
+    system call then exits (TASK_SYSCALL_EXIT), a kthread goes on to its next call."""
     cdef ent_t *ep = &self.ents[e]
     cdef int w = self.task_wl[e]
     cdef i64 dur = self.wl_after_ns[w]
@@ -232,6 +235,9 @@ cdef i64 task_return(Engine self, int e, i64 t0) except -2:
         ep.phase = TASK_EXITED
         if t0 + dur > self.completion_ns:
             self.completion_ns = t0 + dur
+        return dur
+    if not ep.kthread:
+        ep.phase = TASK_SYSCALL_EXIT
         return dur
     return task_next(self, e, t0, dur)
 
@@ -297,6 +303,11 @@ cdef i64 sync_loop(Engine self, int e) except -2:
         return -1
     if ep.phase == TASK_START or ep.phase == TASK_START_ON:
         return thread_start_step(self, e)
+    if ep.phase == TASK_SYSCALL_EXIT:
+        # exit_to_user_mode(): a need_resched set while the call returned switches it out here.
+        if exit_to_user_mode(self, c):
+            return -1
+        return task_next(self, e, self.now, 0)
     self.acc = 0
     if ep.phase == TASK_MUTEX_WAIT and ep.fl_next == self.barrier_mutex:
         nxt = rcu_barrier_mutex_retry(self, e, c)

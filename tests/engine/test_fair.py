@@ -162,6 +162,21 @@ def test_eevdf_running_entity_keeps_its_slice_against_a_nice_minus_20_wakee():
     assert rq.pick_eevdf(runner) is wakee
 
 
+def test_eevdf_an_enqueue_that_finds_the_running_slice_used_up_reschedules():
+    """update_curr() renews a deadline it finds reached and, with another entity queued, calls
+    resched_curr() itself: at an enqueue's update as at the tick's (enqueue_entity())."""
+    rq, cpu, sim = cfs_rq(POLICY_EEVDF)
+    runner = entity()
+    rq.enqueue_wakeup(runner)
+    assert rq.pick() is runner
+    cpu.curr = runner
+    sim.env.now = 1_000_000  # 1 ms into its 3 ms slice
+    assert not rq.enqueue_wakeup(entity())
+    sim.env.now = 3_000_000  # the slice is used up: the next enqueue finds it so
+    assert rq.enqueue_wakeup(entity())
+    assert runner.deadline == 3_000_000 + 3_000_000
+
+
 def test_cfs_sleeper_credit_is_half_a_latency():
     rq, cpu, sim = cfs_rq(POLICY_CFS)
     for _ in range(2):

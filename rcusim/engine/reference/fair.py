@@ -73,7 +73,7 @@ class CfsRq:
     # --- accounting -------------------------------------------------------------
     def update_curr(self) -> bool:
         """Charge the running entity; EEVDF: renew a reached deadline. Returns whether
-        that asks for a reschedule."""
+        that asks for a reschedule (update_curr()'s resched_curr(), whoever updated it)."""
         cur = self.curr()
         if cur is None:
             return False
@@ -130,10 +130,13 @@ class CfsRq:
         e.initial = False
 
     # --- the class's operations ---------------------------------------------------
-    def enqueue_wakeup(self, e) -> None:
-        self.update_curr()
+    def enqueue_wakeup(self, e) -> bool:
+        """enqueue_entity() of a woken e; returns whether the running entity's slice ran out
+        at its update_curr()."""
+        slice_done = self.update_curr()
         self.place(e)
         self.insert(e)
+        return slice_done
 
     def put_prev(self, e) -> None:
         self.update_curr()
@@ -224,9 +227,9 @@ class CfsRq:
         cur = self.curr()
         if cur is None:
             return False
-        self.update_curr()
+        slice_done = self.update_curr()
         if self.policy == POLICY_EEVDF:
-            return self.pick_eevdf(cur) is e
+            return slice_done or self.pick_eevdf(cur) is e
         if not self.wakeup_preempt_entity(cur, e):
             return False
         self.next_buddy = e

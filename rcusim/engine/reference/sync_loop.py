@@ -3,7 +3,7 @@ loop (rcuscale's writers too); mirrors cython_core/sync_loop.pxi."""
 
 from __future__ import annotations
 
-from rcusim.engine.reference.sched import SLEEP, sched_set_normal, try_to_wake_up
+from rcusim.engine.reference.sched import SLEEP, YIELD, sched_set_normal, try_to_wake_up
 from rcusim.engine.reference.tree_callbacks import call_rcu
 from rcusim.engine.reference.tree_exp import synchronize_rcu_expedited
 from rcusim.engine.reference.tree_sr_normal import synchronize_rcu_normal
@@ -15,6 +15,8 @@ def sync_loop(sim, task, think_ns: int, after_ns: int):
     One step covers the work after the previous call, the think time and the
     entry path; the call itself happens at the end of that step.  The request
     runs from the start of the entry path until the task is back on its CPU.
+    A user task's system call exits after the work (exit_to_user_mode()): a
+    need_resched set meanwhile switches it out there, still runnable.
     """
     p = sim.inp
     cpu = task.cpu
@@ -29,7 +31,13 @@ def sync_loop(sim, task, think_ns: int, after_ns: int):
     jiffy = p.sched.jiffy_ns
     # jdone = jiffies + minruntime * HZ: the task may end once time_after(jiffies, jdone).
     end_ns = (sim.env.now // jiffy + runtime + 1) * jiffy if runtime >= 0 else 0
+    returned = False
     while True:
+        if returned and not task.per_cpu_kthread:
+            t0 = yield work  # the system call exits
+            work = 0
+            if cpu.need_resched:
+                t0 = yield YIELD
         # Think time runs in user mode: a tick there sees a quiescent state.
         cpu.user_from, cpu.user_to = t0 + work, t0 + work + think_ns
         t = yield work + think_ns + entry_ns
@@ -47,6 +55,7 @@ def sync_loop(sim, task, think_ns: int, after_ns: int):
             t0 = yield SLEEP  # wait_for_completion()
         sim.record_request(task, t0)
         work = after_ns
+        returned = True
         if task_leaves(sim, task, t0 >= end_ns, t0):
             break
     sim.completion_ns = max(sim.completion_ns, t0 + work)
