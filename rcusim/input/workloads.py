@@ -89,7 +89,8 @@ class SyncLoop(_OnCpuList):
     kthread: bool = False
     """Tasks are kernel threads (a module's, as rcuscale's writers), not user tasks: a pinned one
     waking a task that last ran on its CPU lets that task stack there (select_idle_sibling()'s
-    is_per_cpu_kthread(current) rule)."""
+    is_per_cpu_kthread(current) rule), and no call ends in a system call's exit (a user task's
+    does, where exit_to_user_mode() switches it out if need_resched was set meanwhile)."""
     nice: Annotated[int, Field(ge=-20, le=19)] = 0
     """Nice value of SCHED_NORMAL tasks: their weight in the fair class."""
     pinned: bool = True
