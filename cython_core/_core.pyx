@@ -116,6 +116,7 @@ TRACE_KINDS = {
     "exp_start": TR_EXP_START, "exp_end": TR_EXP_END, "callback": TR_CALLBACK, "qs_report": TR_QS_REPORT,
     "nocb_wake": TR_NOCB_WAKE, "migrate": TR_MIGRATE, "cpustart": TR_CPUSTART, "cpuqs": TR_CPUQS,
     "rcu_softirq": TR_RCU_SOFTIRQ,
+    "rcu_softirq_exit": TR_RCU_SOFTIRQ_EXIT,
 }
 NOCB_WAKE_REASONS = {
     NOCB_TPS_WAKE_EMPTY: "WakeEmpty", NOCB_TPS_WAKE_LAZY: "WakeLazy", NOCB_TPS_WAKE_OVF: "WakeOvf",

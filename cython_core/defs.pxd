@@ -573,6 +573,7 @@ cdef enum:
     TR_CPUSTART = 20     # __note_gp_changes(): cpu notices the GP gp_seq ("cpustart")
     TR_CPUQS = 21        # rcu_qs(): cpu passes the QS it owed for gp_seq ("cpuqs"; its report is TR_QS)
     TR_RCU_SOFTIRQ = 22  # an rcu_core() pass on cpu (softirq_entry of RCU_SOFTIRQ) by ent (-1: at irq exit)
+    TR_RCU_SOFTIRQ_EXIT = 23 # ... and its end (softirq_exit)
 
 
 # Tracepoints whose events rcusim prices when the kernel's command line enables them

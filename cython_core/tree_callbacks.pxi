@@ -171,12 +171,13 @@ cdef i64 rcu_core(Engine self, int c, i64 t0, int ctx) except -2:
     cdef cpu_t *cp = &self.cpus[c]
     cdef bint needwake
     cdef i64 dur
+    cdef int runner = cp.curr if cp.rcuc >= 0 and cp.curr == cp.rcuc else -1
     if not self.tree_rcu:
         return rcu_process_callbacks(self, c, t0, ctx)
     self.acc = self.softirq_ns
     self.n_softirq += 1
     if self.trace_on:
-        trace(self, t0, TR_RCU_SOFTIRQ, c, cp.curr if cp.rcuc >= 0 and cp.curr == cp.rcuc else -1, 0, 0, 0)
+        trace(self, t0, TR_RCU_SOFTIRQ, c, runner, 0, 0, 0)
     if cp.gp_seq != self.nodes[cp.leaf].gp_seq:
         rnp_lock(self, cp.leaf)
         note_gp_changes_locked(self, c)
@@ -191,6 +192,8 @@ cdef i64 rcu_core(Engine self, int c, i64 t0, int ctx) except -2:
     dur = self.acc
     if not cp.offloaded and cbs_ready(self, cp):
         dur += rcu_do_batch(self, c, t0 + dur, ctx)
+    if self.trace_on:
+        trace(self, t0 + dur, TR_RCU_SOFTIRQ_EXIT, c, runner, 0, 0, 0)
     return dur
 
 

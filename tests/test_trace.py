@@ -50,6 +50,7 @@ PAYLOADS = {
     "sched_wakeup": rf"comm={_COMM} pid=\d+ prio=\d+ target_cpu=\d{{3}}",
     "sched_migrate_task": rf"comm={_COMM} pid=\d+ prio=\d+ orig_cpu=(?P<orig>\d+) dest_cpu=(?P<dest>\d+)",
     "softirq_entry": r"vec=9 \[action=RCU\]",
+    "softirq_exit": r"vec=9 \[action=RCU\]",
 }
 PAYLOAD_RE = {event: re.compile(f"^{fmt}$") for event, fmt in PAYLOADS.items()}
 
@@ -285,7 +286,17 @@ def test_a_cpu_notices_the_gp_then_passes_its_qs_then_reports_it(fixture, reques
 @pytest.mark.parametrize("fixture", ["sync_traced", "softirq_traced"])
 def test_each_rcu_core_pass_is_an_rcu_softirq_entry(fixture, request):
     """rcu_core() runs as RCU_SOFTIRQ (at irq exit or in ksoftirqd): each pass is one
-    softirq_entry line, as many as the engine counts."""
+    softirq_entry line, as many as the engine counts, and ends in a softirq_exit on its CPU
+    before that CPU's next entry."""
     for v in request.getfixturevalue(fixture).variants.values():
-        entries = sum(1 for event, _m in ftrace_events(v) if event == "softirq_entry")
+        events = ftrace_events(v)
+        entries = sum(1 for event, _m in events if event == "softirq_entry")
         assert entries == v.counters["rcu_core_passes"] > 0
+        assert sum(1 for event, _m in events if event == "softirq_exit") == entries
+        lines = [ln for ln in trace.ftrace_lines(v) if " softirq_" in ln]
+        open_on: dict[str, bool] = {}
+        for ln in lines:
+            cpu = ln.split("[", 1)[1][:3]
+            entry = " softirq_entry:" in ln
+            assert open_on.get(cpu, False) != entry, ln  # entry, exit, entry, ... on each CPU
+            open_on[cpu] = entry

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from rcusim.commands.cli import main
-from rcusim.results.tracediff import exp_phases, load_side, tracediff_report
+from rcusim.results.tracediff import exp_phases, load_side, softirq_contexts, tracediff_report
 from rcusim.results.ftrace_read import exp_marks, read_ftrace
 
 
@@ -123,3 +123,29 @@ def test_each_cpus_way_to_its_qs_notice_qs_and_report(tmp_path, capsys):
     assert main(["tracediff", a, b]) == 0
     row = next(ln for ln in capsys.readouterr().out.splitlines() if "other CPUs: report" in ln)
     assert row.split()[-3:] == ["200.0", "600.0", "3.00"]
+
+
+def test_softirq_contexts_count_an_irq_exits_restarts_ksoftirqds_turns_and_runnable_switches():
+    """CPU 0: a tick's irq exit over task t runs RCU_SOFTIRQ, restarts it 3 µs after its end
+    (the same irq exit) and, a jiffy later, runs it once more (a new irq exit); ksoftirqd/0 then
+    runs one turn of two passes, preempted (prev_state=R+), and t is switched out runnable at
+    its system call's exit. CPU 1's pass comes from idle."""
+    rcu = "vec=9 [action=RCU]"
+    switch = "prev_comm={} prev_pid={} prev_prio=120 prev_state={} ==> next_comm={} next_pid={} next_prio=120"
+    body = [_line("t", 5, 0, 100, "softirq_entry", rcu), _line("t", 5, 0, 150, "softirq_exit", rcu),
+            _line("t", 5, 0, 153, "softirq_entry", rcu), _line("t", 5, 0, 200, "softirq_exit", rcu),
+            _line("t", 5, 0, 1100, "softirq_entry", "vec=1 [action=TIMER]"),
+            _line("t", 5, 0, 1101, "softirq_exit", "vec=1 [action=TIMER]"),
+            _line("t", 5, 0, 1102, "softirq_entry", rcu), _line("t", 5, 0, 1150, "softirq_exit", rcu),
+            _line("t", 5, 0, 1200, "sched_switch", switch.format("t", 5, "R+", "ksoftirqd/0", 15)),
+            _line("ksoftirqd/0", 15, 0, 1210, "softirq_entry", rcu),
+            _line("ksoftirqd/0", 15, 0, 1250, "softirq_exit", rcu),
+            _line("ksoftirqd/0", 15, 0, 1252, "softirq_entry", rcu),
+            _line("ksoftirqd/0", 15, 0, 1290, "softirq_exit", rcu),
+            _line("ksoftirqd/0", 15, 0, 1300, "sched_switch", switch.format("ksoftirqd/0", 15, "R+", "t", 5)),
+            _line("<idle>", 0, 1, 1400, "softirq_entry", rcu), _line("<idle>", 0, 1, 1420, "softirq_exit", rcu)]
+    counts = softirq_contexts(read_ftrace(body))
+    assert counts["pass_task"] == 3 and counts["pass_idle"] == 1 and counts["pass_ksoftirqd"] == 2
+    assert counts["irq_exits"] == 3 and counts["restarts"] == 1 and counts["restarting"] == 1
+    assert counts["ksoftirqd_turns"] == 1 and counts["ksoftirqd_single"] == 0
+    assert counts["runnable_task"] == 1 and counts["runnable_ksoftirqd"] == 1 and counts["runnable_gp_kthread"] == 0

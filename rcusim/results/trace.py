@@ -407,6 +407,8 @@ def ftrace_lines(variant_result, nr_cpus: int | None = None):
             line = (curr.get(cpu, -1), cpu, "d..1.", "rcu_grace_period", f"{rcu} {gp_seq} cpuqs")
         elif kind == TR["rcu_softirq"]:
             line = (ent if ent >= 0 else curr.get(cpu, -1), cpu, "..s1.", "softirq_entry", "vec=9 [action=RCU]")
+        elif kind == TR["rcu_softirq_exit"]:
+            line = (ent if ent >= 0 else curr.get(cpu, -1), cpu, "..s1.", "softirq_exit", "vec=9 [action=RCU]")
         elif kind == TR["cpustart"]:
             line = (curr.get(cpu, -1), cpu, "d..1.", "rcu_grace_period", f"{rcu} {gp_seq} cpustart")
         elif kind == TR["cb_batch_start"]:

@@ -28,6 +28,13 @@ apart, which notices the GP in rcu_gp_init() itself.
 Where tasks run is set side by side too (:func:`placement`): the share of wake-ups that land on
 the CPU the task last ran on, and the migrations a side traced (``sched_migrate_task``: a
 kernel booted with ``--trace-event sched/sched_migrate_task``, rcusim's traces always).
+
+Where RCU_SOFTIRQ runs is set side by side too (:func:`softirq_contexts`; a kernel booted with
+``--trace-event irq/softirq_entry --trace-event irq/softirq_exit``, rcusim's traces always): its
+passes at an irq exit over a task, at one from idle and in ksoftirqd/N; how often an irq exit's
+``handle_softirqs()`` restarts it (an entry within :data:`RESTART_GAP_NS` of the same CPU's
+RCU ``softirq_exit``, no switch between), how many passes ksoftirqd runs a turn, and the tasks
+switched out still runnable (``prev_state=R``: preempted, or at a system call's exit).
 """
 
 from __future__ import annotations
@@ -42,16 +49,20 @@ import pandas as pd
 
 from rcusim.errors import ScenarioError
 from rcusim.results.frames import LAST_QS_NAMES
-from rcusim.results.ftrace_read import _NEXT_PID, _PID, exp_marks, gp_marks, read_ftrace, seq_events
+from rcusim.results.ftrace_read import _NEXT_PID, _PID, GP_KTHREADS, exp_marks, gp_marks, read_ftrace, seq_events
 from rcusim.results.run import BREAKDOWN_PARTS
 
-__all__ = ["load_side", "gp_phases", "exp_phases", "cpu_qs_steps", "placement", "tracediff_report", "CONSISTENT",
-           "MATERIAL"]
+__all__ = ["load_side", "gp_phases", "exp_phases", "cpu_qs_steps", "placement", "softirq_contexts",
+           "tracediff_report", "CONSISTENT", "MATERIAL", "RESTART_GAP_NS"]
 
 #: Share of aligned GPs in which one side must be longer for a systematic difference.
 CONSISTENT = 0.75
 #: Smallest difference of medians that counts, as a share of the GPs' median length.
 MATERIAL = 0.10
+
+#: An irq exit's restart of RCU_SOFTIRQ follows its previous pass's end within this (the guest's
+#: come 2-5 µs after it, rcusim's at once; the next tick's pass a jiffy later).
+RESTART_GAP_NS = 50_000
 
 PHASES = ("length", "qs_wait", "cleanup", "first_fqs")
 QS_STEPS = ("notice", "qs", "report")
@@ -100,6 +111,7 @@ def load_side(source, variant: str | None = None) -> dict:
     files, summary, name = _trace_files(Path(source), variant)
     frames, exp_frames, steps = [], [], []
     placed = {"woken": 0, "on_last_cpu": 0, "migrations": 0}
+    softirq: dict[str, int] = {}
     for k, path in enumerate(files):
         with _open_text(path) as f:
             events = read_ftrace(_variant_lines(f, name))
@@ -116,13 +128,15 @@ def load_side(source, variant: str | None = None) -> dict:
         exp_frames.append(exp_phases(exp, events).assign(boot=k))
         for key, value in placement(during).items():
             placed[key] += value
+        for key, value in softirq_contexts(during).items():
+            softirq[key] = softirq.get(key, 0) + value
     breakdown = None
     if summary is not None:
         breakdown = summary.get("variants", {}).get(name, {}).get("metrics", {}).get("normal_time_us")
     return {"label": str(source), "variant": name, "gps": pd.concat(frames, ignore_index=True),
             "exp": pd.concat(exp_frames, ignore_index=True), "breakdown": breakdown,
             "qs_steps": pd.concat(steps, ignore_index=True),
-            "placement": dict(placed, runs=len(files))}
+            "placement": dict(placed, runs=len(files)), "softirq": dict(softirq, runs=len(files))}
 
 
 def _placement_report(a: dict, b: dict) -> list[str]:
@@ -290,6 +304,87 @@ def _fmt(x) -> str:
     return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.1f}"
 
 
+def _context(comm: str) -> str:
+    if comm.startswith("ksoftirqd/"):
+        return "ksoftirqd"
+    if comm in ("<idle>", "swapper") or comm.startswith("swapper/"):
+        return "idle"
+    return "gp_kthread" if comm in GP_KTHREADS else "task"
+
+
+def softirq_contexts(events: pd.DataFrame) -> dict:
+    """RCU_SOFTIRQ passes (``softirq_entry`` of vec 9) by where they run, an irq exit's
+    restarts, ksoftirqd's passes a turn, and the tasks switched out still runnable, counted
+    from one run's events (:data:`RESTART_GAP_NS`)."""
+    counts = dict.fromkeys(("pass_task", "pass_idle", "pass_ksoftirqd", "irq_exits", "restarts", "restarting",
+                            "ksoftirqd_turns", "ksoftirqd_single", "runnable_task", "runnable_ksoftirqd",
+                            "runnable_gp_kthread"), 0)
+    sel = events[events["event"].isin(("softirq_entry", "softirq_exit", "sched_switch"))]
+    last_exit: dict[int, int] = {}
+    chain: dict[int, int] = {}  # CPU -> passes of its latest irq exit
+    turn: dict[int, int] = {}  # CPU -> ksoftirqd's passes in its turn there
+    for comm, cpu, t, event, payload in zip(sel["comm"], sel["cpu"], sel["t_ns"], sel["event"], sel["payload"]):
+        if event == "sched_switch":
+            last_exit.pop(cpu, None)
+            prev_comm = payload.split("prev_comm=", 1)[1].split(" ", 1)[0]
+            state = payload.split("prev_state=", 1)[1].split(" ", 1)[0]
+            if state.startswith("R") and _context(prev_comm) != "idle":
+                counts["runnable_" + _context(prev_comm)] += 1
+            if cpu in turn:
+                counts["ksoftirqd_turns"] += 1
+                counts["ksoftirqd_single"] += turn.pop(cpu) == 1
+            if payload.split("next_comm=", 1)[1].startswith("ksoftirqd/"):
+                turn[cpu] = 0
+            continue
+        if not payload.startswith("vec=9 "):
+            continue
+        if event == "softirq_exit":
+            last_exit[cpu] = t
+            continue
+        where = _context(comm)
+        if where == "ksoftirqd":
+            counts["pass_ksoftirqd"] += 1
+            if cpu in turn:
+                turn[cpu] += 1
+            continue
+        counts["pass_idle" if where == "idle" else "pass_task"] += 1
+        if cpu in last_exit and t - last_exit[cpu] <= RESTART_GAP_NS:
+            counts["restarts"] += 1
+            counts["restarting"] += chain[cpu] == 1
+            chain[cpu] += 1
+        else:
+            counts["irq_exits"] += 1
+            chain[cpu] = 1
+    return counts
+
+
+def _softirq_report(a: dict, b: dict) -> list[str]:
+    sa, sb = a["softirq"], b["softirq"]
+    if not (sa["pass_task"] + sa["pass_idle"] + sa["pass_ksoftirqd"]) or not (
+            sb["pass_task"] + sb["pass_idle"] + sb["pass_ksoftirqd"]):
+        return ["", "RCU_SOFTIRQ: not traced on one side (irq/softirq_entry, irq/softirq_exit)"]
+
+    def per_run(key):
+        return [f"{s[key] / s['runs']:.1f}" for s in (sa, sb)]
+
+    def share(num, den):
+        return [f"{s[num] / s[den]:.2f}" if s[den] else "-" for s in (sa, sb)]
+
+    rows = [("passes at an irq exit over a task", per_run("pass_task")),
+            ("passes at an irq exit from idle", per_run("pass_idle")),
+            ("passes in ksoftirqd", per_run("pass_ksoftirqd")),
+            ("irq exits that restart (share)", share("restarting", "irq_exits")),
+            ("passes an irq exit (mean)",
+             [f"{(s['irq_exits'] + s['restarts']) / s['irq_exits']:.2f}" if s["irq_exits"] else "-" for s in (sa, sb)]),
+            ("ksoftirqd turns of one pass", share("ksoftirqd_single", "ksoftirqd_turns")),
+            ("switched out runnable: tasks", per_run("runnable_task")),
+            ("  ksoftirqd", per_run("runnable_ksoftirqd")),
+            ("  GP kthread", per_run("runnable_gp_kthread"))]
+    out = ["", "RCU_SOFTIRQ and preemption (per run)   A           B"]
+    out += [f"  {label:<32} {va:>9} {vb:>11}" for label, (va, vb) in rows]
+    return out
+
+
 def tracediff_report(a: dict, b: dict, rows: int = 10) -> str:
     """The report: the first `rows` aligned GPs, each phase's median on both sides, the
     last reporters and FQS scans, the calls' breakdown, and the first systematic difference."""
@@ -342,5 +437,6 @@ def tracediff_report(a: dict, b: dict, rows: int = 10) -> str:
         first = first or exp_first
     out += _qs_steps_report(a, b)
     out += _placement_report(a, b)
+    out += _softirq_report(a, b)
     out += ["", f"first systematic difference: {first or 'none found'}"]
     return "\n".join(out)
