@@ -765,7 +765,7 @@ cdef class Engine:
             elif ev.kind == EV_HRTIMER_SLEEP:
                 ev_hrtimer_sleep(self, ev.target)
             elif ev.kind == EV_SOFTIRQ_RESTART:
-                ev_softirq_restart(self, ev.target)
+                ev_softirq_restart(self, ev.target, ev.arg)
             elif ev.kind == EV_NOHZ_ILB:
                 ev_nohz_ilb(self, ev.target)
             elif ev.kind == EV_BARRIER_IPI:

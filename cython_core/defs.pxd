@@ -304,7 +304,7 @@ cdef struct cpu_t:
     int32_t nocb_cb_sleep # rdp->nocb_cb_sleep
     int32_t blimit       # rdp->blimit
     i64 qlen_last_fqs_check # rdp->qlen_last_fqs_check: queue length at the last overload check
-    int32_t softirq_restarts # restarts of the handle_softirqs() running on this CPU so far
+    int32_t ksirqd_restarts # ksoftirqd/N: restarts of its handle_softirqs() so far
     int32_t exp_need_qs  # rdp->cpu_no_qs.b.exp: the expedited IPI must be answered later
     int32_t exp_deferred_pending # an EV_EXP_DEFERRED is queued
     int32_t reader       # the reader entity on this CPU, -1 if none
@@ -318,7 +318,8 @@ cdef struct cpu_t:
     int32_t rcud_tail
     int32_t rcud_len
     int32_t cl_snap      # classic RCU: RCU_last_qsctr(cpu) is valid (snapshot taken)
-    int32_t softirq_pending # RCU softirq work was left for ksoftirqd: the next irq exit runs it
+    int32_t softirq_pending # RCU_SOFTIRQ is raised and not yet run: left for ksoftirqd (the next irq exit
+                         # runs it), or raised inside a handle_softirqs() that restarts for it
     i64 batch_end        # when the last rcu_do_batch() computed ahead ends: its callbacks still count in ->cblist.len
     int32_t async_inflight # rcuscale's per-CPU n_async_inflight (before v6.12)
     i64 probe_next       # next timer interrupt of an rt_latency_probe on this CPU (ns)
@@ -372,8 +373,9 @@ cdef struct cpu_t:
     # scheduler statistics (sched.pxi: rq_account())
     i64 busy_ns          # time running an entity
     i64 rq_t             # when nr_running last changed
-    i64 softirq_start    # when the handle_softirqs() running on this CPU began (MAX_SOFTIRQ_TIME)
-    int32_t softirq_irq_exit # that handle_softirqs() is an irq exit's: its next restart is an EV_SOFTIRQ_RESTART
+    i64 ksirqd_start     # ksoftirqd/N: when its handle_softirqs() began (MAX_SOFTIRQ_TIME)
+    int32_t softirq_irq_exit # an irq exit's handle_softirqs() runs, restarted so many times (0: none); its
+                         # next restart is an EV_SOFTIRQ_RESTART, which carries when it began
     char _pad[4]         # to 640 bytes, ten whole lines (rcu_init_geometry() checks): each CPU's
                          # first line holds what every event reads, curr to debt
 

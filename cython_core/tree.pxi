@@ -251,10 +251,11 @@ cdef i64 rcu_sched_clock_irq(Engine self, int c) except -1:
         cost += self.acc
     if rcu_pending(self, c):
         # invoke_rcu_core(): RCU_SOFTIRQ, or the rcuc/N kthread with use_softirq=0.
-        if (self.use_softirq or cp.offloaded) and in_serving_softirq(self, c):
-            cp.softirq_pending = 1  # raise_softirq(): the running handle_softirqs() restarts for it
-        elif self.use_softirq or cp.offloaded:
-            cost += rcu_softirq(self, c)
+        if self.use_softirq or cp.offloaded:
+            if in_serving_softirq(self, c):
+                cp.softirq_pending = 1  # raise_softirq(): the running handle_softirqs() restarts for it
+            else:
+                cost += rcu_softirq(self, c)
         else:
             wake(self, cp.rcuc, c, self.now + cost)
     if cp.plugticks > 0:

@@ -206,7 +206,7 @@ cdef inline bint rcu_softirq_reraised(Engine self, cpu_t *cp) noexcept:
     """After a pass, RCU work is raised again: callbacks still ready, or RCU_SOFTIRQ raised
     meanwhile by a tick (before 2.6.29, the tasklet re-raised by rcu_do_batch()); an
     offloaded CPU's are rcuop's."""
-    return not cp.offloaded and (cp.softirq_pending or cbs_ready(self, cp) if self.tree_rcu else cp.tasklet_raised)
+    return not cp.offloaded and (cp.softirq_pending or (cbs_ready(self, cp) if self.tree_rcu else cp.tasklet_raised))
 
 
 cdef inline bint softirq_restarts_over(Engine self, cpu_t *cp, int restarts, i64 elapsed) noexcept:
@@ -218,10 +218,10 @@ cdef inline bint softirq_restarts_over(Engine self, cpu_t *cp, int restarts, i64
 
 cdef inline bint in_serving_softirq(Engine self, int c) noexcept:
     """CPU c runs handle_softirqs(): an irq exit's, or ksoftirqd/N's pass; an interrupt
-    taken meanwhile only raises its softirqs (invoke_softirq() runs none in interrupt
-    context), and that handle_softirqs() runs them at its next restart."""
+    taken meanwhile only raises its softirqs (__irq_exit_rcu() runs none while in_interrupt()),
+    and that handle_softirqs() runs them at its next restart."""
     cdef cpu_t *cp = &self.cpus[c]
-    return cp.softirq_irq_exit or (cp.state == CPU_BUSY and self.ents[cp.curr].kind == ENT_RCUC
+    return cp.softirq_irq_exit > 0 or (cp.state == CPU_BUSY and self.ents[cp.curr].kind == ENT_RCUC
                                    and self.ents[cp.curr].phase == 0)
 
 
@@ -251,10 +251,8 @@ cdef i64 do_softirq(Engine self, int c, i64 t0) except -2:
             break
         restarts += 1
         if self.softirq_time_limit and cp.state == CPU_BUSY:
-            cp.softirq_irq_exit = 1
-            cp.softirq_start = t0
-            cp.softirq_restarts = restarts
-            push(self, t0 + total, PRIO_NORMAL, EV_SOFTIRQ_RESTART, c, 0)
+            cp.softirq_irq_exit = restarts
+            push(self, t0 + total, PRIO_NORMAL, EV_SOFTIRQ_RESTART, c, t0)
             break
         if softirq_restarts_over(self, cp, restarts, total):
             wakeup_softirqd(self, c, t0 + total)
@@ -262,13 +260,14 @@ cdef i64 do_softirq(Engine self, int c, i64 t0) except -2:
     return total
 
 
-cdef void ev_softirq_restart(Engine self, int c) except *:
-    """An irq exit's RCU_SOFTIRQ pass on busy CPU c ends: handle_softirqs() runs the next
-    one, taken from the interrupted task's time, unless its limits or need_resched() stop
-    it; then the rest goes to ksoftirqd/N."""
+cdef void ev_softirq_restart(Engine self, int c, i64 start) except *:
+    """An irq exit's RCU_SOFTIRQ pass on busy CPU c ends (its handle_softirqs() began at
+    `start`): the next one runs, taken from the interrupted task's time, unless its limits or
+    need_resched() stop it; then the rest goes to ksoftirqd/N."""
     cdef cpu_t *cp = &self.cpus[c]
     cdef i64 dur
-    if cp.state != CPU_BUSY or softirq_restarts_over(self, cp, cp.softirq_restarts, self.now - cp.softirq_start):
+    # (The CPU stays busy: the pass's time is stolen from the interrupted task's burst.)
+    if cp.state != CPU_BUSY or softirq_restarts_over(self, cp, cp.softirq_irq_exit, self.now - start):
         cp.softirq_irq_exit = 0
         wakeup_softirqd(self, c, self.now)
         return
@@ -279,8 +278,8 @@ cdef void ev_softirq_restart(Engine self, int c) except *:
     if not rcu_softirq_reraised(self, cp):
         cp.softirq_irq_exit = 0
         return
-    cp.softirq_restarts += 1
-    push(self, self.now + dur, PRIO_NORMAL, EV_SOFTIRQ_RESTART, c, 0)
+    cp.softirq_irq_exit += 1
+    push(self, self.now + dur, PRIO_NORMAL, EV_SOFTIRQ_RESTART, c, start)
 
 
 cdef i64 rcu_cpu_kthread_next(Engine self, int e, i64 t0) except -2:
@@ -288,8 +287,8 @@ cdef i64 rcu_cpu_kthread_next(Engine self, int e, i64 t0) except -2:
     if self.ents[e].phase == 0:
         # run_ksoftirqd(): handle_softirqs(true), one pass a burst (before v3.9,
         # ksoftirqd()'s do_softirq() with preemption off).
-        self.cpus[c].softirq_start = t0
-        self.cpus[c].softirq_restarts = 0
+        self.cpus[c].ksirqd_start = t0
+        self.cpus[c].ksirqd_restarts = 0
         return softirq_pass(self, c, t0)
     return rcu_core(self, c, t0, self.ents[e].phase)
 
@@ -322,8 +321,8 @@ cdef i64 ksoftirqd_pass_done(Engine self, int c) except -2:
         rcu_qs(self, c, self.tp_ns)
     if not rcu_softirq_reraised(self, cp):
         return -1
-    cp.softirq_restarts += 1
-    if not softirq_restarts_over(self, cp, cp.softirq_restarts, self.now - cp.softirq_start):
+    cp.ksirqd_restarts += 1
+    if not softirq_restarts_over(self, cp, cp.ksirqd_restarts, self.now - cp.ksirqd_start):
         return softirq_pass(self, c, self.now)
     cp.softirq_pending = 1
     if self.softirq_time_limit and cond_resched(self, c):

@@ -350,8 +350,8 @@ def softirq_contexts(events: pd.DataFrame) -> dict:
         counts["pass_idle" if where == "idle" else "pass_task"] += 1
         if cpu in last_exit and t - last_exit[cpu] <= RESTART_GAP_NS:
             counts["restarts"] += 1
-            counts["restarting"] += chain[cpu] == 1
-            chain[cpu] += 1
+            counts["restarting"] += chain.get(cpu, 1) == 1
+            chain[cpu] = chain.get(cpu, 1) + 1
         else:
             counts["irq_exits"] += 1
             chain[cpu] = 1
