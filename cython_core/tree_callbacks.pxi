@@ -171,9 +171,10 @@ cdef i64 rcu_core(Engine self, int c, i64 t0, int ctx) except -2:
     cdef cpu_t *cp = &self.cpus[c]
     cdef bint needwake
     cdef i64 dur
-    cdef int runner = cp.curr if cp.rcuc >= 0 and cp.curr == cp.rcuc else -1
+    cdef int runner
     if not self.tree_rcu:
         return rcu_process_callbacks(self, c, t0, ctx)
+    runner = cp.curr if cp.rcuc >= 0 and cp.curr == cp.rcuc else -1
     self.acc = self.softirq_ns
     self.n_softirq += 1
     if self.trace_on:
@@ -271,9 +272,8 @@ cdef void ev_softirq_restart(Engine self, int c, i64 start) except *:
         cp.softirq_irq_exit = 0
         wakeup_softirqd(self, c, self.now)
         return
-    cp.softirq_pending = 0
     self.n_softirq_restarts += 1
-    dur = rcu_core(self, c, self.now, 0)
+    dur = softirq_pass(self, c, self.now)
     steal(self, c, dur)
     if not rcu_softirq_reraised(self, cp):
         cp.softirq_irq_exit = 0
@@ -294,7 +294,8 @@ cdef i64 rcu_cpu_kthread_next(Engine self, int e, i64 t0) except -2:
 
 
 cdef inline i64 softirq_pass(Engine self, int c, i64 t0) except -2:
-    """One pass of handle_softirqs() in ksoftirqd/N: RCU_SOFTIRQ's rcu_core()."""
+    """One pass of handle_softirqs(), in ksoftirqd/N or restarted at an irq exit:
+    RCU_SOFTIRQ's rcu_core()."""
     self.softirq_wake0 = self.n_wake_local
     self.cpus[c].tasklet_raised = 0
     self.cpus[c].softirq_pending = 0

@@ -145,9 +145,7 @@ class Cpu:
         self.ttwu_pending = 0         # wake-ups on their way to this CPU
         self.ttwu_last = -1           # when this CPU last woke a task (-1: never), for ttwu_reuse
         self.softirq_pending = False  # RCU_SOFTIRQ raised and not yet run (left to ksoftirqd, or raised in softirq)
-        self.softirq_irq_exit = False  # an irq exit's handle_softirqs() runs: its next restart is an event
-        self.softirq_start = 0        # when the handle_softirqs() running here began
-        self.softirq_restarts = 0     # ... and its restarts so far
+        self.softirq_irq_exit = 0     # an irq exit's handle_softirqs() runs, restarted so many times (0: none)
         self.proc = self.env.process(self.schedule())
 
     # --- the scheduler loop ------------------------------------------------
@@ -335,7 +333,7 @@ class Cpu:
     def in_serving_softirq(self) -> bool:
         """This CPU runs handle_softirqs(), an irq exit's or ksoftirqd/N's: an interrupt taken
         meanwhile only raises its softirqs, for that handle_softirqs() to restart for."""
-        return self.softirq_irq_exit or (self.state == CPU_BUSY and self.curr is self.rdp.ksoftirqd)
+        return self.softirq_irq_exit > 0 or (self.state == CPU_BUSY and self.curr is self.rdp.ksoftirqd)
 
     def try_preempt(self) -> None:
         """Preempt now, or when the softirq section in progress ends, or when the

@@ -139,10 +139,8 @@ def do_softirq(sim, cpu, t0: int) -> int:
             break
         restarts += 1
         if cpu.state == CPU_BUSY:
-            cpu.softirq_irq_exit = True
-            cpu.softirq_start = t0
-            cpu.softirq_restarts = restarts
-            sim.env.timeout(t0 + total - sim.env.now).callbacks.append(lambda _ev: ev_softirq_restart(sim, cpu))
+            cpu.softirq_irq_exit = restarts
+            sim.env.timeout(t0 + total - sim.env.now).callbacks.append(lambda _ev: ev_softirq_restart(sim, cpu, t0))
             break
         if softirq_restarts_over(sim, cpu, restarts, total):
             wakeup_softirqd(sim, cpu, t0 + total)
@@ -150,24 +148,32 @@ def do_softirq(sim, cpu, t0: int) -> int:
     return total
 
 
-def ev_softirq_restart(sim, cpu) -> None:
-    """An irq exit's RCU_SOFTIRQ pass on a busy CPU ends: handle_softirqs() runs the next
-    one, taken from the interrupted task's time, unless its limits or need_resched() stop
-    it; then the rest goes to ksoftirqd/N (tree_callbacks.pxi's ev_softirq_restart())."""
+def ev_softirq_restart(sim, cpu, start: int) -> None:
+    """An irq exit's RCU_SOFTIRQ pass on a busy CPU ends (its handle_softirqs() began at
+    `start`): the next one runs, taken from the interrupted task's time, unless its limits or
+    need_resched() stop it; then the rest goes to ksoftirqd/N (tree_callbacks.pxi's
+    ev_softirq_restart())."""
     now = sim.env.now
-    if cpu.state != CPU_BUSY or softirq_restarts_over(sim, cpu, cpu.softirq_restarts, now - cpu.softirq_start):
-        cpu.softirq_irq_exit = False
+    if cpu.state != CPU_BUSY or softirq_restarts_over(sim, cpu, cpu.softirq_irq_exit, now - start):
+        cpu.softirq_irq_exit = 0
         wakeup_softirqd(sim, cpu, now)
         return
-    cpu.softirq_pending = False
     sim.counters["softirq_restarts_irq_exit"] += 1
-    dur = rcu_core(sim, cpu, now)
+    dur = softirq_pass(sim, cpu, now)
     cpu.steal(dur)
     if not rcu_softirq_reraised(cpu):
-        cpu.softirq_irq_exit = False
+        cpu.softirq_irq_exit = 0
         return
-    cpu.softirq_restarts += 1
-    sim.env.timeout(dur).callbacks.append(lambda _ev: ev_softirq_restart(sim, cpu))
+    cpu.softirq_irq_exit += 1
+    sim.env.timeout(dur).callbacks.append(lambda _ev: ev_softirq_restart(sim, cpu, start))
+
+
+def softirq_pass(sim, cpu, t0: int) -> int:
+    """One pass of handle_softirqs(), in ksoftirqd/N or restarted at an irq exit:
+    RCU_SOFTIRQ's rcu_core() (tree_callbacks.pxi's softirq_pass())."""
+    sim.softirq_wake0 = sim.counters["wakeups_local"]
+    cpu.softirq_pending = False
+    return rcu_core(sim, cpu, t0)
 
 
 def ksoftirqd(sim, cpu):
@@ -178,9 +184,7 @@ def ksoftirqd(sim, cpu):
     while True:
         start, restarts = t0, 0
         while True:
-            sim.softirq_wake0 = sim.counters["wakeups_local"]
-            cpu.softirq_pending = False
-            t0 = yield rcu_core(sim, cpu, t0)
+            t0 = yield softirq_pass(sim, cpu, t0)
             if sim.inp.tree_callbacks.softirq_qs:
                 cpu.rdp.cpu_no_qs = False  # rcu_softirq_qs(): rcu_qs()
             if not rcu_softirq_reraised(cpu):
