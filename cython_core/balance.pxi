@@ -268,9 +268,9 @@ cdef void detach_attach(Engine self, int e, int src, int dst) except *:
     (dequeue_entity(), set_task_cpu(), enqueue_entity() with ENQUEUE_MIGRATED)."""
     cdef ent_t *ep = &self.ents[e]
     cdef i64 rel_deadline = 0
-    cdef bint src_slice_done, dst_slice_done
+    cdef bint src_resched, dst_resched
     rq_account(self, src)
-    src_slice_done = update_curr(self, src)
+    src_resched = update_curr(self, src)
     if self.fair_policy == POLICY_EEVDF:
         ep.vlag = entity_lag(self, src, e)
         rel_deadline = ep.deadline - ep.vruntime  # PLACE_REL_DEADLINE: dequeued without sleeping
@@ -283,7 +283,7 @@ cdef void detach_attach(Engine self, int e, int src, int dst) except *:
         trace(self, self.now, TR_MIGRATE, dst, e, 0, src, dst)  # set_task_cpu()'s sched_migrate_task
     set_task_cpu(self, e, dst)
     rq_account(self, dst)
-    dst_slice_done = update_curr(self, dst)
+    dst_resched = update_curr(self, dst)
     if self.fair_policy == POLICY_EEVDF:
         place_entity(self, dst, e)
         if self.eevdf_rel_deadline:
@@ -293,8 +293,8 @@ cdef void detach_attach(Engine self, int e, int src, int dst) except *:
     lb_mark(self, dst)
     if nr_running(self, dst) >= 2:
         self.rd_overload = 1
-    check_preempt_or_kick(self, dst, e, dst_slice_done)
-    if src_slice_done and self.cpus[src].state == CPU_BUSY:
+    check_preempt_or_kick(self, dst, e, dst_resched)
+    if src_resched and self.cpus[src].state == CPU_BUSY:
         resched_fair(self, src)  # the dequeue's update_curr() on src: resched_curr() of its running entity
 
 

@@ -28,6 +28,7 @@ cdef void fair_init(Engine self, s) except *:
     self.base_slice_ns = s.base_slice_ns
     self.eevdf_delay_dequeue = s.eevdf_delay_dequeue
     self.eevdf_rel_deadline = s.eevdf_rel_deadline
+    self.eevdf_preempt_short = s.eevdf_preempt_short
     self.sched_latency_ns = s.sched_latency_ns
     self.min_gran_ns = s.min_gran_ns
     self.wakeup_gran_ns = s.wakeup_gran_ns
@@ -231,10 +232,13 @@ cdef bint update_curr(Engine self, int c) noexcept:
     under EEVDF renew its deadline once reached (update_deadline()).  Returns
     whether that asks for a reschedule (another entity is queued): the kernel's
     update_curr() then calls resched_curr() itself, whichever path updated it
-    (a tick, an enqueue, a wake-up's preemption check, a migration)."""
+    (a tick, an enqueue, a wake-up's preemption check, a migration).  From v6.12
+    it also does so when the running entity, no longer inside the request it was
+    picked for, has stopped being eligible (did_preempt_short())."""
     cdef int e = fair_curr(self, c)
     cdef ent_t *ep
     cdef i64 delta
+    cdef bint resched
     if e < 0:
         return False
     ep = &self.ents[e]
@@ -245,10 +249,13 @@ cdef bint update_curr(Engine self, int c) noexcept:
     ep.sum_exec += delta
     ep.vruntime += calc_delta_fair(delta, ep.weight)
     if self.fair_policy == POLICY_EEVDF:
-        if ep.vruntime - ep.deadline < 0:
+        resched = ep.vruntime - ep.deadline >= 0
+        if resched:
+            ep.deadline = ep.vruntime + calc_delta_fair(self.base_slice_ns, ep.weight)
+        if not self.cpus[c].nr_fair:
             return False
-        ep.deadline = ep.vruntime + calc_delta_fair(self.base_slice_ns, ep.weight)
-        return self.cpus[c].nr_fair > 0
+        return resched or (self.eevdf_preempt_short and ep.vlag != ep.deadline
+                           and not entity_eligible(self, c, e))
     update_min_vruntime(self, c)
     return False
 
@@ -302,11 +309,11 @@ cdef void place_entity(Engine self, int c, int e) noexcept:
 
 cdef bint fair_enqueue_wakeup(Engine self, int c, int e) noexcept:
     """enqueue_entity() for a wake-up: update the running entity, place, insert.
-    Returns whether the running entity's slice ran out at that update (resched_curr())."""
-    cdef bint slice_done = update_curr(self, c)
+    Returns whether that update rescheduled the running entity (resched_curr())."""
+    cdef bint curr_resched = update_curr(self, c)
     place_entity(self, c, e)
     tree_insert(self, c, e)
-    return slice_done
+    return curr_resched
 
 
 cdef void fair_put_prev(Engine self, int c, int e) noexcept:
@@ -456,12 +463,12 @@ cdef bint fair_wakeup_preempt(Engine self, int c, int e) noexcept:
     fair entity? Under EEVDF also when the running entity's slice runs out at this
     update_curr()."""
     cdef int cur = fair_curr(self, c)
-    cdef bint slice_done
+    cdef bint curr_resched
     if cur < 0:
         return False
-    slice_done = update_curr(self, c)
+    curr_resched = update_curr(self, c)
     if self.fair_policy == POLICY_EEVDF:
-        return slice_done or pick_eevdf(self, c, cur) == e
+        return curr_resched or pick_eevdf(self, c, cur) == e
     if not cfs_wakeup_preempt_entity(self, cur, e):
         return False
     self.cpus[c].next_buddy = e

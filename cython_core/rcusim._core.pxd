@@ -92,6 +92,7 @@ cdef class Engine:
     cdef i64 base_slice_ns       # EEVDF sysctl_sched_base_slice
     cdef int eevdf_delay_dequeue       # EEVDF's DELAY_DEQUEUE and DELAY_ZERO (v6.12)
     cdef int eevdf_rel_deadline        # EEVDF's PLACE_REL_DEADLINE (v6.12)
+    cdef int eevdf_preempt_short       # EEVDF's PREEMPT_SHORT in update_curr() (v6.12)
     cdef i64 sched_latency_ns    # CFS sysctl_sched_latency
     cdef i64 min_gran_ns         # CFS sysctl_sched_min_granularity
     cdef i64 wakeup_gran_ns      # CFS sysctl_sched_wakeup_granularity

@@ -125,22 +125,22 @@ cdef inline bint is_fair(Engine self, int e) noexcept:
 
 
 cdef bint enqueue(Engine self, int e) noexcept:
-    """A woken entity joins its run queue. Returns whether the running fair entity's
-    slice ran out at the enqueue's update_curr() (resched_curr())."""
+    """A woken entity joins its run queue. Returns whether the enqueue's update_curr()
+    rescheduled the running fair entity (resched_curr())."""
     cdef ent_t *ep = &self.ents[e]
     cdef cpu_t *cp = &self.cpus[ep.cpu]
     cdef int q = ep.rq
-    cdef bint slice_done = False
+    cdef bint curr_resched = False
     rq_account(self, ep.cpu)
     ep.state = ST_RUNNABLE
     if is_fair(self, e):
         if ep.sched_delayed:
             requeue_delayed_entity(self, ep.cpu, e)
         else:
-            slice_done = fair_enqueue_wakeup(self, ep.cpu, e)
+            curr_resched = fair_enqueue_wakeup(self, ep.cpu, e)
         cp.nr_queued += 1
         lb_mark(self, ep.cpu)
-        return slice_done
+        return curr_resched
     if ep.head_enqueue and cp.rq_head[q] >= 0:
         ep.next = cp.rq_head[q]
         cp.rq_head[q] = e
@@ -359,7 +359,7 @@ cdef int ev_wake(Engine self, int e, i64 pending) except -1:
     the CPU's ttwu_pending).  A new unbound task is placed first (wake_up_new_task())."""
     cdef ent_t *ep = &self.ents[e]
     cdef int c
-    cdef bint slice_done
+    cdef bint curr_resched
     if pending:
         self.cpus[ep.cpu].ttwu_pending -= 1
         lb_mark(self, ep.cpu)
@@ -369,17 +369,17 @@ cdef int ev_wake(Engine self, int e, i64 pending) except -1:
     if self.n_unbound:
         update_avg_idle(self, c)
     ep.t_queued = self.now
-    slice_done = enqueue(self, e)
+    curr_resched = enqueue(self, e)
     if self.n_unbound and nr_running(self, c) >= 2:
         self.rd_overload = 1
-    check_preempt_or_kick(self, c, e, slice_done)
+    check_preempt_or_kick(self, c, e, curr_resched)
     return 0
 
 
-cdef int check_preempt_or_kick(Engine self, int c, int e, bint slice_done=False) except -1:
+cdef int check_preempt_or_kick(Engine self, int c, int e, bint curr_resched=False) except -1:
     """An entity e was queued on CPU c: wake c from idle, or preempt its running
-    entity if e should run first, or if the running entity's slice ran out at the
-    enqueue (`slice_done`: update_curr()'s resched_curr())."""
+    entity if e should run first or if the enqueue's update_curr() rescheduled it
+    (`curr_resched`: update_curr()'s resched_curr())."""
     cdef cpu_t *cp = &self.cpus[c]
     cdef ent_t *ep = &self.ents[e]
     cdef i64 lat
@@ -404,7 +404,7 @@ cdef int check_preempt_or_kick(Engine self, int c, int e, bint slice_done=False)
             try_preempt(self, c)
     elif cp.state == CPU_BUSY and ep.rq == RQ_RT and self.ents[cp.curr].rq == RQ_NORMAL:
         cp.need_resched = 1  # !PREEMPTION: resched_curr() waits for a preemption point
-    elif cp.state == CPU_BUSY and is_fair(self, e) and (slice_done or fair_wakeup_preempt(self, c, e)):
+    elif cp.state == CPU_BUSY and is_fair(self, e) and (curr_resched or fair_wakeup_preempt(self, c, e)):
         resched_fair(self, c)
     return 0
 

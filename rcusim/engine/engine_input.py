@@ -73,6 +73,7 @@ class Fair:
     base_slice_ns: int         # EEVDF base slice, scaled with the CPU count
     eevdf_delay_dequeue: int   # EEVDF's DELAY_DEQUEUE and DELAY_ZERO (v6.12)
     eevdf_rel_deadline: int    # EEVDF's PLACE_REL_DEADLINE (v6.12)
+    eevdf_preempt_short: int   # EEVDF's PREEMPT_SHORT in update_curr() (v6.12)
     sched_latency_ns: int      # CFS latency period, scaled
     min_gran_ns: int           # CFS minimum granularity, scaled
     wakeup_gran_ns: int        # CFS wake-up granularity, scaled
@@ -492,6 +493,7 @@ def _fair(spec) -> Fair:
     return Fair(fair_policy=POLICY_EEVDF if p.switches.eevdf else POLICY_CFS if p.switches.cfs else POLICY_RR,
                 base_slice_ns=tun.base_slice_ns, eevdf_delay_dequeue=int(p.switches.eevdf_delay_dequeue),
                 eevdf_rel_deadline=int(p.switches.eevdf_rel_deadline),
+                eevdf_preempt_short=int(p.switches.eevdf_preempt_short),
                 sched_latency_ns=tun.latency_ns, min_gran_ns=tun.min_gran_ns, wakeup_gran_ns=tun.wakeup_gran_ns,
                 nr_latency=tun.nr_latency)
 

@@ -277,6 +277,14 @@ SWITCHES = (
            "a fair entity dequeued without sleeping (load balancing moving it to another CPU) keeps its "
            "virtual deadline relative to its vruntime and gets it back where it is queued again, rather "
            "than a new one a whole slice away"),
+    Switch("eevdf_preempt_short", (6, 12),
+           '"sched/eevdf: Allow shorter slices to wakeup-preempt" (Peter Zijlstra, 2024, 85e511df3cec), '
+           "in the same series as delayed dequeue for v6.12; read in 6.12.117's kernel/sched/features.h "
+           "(PREEMPT_SHORT true) and fair.c (update_curr(), did_preempt_short())",
+           "update_curr() reschedules the running fair entity, with another queued, when it is past the "
+           "request it was picked for (its RUN_TO_PARITY mark gone with a deadline renewed while it ran "
+           "alone) and no longer eligible, at whichever update finds it so (a tick, an enqueue, a "
+           "wake-up's check); before, only a renewed deadline did"),
     Switch("base_slice_700us", (6, 15),
            '"sched: Reduce the default slice to avoid tasks getting an extra tick" (zihan zhou, Feb 2025, '
            "2ae891b82695), tip sched/core of Mar 2025, v6.15; release not checked against the tag",
@@ -495,6 +503,7 @@ class ReleaseSwitches:
     kvfree_unbound_wq: bool
     eevdf_delay_dequeue: bool
     eevdf_rel_deadline: bool
+    eevdf_preempt_short: bool
     base_slice_700us: bool
     nocb_lazy_defer_leader: bool
     wake_from_gp_auto: bool

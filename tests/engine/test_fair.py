@@ -47,11 +47,11 @@ def entity(weight=1024, vruntime=0, vlag=0, initial=False):
                sum_exec=0, prev_sum_exec=0, seq=0, sched_delayed=False)
 
 
-def cfs_rq(policy: int, nr_cpus: int = 64, eevdf_delay_dequeue: bool = False):
+def cfs_rq(policy: int, nr_cpus: int = 64, eevdf_delay_dequeue: bool = False, eevdf_preempt_short: bool = False):
     t = fair_tunables(nr_cpus, base_slice_700us=False)
     fair = SimpleNamespace(fair_policy=policy, base_slice_ns=t.base_slice_ns, sched_latency_ns=t.latency_ns,
                            min_gran_ns=t.min_gran_ns, wakeup_gran_ns=t.wakeup_gran_ns, nr_latency=t.nr_latency,
-                           eevdf_delay_dequeue=eevdf_delay_dequeue)
+                           eevdf_delay_dequeue=eevdf_delay_dequeue, eevdf_preempt_short=eevdf_preempt_short)
     sim = SimpleNamespace(inp=SimpleNamespace(fair=fair, sched=SimpleNamespace(jiffy_ns=1_000_000)),
                           env=SimpleNamespace(now=0), fair_seq=0)
     cpu = SimpleNamespace(curr=None)
@@ -175,6 +175,26 @@ def test_eevdf_an_enqueue_that_finds_the_running_slice_used_up_reschedules():
     sim.env.now = 3_000_000  # the slice is used up: the next enqueue finds it so
     assert rq.enqueue_wakeup(entity())
     assert runner.deadline == 3_000_000 + 3_000_000
+
+
+@pytest.mark.parametrize("preempt_short", [True, False])
+def test_eevdf_a_runner_past_its_picked_request_is_rescheduled_once_ineligible(preempt_short):
+    """v6.12's update_curr() also reschedules when the running entity has left the request it
+    was picked for (a deadline renewed while it ran alone) and is no longer eligible
+    (did_preempt_short()), at the tick as at any update; before, it ran on to its new deadline."""
+    rq, cpu, sim = cfs_rq(POLICY_EEVDF, eevdf_preempt_short=preempt_short)
+    runner = entity()
+    rq.enqueue_wakeup(runner)
+    assert rq.pick() is runner
+    cpu.curr = runner
+    sim.env.now = 3_000_000  # its 3 ms slice ends alone: renewed, nothing to reschedule for
+    assert not rq.tick_resched()
+    sim.env.now = 3_500_000
+    wakee = entity()  # placed at V with no lag: the runner is not past it yet
+    assert not rq.enqueue_wakeup(wakee)
+    assert not rq.wakeup_preempt(wakee)
+    sim.env.now = 4_000_000  # the runner ran ahead of V, 2.5 ms before its new deadline
+    assert rq.tick_resched() is preempt_short
 
 
 def test_cfs_sleeper_credit_is_half_a_latency():

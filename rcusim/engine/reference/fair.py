@@ -30,6 +30,7 @@ class CfsRq:
         self.nr_latency = sim.inp.fair.nr_latency
         self.tick_ns = sim.inp.sched.jiffy_ns
         self.eevdf_delay_dequeue = bool(sim.inp.fair.eevdf_delay_dequeue)
+        self.eevdf_preempt_short = bool(sim.inp.fair.eevdf_preempt_short)
         self.sim = sim
         self.queued = []          # the queued entities (not the running one)
         self.min_vruntime = 0
@@ -73,7 +74,8 @@ class CfsRq:
     # --- accounting -------------------------------------------------------------
     def update_curr(self) -> bool:
         """Charge the running entity; EEVDF: renew a reached deadline. Returns whether
-        that asks for a reschedule (update_curr()'s resched_curr(), whoever updated it)."""
+        that asks for a reschedule (update_curr()'s resched_curr(), whoever updated it):
+        a renewed deadline, or from v6.12 did_preempt_short()."""
         cur = self.curr()
         if cur is None:
             return False
@@ -85,10 +87,14 @@ class CfsRq:
         cur.sum_exec += delta
         cur.vruntime += calc_delta_fair(delta, cur.weight)
         if self.policy == POLICY_EEVDF:
-            if cur.vruntime < cur.deadline:
+            resched = cur.vruntime >= cur.deadline
+            if resched:
+                cur.deadline = cur.vruntime + calc_delta_fair(self.base_slice, cur.weight)
+            if not self.queued:
                 return False
-            cur.deadline = cur.vruntime + calc_delta_fair(self.base_slice, cur.weight)
-            return bool(self.queued)
+            # did_preempt_short(): past its picked request and no longer eligible.
+            return resched or (self.eevdf_preempt_short and cur.vlag != cur.deadline
+                               and not self.eligible(cur))
         self.update_min_vruntime()
         return False
 
@@ -131,12 +137,12 @@ class CfsRq:
 
     # --- the class's operations ---------------------------------------------------
     def enqueue_wakeup(self, e) -> bool:
-        """enqueue_entity() of a woken e; returns whether the running entity's slice ran out
-        at its update_curr()."""
-        slice_done = self.update_curr()
+        """enqueue_entity() of a woken e; returns whether its update_curr() rescheduled the
+        running entity."""
+        curr_resched = self.update_curr()
         self.place(e)
         self.insert(e)
-        return slice_done
+        return curr_resched
 
     def put_prev(self, e) -> None:
         self.update_curr()
@@ -227,9 +233,9 @@ class CfsRq:
         cur = self.curr()
         if cur is None:
             return False
-        slice_done = self.update_curr()
+        curr_resched = self.update_curr()
         if self.policy == POLICY_EEVDF:
-            return slice_done or self.pick_eevdf(cur) is e
+            return curr_resched or self.pick_eevdf(cur) is e
         if not self.wakeup_preempt_entity(cur, e):
             return False
         self.next_buddy = e

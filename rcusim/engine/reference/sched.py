@@ -300,11 +300,11 @@ class Cpu:
         """The wake-up lands: enqueue, leave idle, or preempt a SCHED_OTHER burst."""
         sim = self.sim
         q = self.rq[ent.rq]
-        slice_done = False  # the running entity's slice ran out at the enqueue's update_curr()
+        curr_resched = False  # the enqueue's update_curr() rescheduled the running entity
         if ent.fair and ent.sched_delayed:
             self.cfs.requeue_delayed(ent)
         elif ent.fair:
-            slice_done = self.cfs.enqueue_wakeup(ent)
+            curr_resched = self.cfs.enqueue_wakeup(ent)
         elif ent.head_enqueue and q:
             q.appendleft(ent)
         else:
@@ -322,7 +322,7 @@ class Cpu:
         elif (self.state == CPU_BUSY and ent.rq == RQ_RT and self.curr is not None
               and self.curr.rq == RQ_NORMAL):
             self.need_resched = True  # !PREEMPTION: resched_curr() waits for a preemption point
-        elif self.state == CPU_BUSY and ent.fair and (slice_done or self.cfs.wakeup_preempt(ent)):
+        elif self.state == CPU_BUSY and ent.fair and (curr_resched or self.cfs.wakeup_preempt(ent)):
             self.resched_fair()
 
     def tif_need_resched(self) -> bool:
