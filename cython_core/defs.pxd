@@ -359,9 +359,11 @@ cdef struct cpu_t:
     int32_t step_resched # a preemption asked while the running entity's action was computed
     # placement and load balancing (placement.pxi, balance.pxi): struct rq
     int32_t ttwu_pending # wake-ups on their way to this CPU (rq->ttwu_pending)
+    int32_t rq_lock_cpu  # the CPU that last held rq->__lock: its cache line is there
     i64 rq_lock_free     # rq->__lock is free again from here (ns): a waker spins until then
     i64 ttwu_last        # when this CPU last woke a task (ns; -1: never), for ttwu_reuse
-    int32_t rq_lock_cpu  # the CPU that last held rq->__lock: its cache line is there
+    i64 ttwu_until       # the wake-up it makes runs to here: try_to_wake_up() holds p->pi_lock with
+                         # interrupts and preemption off, so a tick taken meanwhile sees no QS
     i64 avg_idle         # rq->avg_idle: average idle period (ns)
     i64 idle_stamp       # rq->idle_stamp: when it last went idle (ns)
     # a KVM guest's vCPU halted in HLT (kvm.pxi): the host's struct kvm_vcpu

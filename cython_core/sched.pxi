@@ -311,6 +311,8 @@ cdef i64 ttwu(Engine self, int e, int from_cpu, i64 t, i64 local_ns, bint paid) 
         delay = ttwu_queue(self, from_cpu, ep.cpu, t + cost, NULL, 0, &by_target)
     if self.tp_on:
         cost += ttwu_tracepoints(self, e, from_cpu, paid, by_target)
+    if paid and from_cpu >= 0:
+        self.cpus[from_cpu].ttwu_until = max(self.cpus[from_cpu].ttwu_until, t + cost)
     t += cost
     ep.t_woken = t
     t += delay

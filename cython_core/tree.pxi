@@ -24,6 +24,7 @@ cdef void rcu_init_geometry(Engine self, t) except *:
     memset(self.cpus, 0, self.nr_cpus * sizeof(cpu_t))
     for n in range(self.nr_cpus):
         self.cpus[n].ttwu_last = -1
+        self.cpus[n].ttwu_until = 0
     self.gp_seq = t.gp_seq_init
     for n in range(self.num_nodes):
         self.nodes[n].parent = t.node_parent[n]
@@ -234,10 +235,14 @@ cdef i64 rcu_sched_clock_irq(Engine self, int c) except -1:
     if self.fault == FAULT_QS_WITHOUT_QS:
         cp.cpu_no_qs = 0
     elif self.preempt_rcu:
-        # PREEMPT_RCU: a tick that interrupted a task outside any reader. The idle
-        # task runs with preemption disabled (init_idle_preempt_count()), so an idle
-        # CPU's tick is none: its QS is its switch to idle, or the FQS scan's EQS.
-        if not idle and not in_reader(self, c):
+        # PREEMPT_RCU: a tick that interrupted a task outside any reader, with neither
+        # preemption nor softirqs off (preempt_count()'s PREEMPT_MASK and SOFTIRQ_MASK):
+        # not inside handle_softirqs(), nor a try_to_wake_up(), whose pending tick comes at
+        # its irq restore, before its preempt_enable(). The idle task runs with preemption
+        # disabled (init_idle_preempt_count()), so an idle CPU's tick is none: its QS is
+        # its switch to idle, or the FQS scan's EQS.
+        if (not idle and not in_reader(self, c) and not in_serving_softirq(self, c)
+                and self.now >= cp.ttwu_until):
             rcu_qs(self, c, self.tp_irq_ns)
     elif idle or cp.user_from <= self.now < cp.user_to:
         # !PREEMPT_RCU: the interrupt came from idle (rcu_is_cpu_rrupt_from_idle())

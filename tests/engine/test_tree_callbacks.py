@@ -94,6 +94,24 @@ def crowd(tasks: int = 300):
     return inp, eng
 
 
+def test_a_tick_inside_a_wake_up_sees_no_quiescent_state():
+    """PREEMPT_RCU's tick notes a QS only where it interrupted a task with preemption and
+    softirqs on (rcu_flavor_sched_clock_irq()). try_to_wake_up() runs with p->pi_lock held,
+    interrupts off, so a tick pending meanwhile comes at its irq restore, before the
+    preempt_enable(): the barrier's parent waking 1,000 callers back to back on vCPU 0 notes
+    its QS only where it is switched out, as the guest's does, whose GP spans the release."""
+    _inp, eng = crowd(1000)
+    tr = eng.trace_records()
+    wakes = np.sort(tr[(tr["kind"] == TR["wake"]) & (tr["ent"] < 1000)], order="t")
+    release = wakes[wakes["t"] < tr[tr["kind"] == TR["task_return"]]["t"].min()][-1000:]
+    t0, t1 = release["t"].min(), release["t"].max()
+    during = tr[(tr["t"] >= t0) & (tr["t"] <= t1) & (tr["cpu"] == 0)]
+    qs = during[during["kind"] == TR["cpuqs"]]
+    switched = set(during[during["kind"] == TR["switch"]]["t"].tolist())
+    assert t1 - t0 > 5_000_000  # the loop outlasts several of vCPU 0's ticks (HZ=1000)
+    assert len(qs) >= 1 and all(t in switched for t in qs["t"].tolist())
+
+
 def test_an_irq_exit_restarts_rcu_softirq_over_a_task_that_keeps_its_slice():
     """handle_softirqs() at a tick's irq exit restarts RCU_SOFTIRQ while !need_resched(): over
     a caller whose slice the fair class protects (RUN_TO_PARITY), the callers its callbacks

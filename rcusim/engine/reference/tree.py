@@ -198,9 +198,14 @@ def rcu_sched_clock_irq(sim, cpu) -> int:
     idle = cpu.state != CPU_BUSY
     sim.counters["ticks"] += 1
     # rcu_flavor_sched_clock_irq(): PREEMPT_RCU counts a tick that interrupted a
-    # task outside a reader (the idle task runs with preemption disabled);
-    # !PREEMPT_RCU one that interrupted idle or user mode.
-    if (not idle if sim.inp.tree_callbacks.preempt_rcu else idle or cpu.user_from <= now < cpu.user_to):
+    # task outside a reader, with neither softirqs nor preemption off (not in
+    # handle_softirqs() nor a try_to_wake_up(); the idle task runs with preemption
+    # disabled); !PREEMPT_RCU one that interrupted idle or user mode.
+    if sim.inp.tree_callbacks.preempt_rcu:
+        qs = not idle and not cpu.in_serving_softirq() and now >= cpu.ttwu_until
+    else:
+        qs = idle or cpu.user_from <= now < cpu.user_to
+    if qs:
         rdp.cpu_no_qs = False
     if rdp.urgent_qs and not idle:
         # rcu_urgent_qs: set need_resched; the context switch is a QS.
