@@ -1,6 +1,7 @@
 """measure-guest: the qemu-tcg profile is what its committed trace gives, and the derivation's
 arithmetic on a synthetic trace whose every interval is known."""
 
+import gzip
 from pathlib import Path
 
 import numpy as np
@@ -10,24 +11,30 @@ import yaml
 
 from rcusim.commands.cli import main
 from rcusim.errors import ScenarioError
-from rcusim.input.profiles import COST_NAMES, THREAD_START_COSTS, load_profile, profile_topology, profile_ttwu_reuse
+from rcusim.input.profiles import (COST_NAMES, THREAD_START_COSTS, load_profile, profile_topology, profile_tracing,
+                                   profile_ttwu_reuse)
 from rcusim.results.ftrace_read import EVENT_COLUMNS
 from rcusim.twin.thread_start import boot_samples
+from rcusim.twin.ttwu_reuse import boot_samples as ttwu_boot_samples
 from rcusim.twin.measure import (PHASES, derive_costs, estimate_costs, guest_script, ns_trace, read_trace, tsc_khz,
                                  write_trace)
 
 TRACE = Path(__file__).parent / "fixtures" / "twin" / "measure-trace.txt.gz"
+PROFILE = Path(__file__).parents[1] / "rcusim" / "profiles" / "qemu-tcg.yaml"
 
 
 def test_the_profile_is_what_the_committed_trace_gives():
     events, header = read_trace(TRACE)
     costs = derive_costs(events, 2)
     assert {name: costs[name][0] for name in COST_NAMES} == load_profile("qemu-tcg")
+    # The wake-up inside wakeme_after_rcu() is this trace's; the table by the time since the
+    # CPU's last wake-up comes from the callers' boots (--ttwu-reuse-from), a hundred times the
+    # samples, priced against this trace's ttwu_ns.
     reuse = estimate_costs(events, 2)["ttwu_reuse"]
-    median = costs["ttwu_ns"][0]
-    assert profile_ttwu_reuse("qemu-tcg") == {"since_ns": tuple(reuse.since_ns),
-                                              "delta_ns": tuple(v - median for v in reuse.values_ns),
-                                              "in_cb_wakeme_ns": reuse.in_cb_wakeme.value}
+    table = profile_ttwu_reuse("qemu-tcg")
+    assert table["in_cb_wakeme_ns"] == reuse.in_cb_wakeme.value
+    source = yaml.safe_load(PROFILE.read_text())["ttwu_reuse"]["source"]
+    assert "--ttwu-reuse-from" in source and len(table["since_ns"]) + 1 == len(table["delta_ns"])
     assert set(profile_topology("qemu-tcg")["line_ns"].values()) == {costs["line_ns"][0]}
     assert events["boot"].nunique() == 5 and any(line.startswith("command: ") for line in header)
 
@@ -217,10 +224,53 @@ def test_the_committed_trace_prices_a_wake_up_less_the_sooner_it_follows_another
     real = estimate_costs(read_trace(TRACE)[0], 2)
     values = real["ttwu_reuse"].values_ns
     assert values[0] < real["ttwu_ns"].value / 2 and values[-1] > real["ttwu_ns"].value * 3 / 2
-    assert profile_ttwu_reuse("qemu-tcg")["since_ns"] == tuple(real["ttwu_reuse"].since_ns)
     # Under icount guest time is instructions: no cache to warm, the table is flat.
     icount = estimate_costs(read_trace(TRACE.with_name("measure-trace-icount.txt.gz"))[0], 2, "icount")
     assert all(abs(v - icount["ttwu_ns"].value) < icount["ttwu_ns"].value / 2 for v in icount["ttwu_reuse"].values_ns)
+
+
+def _wakeups_trace(gaps_us, costs_us):
+    """One CPU's local wake-ups, each `gap` after the previous sched_waking, its sched_wakeup
+    `cost` after, one rcu_callback between; a remote one (target 1) at the start."""
+    lines, t = [], 1_000_000
+    lines.append(f"{'rcusim_load':>16}-80      [000] d..2.  {t / 1e6:.6f}: sched_waking: comm=x pid=90 prio=120 target_cpu=001")
+    for gap, cost in zip(gaps_us, costs_us):
+        t += gap
+        lines.append(f"{'rcusim_load':>16}-80      [000] d..2.  {t / 1e6:.6f}: sched_waking: comm=x pid=91 prio=120 target_cpu=000")
+        lines.append(f"{'rcusim_load':>16}-80      [000] d..2.  {(t + 1) / 1e6:.6f}: rcu_callback: rcu_preempt rhp=0 func=f 1")
+        lines.append(f"{'rcusim_load':>16}-80      [000] d..2.  {(t + cost) / 1e6:.6f}: sched_wakeup: comm=x pid=91 prio=120 target_cpu=000")
+    return lines
+
+
+def test_wake_ups_in_the_twins_boots_are_priced_by_the_time_since_their_cpu_last_woke_a_task():
+    """Each local wake-up of a boot's trace: the time since its CPU's previous sched_waking (a
+    remote one counts), its sched_waking to sched_wakeup less the tracing of the events between
+    and of itself; the first, after the remote one, is 5 us after it."""
+    since, cost = ttwu_boot_samples(_wakeups_trace([5, 12, 40], [8, 9, 30]), event_ns=2_000)
+    assert since == [5_000, 12_000, 40_000]
+    assert cost == [8_000 - 2 * 2_000, 9_000 - 2 * 2_000, 30_000 - 2 * 2_000]
+
+
+def test_ttwu_reuse_from_pools_every_variants_boots(tmp_path, capsys):
+    """The table from the boots of every variant kept: 25 wake-ups 8 us apart at 9 us and 25 a
+    millisecond apart at 30 us, in two variants' boots."""
+    for variant, gaps, costs in (("a", [8] * 25, [9] * 25), ("b", [1000] * 25, [30] * 25)):
+        boot = tmp_path / "raw" / variant / "boot-0"
+        boot.mkdir(parents=True)
+        (boot / "window.json").write_text('{"t0_ns": 0, "t1_ns": 1}')
+        with gzip.open(boot / "trace.txt.gz", "wt") as f:
+            f.write("\n".join(_wakeups_trace(gaps, costs)) + "\n")
+    assert main(["measure-guest", "--ttwu-reuse-from", str(tmp_path)]) == 0
+    out = yaml.safe_load(capsys.readouterr().out)["ttwu_reuse"]
+    event_ns = profile_tracing("qemu-tcg")["event_ns"]
+    assert out["since_ns"] == [10_000] and out["ttwu_ns"] == [9_000 - 2 * event_ns, 30_000 - 2 * event_ns]
+    assert "50 local wake-ups" in out["source"] and "2 boots" in out["source"]
+
+
+def test_ttwu_reuse_from_a_directory_without_boots_is_one_clear_error(tmp_path, capsys):
+    assert main(["measure-guest", "--ttwu-reuse-from", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "--ttwu-reuse-from" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
 def test_too_few_wake_ups_after_another_are_refused():

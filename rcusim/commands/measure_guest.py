@@ -9,7 +9,10 @@ samples it rests on. ``--from-trace`` derives from such a trace instead of booti
 boots an ``rcusim kernel`` run kept in DIR, what each CPU's page list held as the test began
 (rcusim/twin/pcp_start.py), and prints the profile's ``pcp_start_pages`` entry;
 ``--thread-start-from DIR``, from the unpinned callers' boots traced with sched_wakeup_new and rcu_callback, how
-the load helper creates its threads (rcusim/twin/thread_start.py): the profile's ``thread_start``.
+the load helper creates its threads (rcusim/twin/thread_start.py): the profile's ``thread_start``;
+``--ttwu-reuse-from DIR``, from the callers' boots, try_to_wake_up()'s cost by the time since its
+CPU's last wake-up (rcusim/twin/ttwu_reuse.py): the profile's ``ttwu_reuse`` table, printed, or
+with ``--write-profile`` written in place of the measured trace's (a far smaller sample).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from rcusim.twin.measure import (NR_CPUS, ReuseTable, estimate_costs, folded, he
 from rcusim.twin import noise
 from rcusim.twin.pcp_start import pcp_start_pages
 from rcusim.twin.thread_start import thread_start_costs
+from rcusim.twin.ttwu_reuse import ttwu_reuse_from_boots
 from rcusim.input.profiles import THREAD_START_COSTS, profile_tracing
 
 __all__ = ["add_parser", "cmd_measure_guest"]
@@ -66,8 +70,12 @@ def add_parser(sub) -> None:
     p.add_argument("--call-rcu-from", metavar="DIR", action="append",
                    help="with --thread-start-from: the call_rcu()s of thread creation from such boots traced "
                         "with rcu/rcu_callback too (repeatable, pooled)")
-    p.add_argument("--variant", help="with --pcp-from or --thread-start-from: the variant's boots (default: kfree, "
-                                     "unpinned_1000)")
+    p.add_argument("--ttwu-reuse-from", metavar="DIR", action="append",
+                   help="the profile's ttwu_reuse table from the boots an rcusim kernel run kept in DIR "
+                        "(repeatable, pooled; every variant's, or --variant's): printed, or with --write-profile "
+                        "written in place of the measured trace's")
+    p.add_argument("--variant", help="with --pcp-from, --thread-start-from or --ttwu-reuse-from: the variant's "
+                                     "boots (default: kfree, unpinned_1000, every variant)")
     p.add_argument("--timeout", type=float, default=300.0, metavar="S",
                    help="longest boot, in seconds of wall time (default: %(default)s)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction,
@@ -197,7 +205,27 @@ def _thread_start(args) -> int:
     return 0
 
 
+def _reuse_from_boots(args):
+    """--ttwu-reuse-from: the table from the boots in its directories."""
+    dirs = [Path(d) for d in args.ttwu_reuse_from]
+    for d in dirs:
+        if not (d / "raw").is_dir():
+            raise ScenarioError(f"{str(d)!r} has no boots", key="--ttwu-reuse-from",
+                                allowed="a directory rcusim kernel wrote (its raw/<variant>/boot-N)")
+    return ttwu_reuse_from_boots(dirs, [args.variant] if args.variant else None,
+                                 profile_tracing("qemu-tcg")["event_ns"])
+
+
+def _ttwu_reuse(args) -> int:
+    table = _reuse_from_boots(args)
+    print("ttwu_reuse:\n" + folded("source", f"{table.how()} [python -m rcusim {shlex.join(args.argv)}]", 2)
+          + f"  since_ns: {table.since_ns}\n  ttwu_ns: {table.values_ns}\n", end="")
+    return 0
+
+
 def cmd_measure_guest(args) -> int:
+    if args.ttwu_reuse_from and not args.write_profile:
+        return _ttwu_reuse(args)
     if args.thread_start_from:
         return _thread_start(args)
     if args.pcp_from:
@@ -210,6 +238,9 @@ def cmd_measure_guest(args) -> int:
                             allowed="a trace.txt.gz that measure-guest wrote")
     events, header = read_trace(trace)
     estimates = estimate_costs(events, NR_CPUS, header_field(header, "clock", "real"))
+    if args.ttwu_reuse_from:
+        table, measured = _reuse_from_boots(args), estimates["ttwu_reuse"]
+        estimates["ttwu_reuse"] = ReuseTable(table.since_ns, table.values_ns, table.how(), measured.in_cb_wakeme)
     print(f"{'cost':<24} {'value ns':>10} {'samples':>8} {'median ns':>11} {'p99 ns':>11}")
     for name, est in estimates.items():
         if isinstance(est, ReuseTable):

@@ -568,14 +568,10 @@ def _inner_wakeups(tr: _Trace, s: np.ndarray, e: np.ndarray, g: np.ndarray) -> n
     return _need(out, "wake-up inside wakeme_after_rcu()")
 
 
-def _ttwu_reuse(tr: _Trace, s: np.ndarray, x: np.ndarray, less: str, woken: np.ndarray) -> ReuseTable:
-    """The local wake-ups' cost (`x`, from their sched_waking rows `s`) by the time since their
-    CPU's previous sched_waking: the median in each bin of :data:`REUSE_EDGES_NS`; and the
-    wake-ups inside wakeme_after_rcu()'s samples (`woken`)."""
-    waking = tr.rows("sched_waking")
-    k = np.searchsorted(waking, s) - 1
-    ok = (k >= 0) & (tr.lane[waking[np.maximum(k, 0)]] == tr.lane[s])
-    since, x = tr.t[s[ok]] - tr.t[waking[k[ok]]], x[ok]
+def reuse_bins(since: np.ndarray, x: np.ndarray, key: str) -> tuple[list[int], list[int], np.ndarray]:
+    """The median of the costs `x` in each bin of the times `since` (:data:`REUSE_EDGES_NS`, a bin
+    of fewer than :data:`REUSE_MIN` joined to the next): the bins' upper bounds, their medians
+    and their sample counts."""
     edges = []
     for edge in REUSE_EDGES_NS:
         if np.count_nonzero((since <= edge) & (since > (edges[-1] if edges else -1))) >= REUSE_MIN:
@@ -584,10 +580,21 @@ def _ttwu_reuse(tr: _Trace, s: np.ndarray, x: np.ndarray, less: str, woken: np.n
         edges.pop()
     if not edges:
         raise ScenarioError(f"the trace has {len(x)} local wake-ups after another on their CPU",
-                            key="measure-guest", allowed=f"a trace with {2 * REUSE_MIN} or more")
+                            key=key, allowed=f"a trace with {2 * REUSE_MIN} or more")
     bins = np.searchsorted(np.array(edges, dtype=np.int64), since, side="left")
     values = [int(round(np.median(x[bins == b]))) for b in range(len(edges) + 1)]
-    counts = np.bincount(bins, minlength=len(edges) + 1)
+    return edges, values, np.bincount(bins, minlength=len(edges) + 1)
+
+
+def _ttwu_reuse(tr: _Trace, s: np.ndarray, x: np.ndarray, less: str, woken: np.ndarray) -> ReuseTable:
+    """The local wake-ups' cost (`x`, from their sched_waking rows `s`) by the time since their
+    CPU's previous sched_waking: the median in each bin of :data:`REUSE_EDGES_NS`; and the
+    wake-ups inside wakeme_after_rcu()'s samples (`woken`)."""
+    waking = tr.rows("sched_waking")
+    k = np.searchsorted(waking, s) - 1
+    ok = (k >= 0) & (tr.lane[waking[np.maximum(k, 0)]] == tr.lane[s])
+    since, x = tr.t[s[ok]] - tr.t[waking[k[ok]]], x[ok]
+    edges, values, counts = reuse_bins(since, x, "measure-guest")
     return ReuseTable(edges, values, " ".join(f"""try_to_wake_up()'s cost (ttwu_ns's samples) by the time
         since the waker's CPU last woke a task (its previous sched_waking): {len(x)} local wake-ups after
         another on their CPU, in bins of that time up to 10, 20, 50 us ... 10 ms and beyond (one of fewer
