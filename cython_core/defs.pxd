@@ -362,8 +362,9 @@ cdef struct cpu_t:
     int32_t rq_lock_cpu  # the CPU that last held rq->__lock: its cache line is there
     i64 rq_lock_free     # rq->__lock is free again from here (ns): a waker spins until then
     i64 ttwu_last        # when this CPU last woke a task (ns; -1: never), for ttwu_reuse
-    i64 ttwu_until       # the wake-up it makes runs to here: try_to_wake_up() holds p->pi_lock with
-                         # interrupts and preemption off, so a tick taken meanwhile sees no QS
+    i64 ttwu_from        # the wake-up it makes runs from here ...
+    i64 ttwu_until       # ... to here: try_to_wake_up() holds p->pi_lock with interrupts and
+                         # preemption off, so a tick taken meanwhile sees no QS
     i64 avg_idle         # rq->avg_idle: average idle period (ns)
     i64 idle_stamp       # rq->idle_stamp: when it last went idle (ns)
     # a KVM guest's vCPU halted in HLT (kvm.pxi): the host's struct kvm_vcpu
@@ -371,15 +372,15 @@ cdef struct cpu_t:
     i64 halt_start       # when the vCPU executed HLT (kvm_vcpu_halt()'s start)
     i64 halt_irq_lat     # what returning from the HLT an interrupt ended at halt_start costs (-1: none)
     i64 next_balance     # rq->next_balance (jiffies)
-    int32_t lb_dirty     # its runnable count, idleness or load changed since the group sums took it (balance.pxi)
     # scheduler statistics (sched.pxi: rq_account())
     i64 busy_ns          # time running an entity
     i64 rq_t             # when nr_running last changed
     i64 ksirqd_start     # ksoftirqd/N: when its handle_softirqs() began (MAX_SOFTIRQ_TIME)
     int32_t softirq_irq_exit # an irq exit's handle_softirqs() runs, restarted so many times (0: none); its
                          # next restart is an EV_SOFTIRQ_RESTART, which carries when it began
-    char _pad[4]         # to 640 bytes, ten whole lines (rcu_init_geometry() checks): each CPU's
-                         # first line holds what every event reads, curr to debt
+    int32_t lb_dirty     # its runnable count, idleness or load changed since the group sums took it (balance.pxi);
+                         # the last field of ten whole lines, 640 bytes (rcu_init_geometry() checks): each
+                         # CPU's first line holds what every event reads, curr to debt
 
 
 cdef struct sched_avg_t:

@@ -312,7 +312,11 @@ cdef i64 ttwu(Engine self, int e, int from_cpu, i64 t, i64 local_ns, bint paid) 
     if self.tp_on:
         cost += ttwu_tracepoints(self, e, from_cpu, paid, by_target)
     if paid and from_cpu >= 0:
-        self.cpus[from_cpu].ttwu_until = max(self.cpus[from_cpu].ttwu_until, t + cost)
+        # Wake-ups made back to back (a wake-up loop) make one stretch with interrupts off
+        # but for instants between them.
+        if not self.cpus[from_cpu].ttwu_from <= t <= self.cpus[from_cpu].ttwu_until:
+            self.cpus[from_cpu].ttwu_from = t
+        self.cpus[from_cpu].ttwu_until = t + cost
     t += cost
     ep.t_woken = t
     t += delay

@@ -15,7 +15,7 @@ cdef void rcu_init_geometry(Engine self, t) except *:
     self.nr_cpus = len(t.cpu_leaf)
     self.nodes = <rnp_t *> malloc(self.num_nodes * sizeof(rnp_t))
     if sizeof(cpu_t) % 64:
-        raise AssertionError(f"cpu_t is {sizeof(cpu_t)} bytes, not whole cache lines: mend its _pad")
+        raise AssertionError(f"cpu_t is {sizeof(cpu_t)} bytes, not whole cache lines: mend its layout")
     if posix_memalign(<void **> &self.cpus, 64, self.nr_cpus * sizeof(cpu_t)) != 0:
         self.cpus = NULL
     if self.nodes == NULL or self.cpus == NULL:
@@ -24,7 +24,6 @@ cdef void rcu_init_geometry(Engine self, t) except *:
     memset(self.cpus, 0, self.nr_cpus * sizeof(cpu_t))
     for n in range(self.nr_cpus):
         self.cpus[n].ttwu_last = -1
-        self.cpus[n].ttwu_until = 0
     self.gp_seq = t.gp_seq_init
     for n in range(self.num_nodes):
         self.nodes[n].parent = t.node_parent[n]
@@ -224,6 +223,21 @@ cdef bint rcu_pending(Engine self, int c) noexcept:
     return False
 
 
+cdef inline bint preempt_or_bh_off(Engine self, int c) noexcept:
+    """preempt_count() has PREEMPT_MASK or SOFTIRQ_MASK bits where a tick interrupts busy CPU
+    c (rcu_flavor_sched_clock_irq()'s test): inside handle_softirqs() (an irq exit's pass or
+    ksoftirqd's), in a call_rcu_load task's non-preemptible section, or inside a
+    try_to_wake_up() the CPU is making, whose p->pi_lock keeps interrupts off: a tick falling
+    due there comes at its irq restore, before preempt_enable().  Not yet here: rcuc/N's and
+    rcuop's callback invocation under local_bh_disable(), whose cond_resched() after each
+    callback (rcu_do_batch()), where a waiting task switches them out with a QS, rcusim does
+    not take either."""
+    cdef cpu_t *cp = &self.cpus[c]
+    cdef ent_t *ep = &self.ents[cp.curr]
+    return (in_serving_softirq(self, c) or (ep.kind == ENT_BG and ep.phase == BG_LOCKED)
+            or cp.ttwu_from <= self.now < cp.ttwu_until)
+
+
 cdef i64 rcu_sched_clock_irq(Engine self, int c) except -1:
     """rcu_sched_clock_irq() and, if rcu_pending(), RCU_SOFTIRQ at irq exit; returns the
     interrupt's time, taken from the running burst."""
@@ -236,13 +250,10 @@ cdef i64 rcu_sched_clock_irq(Engine self, int c) except -1:
         cp.cpu_no_qs = 0
     elif self.preempt_rcu:
         # PREEMPT_RCU: a tick that interrupted a task outside any reader, with neither
-        # preemption nor softirqs off (preempt_count()'s PREEMPT_MASK and SOFTIRQ_MASK):
-        # not inside handle_softirqs(), nor a try_to_wake_up(), whose pending tick comes at
-        # its irq restore, before its preempt_enable(). The idle task runs with preemption
-        # disabled (init_idle_preempt_count()), so an idle CPU's tick is none: its QS is
-        # its switch to idle, or the FQS scan's EQS.
-        if (not idle and not in_reader(self, c) and not in_serving_softirq(self, c)
-                and self.now >= cp.ttwu_until):
+        # preemption nor softirqs off. The idle task runs with preemption disabled
+        # (init_idle_preempt_count()), so an idle CPU's tick is none: its QS is its switch
+        # to idle, or the FQS scan's EQS.
+        if not idle and not in_reader(self, c) and not preempt_or_bh_off(self, c):
             rcu_qs(self, c, self.tp_irq_ns)
     elif idle or cp.user_from <= self.now < cp.user_to:
         # !PREEMPT_RCU: the interrupt came from idle (rcu_is_cpu_rrupt_from_idle())

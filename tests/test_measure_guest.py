@@ -2,6 +2,7 @@
 arithmetic on a synthetic trace whose every interval is known."""
 
 import gzip
+import re
 from pathlib import Path
 
 import numpy as np
@@ -16,8 +17,8 @@ from rcusim.input.profiles import (COST_NAMES, THREAD_START_COSTS, load_profile,
 from rcusim.results.ftrace_read import EVENT_COLUMNS
 from rcusim.twin.thread_start import boot_samples
 from rcusim.twin.ttwu_reuse import boot_samples as ttwu_boot_samples
-from rcusim.twin.measure import (PHASES, derive_costs, estimate_costs, guest_script, ns_trace, read_trace, tsc_khz,
-                                 write_trace)
+from rcusim.twin.measure import (PHASES, REUSE_EDGES_NS, REUSE_MIN, derive_costs, estimate_costs, guest_script,
+                                 ns_trace, read_trace, tsc_khz, write_trace)
 
 TRACE = Path(__file__).parent / "fixtures" / "twin" / "measure-trace.txt.gz"
 PROFILE = Path(__file__).parents[1] / "rcusim" / "profiles" / "qemu-tcg.yaml"
@@ -35,6 +36,10 @@ def test_the_profile_is_what_the_committed_trace_gives():
     assert table["in_cb_wakeme_ns"] == reuse.in_cb_wakeme.value
     source = yaml.safe_load(PROFILE.read_text())["ttwu_reuse"]["source"]
     assert "--ttwu-reuse-from" in source and len(table["since_ns"]) + 1 == len(table["delta_ns"])
+    assert set(table["since_ns"]) <= set(REUSE_EDGES_NS)
+    counts = [int(n) for n in re.search(r"next: ([\d, ]+) samples", " ".join(source.split())).group(1).split(", ")]
+    assert len(counts) == len(table["delta_ns"]) and min(counts) >= REUSE_MIN
+    assert f"{sum(counts)} local wake-ups" in " ".join(source.split())
     assert set(profile_topology("qemu-tcg")["line_ns"].values()) == {costs["line_ns"][0]}
     assert events["boot"].nunique() == 5 and any(line.startswith("command: ") for line in header)
 
@@ -229,26 +234,40 @@ def test_the_committed_trace_prices_a_wake_up_less_the_sooner_it_follows_another
     assert all(abs(v - icount["ttwu_ns"].value) < icount["ttwu_ns"].value / 2 for v in icount["ttwu_reuse"].values_ns)
 
 
+def _line(t_us, event, payload, cpu=0):
+    return f"{'rcusim_load':>16}-80      [{cpu:03d}] d..2.  {t_us / 1e6:.6f}: {event}: {payload}"
+
+
 def _wakeups_trace(gaps_us, costs_us):
     """One CPU's local wake-ups, each `gap` after the previous sched_waking, its sched_wakeup
-    `cost` after, one rcu_callback between; a remote one (target 1) at the start."""
-    lines, t = [], 1_000_000
-    lines.append(f"{'rcusim_load':>16}-80      [000] d..2.  {t / 1e6:.6f}: sched_waking: comm=x pid=90 prio=120 target_cpu=001")
+    `cost` after; a remote one (target 1) at the start."""
+    lines, t = [_line(1_000_000, "sched_waking", "comm=x pid=90 prio=120 target_cpu=001")], 1_000_000
     for gap, cost in zip(gaps_us, costs_us):
         t += gap
-        lines.append(f"{'rcusim_load':>16}-80      [000] d..2.  {t / 1e6:.6f}: sched_waking: comm=x pid=91 prio=120 target_cpu=000")
-        lines.append(f"{'rcusim_load':>16}-80      [000] d..2.  {(t + 1) / 1e6:.6f}: rcu_callback: rcu_preempt rhp=0 func=f 1")
-        lines.append(f"{'rcusim_load':>16}-80      [000] d..2.  {(t + cost) / 1e6:.6f}: sched_wakeup: comm=x pid=91 prio=120 target_cpu=000")
+        lines.append(_line(t, "sched_waking", "comm=x pid=91 prio=120 target_cpu=000"))
+        lines.append(_line(t + cost, "sched_wakeup", "comm=x pid=91 prio=120 target_cpu=000"))
     return lines
 
 
 def test_wake_ups_in_the_twins_boots_are_priced_by_the_time_since_their_cpu_last_woke_a_task():
     """Each local wake-up of a boot's trace: the time since its CPU's previous sched_waking (a
-    remote one counts), its sched_waking to sched_wakeup less the tracing of the events between
-    and of itself; the first, after the remote one, is 5 us after it."""
+    remote one counts), its sched_waking to sched_wakeup less one tracepoint; the first, after
+    the remote one, is 5 us after it."""
     since, cost = ttwu_boot_samples(_wakeups_trace([5, 12, 40], [8, 9, 30]), event_ns=2_000)
     assert since == [5_000, 12_000, 40_000]
-    assert cost == [8_000 - 2 * 2_000, 9_000 - 2 * 2_000, 30_000 - 2 * 2_000]
+    assert cost == [8_000 - 2_000, 9_000 - 2_000, 30_000 - 2_000]
+
+
+def test_a_wake_up_with_an_event_between_or_another_tasks_wakeup_is_no_sample():
+    """As measure-guest's: a pair with another event between on its CPU is dropped, and so is a
+    sched_wakeup of another task or onto another CPU (the waking went to a wakelist)."""
+    lines = _wakeups_trace([5], [8])
+    lines.insert(2, _line(1_000_006, "rcu_callback", "rcu_preempt rhp=0 func=f 1"))
+    lines += [_line(1_000_020, "sched_waking", "comm=x pid=92 prio=120 target_cpu=000"),
+              _line(1_000_025, "sched_wakeup", "comm=x pid=93 prio=120 target_cpu=000"),
+              _line(1_000_030, "sched_waking", "comm=x pid=94 prio=120 target_cpu=000"),
+              _line(1_000_035, "sched_wakeup", "comm=x pid=94 prio=120 target_cpu=001")]
+    assert ttwu_boot_samples(lines, event_ns=2_000) == ([], [])
 
 
 def test_ttwu_reuse_from_pools_every_variants_boots(tmp_path, capsys):
@@ -263,7 +282,7 @@ def test_ttwu_reuse_from_pools_every_variants_boots(tmp_path, capsys):
     assert main(["measure-guest", "--ttwu-reuse-from", str(tmp_path)]) == 0
     out = yaml.safe_load(capsys.readouterr().out)["ttwu_reuse"]
     event_ns = profile_tracing("qemu-tcg")["event_ns"]
-    assert out["since_ns"] == [10_000] and out["ttwu_ns"] == [9_000 - 2 * event_ns, 30_000 - 2 * event_ns]
+    assert out["since_ns"] == [10_000] and out["ttwu_ns"] == [9_000 - event_ns, 30_000 - event_ns]
     assert "50 local wake-ups" in out["source"] and "2 boots" in out["source"]
 
 

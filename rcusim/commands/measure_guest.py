@@ -212,8 +212,8 @@ def _reuse_from_boots(args):
         if not (d / "raw").is_dir():
             raise ScenarioError(f"{str(d)!r} has no boots", key="--ttwu-reuse-from",
                                 allowed="a directory rcusim kernel wrote (its raw/<variant>/boot-N)")
-    return ttwu_reuse_from_boots(dirs, [args.variant] if args.variant else None,
-                                 profile_tracing("qemu-tcg")["event_ns"])
+    profile = "qemu-tcg-icount" if args.clock == "icount" else "qemu-tcg"
+    return ttwu_reuse_from_boots(dirs, [args.variant] if args.variant else None, profile_tracing(profile)["event_ns"])
 
 
 def _ttwu_reuse(args) -> int:
@@ -224,6 +224,9 @@ def _ttwu_reuse(args) -> int:
 
 
 def cmd_measure_guest(args) -> int:
+    if args.ttwu_reuse_from and (args.pcp_from or args.thread_start_from):
+        raise ScenarioError("--ttwu-reuse-from with --pcp-from or --thread-start-from", key="--ttwu-reuse-from",
+                            allowed="one of them at a time")
     if args.ttwu_reuse_from and not args.write_profile:
         return _ttwu_reuse(args)
     if args.thread_start_from:

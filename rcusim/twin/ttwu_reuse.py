@@ -6,9 +6,10 @@ local wake-ups, and a few dozen in the shortest bins. The twin's boots of the ca
 hundred times more of the same quantity: every local wake-up (``sched_waking`` and
 ``sched_wakeup`` on the waker's CPU, the wakee enqueued there), from a callback's
 ``complete()``, a timer, the load helper's release of its threads, timed from the CPU's
-previous ``sched_waking``. Each sample is less its tracing, as measure-guest's are: the events
-its CPU recorded between the two, and one for the pair, the profile's ``tracing.event_ns``
-each. These traces print microseconds, so each sample is whole microseconds less that.
+previous ``sched_waking``. As measure-guest's, a sample is a pair with no event between them
+on that CPU, the ``sched_wakeup`` the same task's and enqueued there, less one tracepoint's
+cost (the profile's ``tracing.event_ns``). These traces print microseconds, so each sample is
+whole microseconds less that.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ import numpy as np
 from rcusim.errors import ScenarioError
 from rcusim.results.ftrace_read import read_ftrace
 from rcusim.twin.collect import kept_boots
-from rcusim.twin.measure import reuse_bins
+from rcusim.twin.measure import REUSE_MIN, reuse_bins
 
 __all__ = ["ReuseFromBoots", "boot_samples", "ttwu_reuse_from_boots"]
 
-_TARGET = re.compile(r"target_cpu=(\d+)")
+_TARGET = re.compile(r" pid=(\d+) .*target_cpu=(\d+)")
 
 
 @dataclass(frozen=True)
@@ -41,11 +42,11 @@ class ReuseFromBoots:
 
     def how(self) -> str:
         return (f"try_to_wake_up()'s cost by the time since the waker's CPU last woke a task (its previous "
-                f"sched_waking): {sum(self.counts)} local wake-ups (sched_waking to sched_wakeup on the waker's "
-                f"CPU, the wakee enqueued there) in {self.boots} boots of the twin's callers, in bins of that "
-                f"time up to 10, 20, 50 us ... 10 ms and beyond (one of fewer than 20 samples joined to the "
-                f"next: {', '.join(map(str, self.counts))} samples), each bin's median, each sample whole "
-                f"microseconds (the boots' trace clock) less its tracing ((events inside + 1) x the profile's "
+                f"sched_waking): {sum(self.counts)} local wake-ups (sched_waking to the same task's sched_wakeup "
+                f"on the waker's CPU, the wakee enqueued there, no event between) in {self.boots} boots, in bins "
+                f"of that time up to 10, 20, 50 us ... 10 ms and beyond (one of fewer than {REUSE_MIN} samples "
+                f"joined to the next: {', '.join(map(str, self.counts))} samples), each bin's median, each "
+                f"sample whole microseconds (the boots' trace clock) less one tracepoint (the profile's "
                 f"tracing.event_ns): from {min(self.values_ns)} to {max(self.values_ns)} ns.")
 
 
@@ -55,24 +56,19 @@ def boot_samples(lines, event_ns: int) -> tuple[list[int], list[int]]:
     ev = read_ftrace(lines)
     since, cost = [], []
     last = {}  # CPU -> its last sched_waking
-    open_ = {}  # CPU -> (sched_waking's time, time since the one before, events since)
+    waking = {}  # CPU -> (its open sched_waking's time, the wakee, the time since the one before)
     for t, cpu, event, payload in zip(ev["t_ns"].to_numpy(), ev["cpu"].to_numpy(), ev["event"].to_numpy(),
                                       ev["payload"].to_numpy()):
+        m = _TARGET.search(payload) if event in ("sched_waking", "sched_wakeup") else None
+        pair = waking.pop(cpu, None)
         if event == "sched_waking":
-            m = _TARGET.search(payload)
             before = last.get(cpu)
             last[cpu] = t
-            if m and int(m.group(1)) == cpu and before is not None:
-                open_[cpu] = (t, t - before, 0)
-            else:
-                open_.pop(cpu, None)
-        elif event == "sched_wakeup" and cpu in open_:
-            t0, gap, inside = open_.pop(cpu)
-            since.append(int(gap))
-            cost.append(int(t - t0 - (inside + 1) * event_ns))
-        elif cpu in open_:
-            t0, gap, inside = open_[cpu]
-            open_[cpu] = (t0, gap, inside + 1)
+            if m and int(m.group(2)) == cpu and before is not None:
+                waking[cpu] = (t, m.group(1), t - before)
+        elif event == "sched_wakeup" and pair and m and m.group(1) == pair[1] and int(m.group(2)) == cpu:
+            since.append(int(pair[2]))
+            cost.append(int(t - pair[0] - event_ns))
     return since, cost
 
 

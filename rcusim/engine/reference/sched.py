@@ -144,7 +144,7 @@ class Cpu:
         self.step_resched = False     # ... and asked for a preemption meanwhile
         self.ttwu_pending = 0         # wake-ups on their way to this CPU
         self.ttwu_last = -1           # when this CPU last woke a task (-1: never), for ttwu_reuse
-        self.ttwu_until = 0           # the wake-up it makes runs to here, interrupts and preemption off
+        self.ttwu_from = self.ttwu_until = 0  # the wake-up it makes runs so, interrupts and preemption off
         self.softirq_pending = False  # RCU_SOFTIRQ raised and not yet run (left to ksoftirqd, or raised in softirq)
         self.softirq_irq_exit = 0     # an irq exit's handle_softirqs() runs, restarted so many times (0: none)
         self.proc = self.env.process(self.schedule())
@@ -468,7 +468,9 @@ def ttwu(sim, ent: Entity, from_cpu, t: int, local_ns: int, paid: bool) -> int:
     else:
         delay = ttwu_queue(sim, from_cpu, ent.cpu, t + cost[0], None, 0)
     if paid and from_cpu is not None:
-        from_cpu.ttwu_until = max(from_cpu.ttwu_until, t + cost[0])
+        if not from_cpu.ttwu_from <= t <= from_cpu.ttwu_until:  # not back to back with the last
+            from_cpu.ttwu_from = t
+        from_cpu.ttwu_until = t + cost[0]
     t += cost[0] + delay
     if t <= sim.env.now or (from_cpu is ent.cpu and from_cpu.ending):
         # ttwu_queue()'s local path from the action that ended a burst here (the engine's ttwu()).

@@ -202,7 +202,7 @@ def rcu_sched_clock_irq(sim, cpu) -> int:
     # handle_softirqs() nor a try_to_wake_up(); the idle task runs with preemption
     # disabled); !PREEMPT_RCU one that interrupted idle or user mode.
     if sim.inp.tree_callbacks.preempt_rcu:
-        qs = not idle and not cpu.in_serving_softirq() and now >= cpu.ttwu_until
+        qs = not idle and not cpu.in_serving_softirq() and not cpu.ttwu_from <= now < cpu.ttwu_until
     else:
         qs = idle or cpu.user_from <= now < cpu.user_to
     if qs:
