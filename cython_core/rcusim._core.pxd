@@ -227,6 +227,7 @@ cdef class Engine:
     cdef int *group_cpus
     cdef i64 nocb_nobypass_lim
     cdef int nocb_cb_rt          # rcuop/N run SCHED_FIFO (kthread_prio with CONFIG_RCU_NOCB_CPU_CB_BOOST)
+    cdef int rcuo_cond_resched   # rcuop/N reach cond_resched() after each callback (v4.15, as read)
     cdef i64 jiffies_lazy_flush  # LAZY_FLUSH_JIFFIES: the longest a lazy callback waits in the bypass
     cdef int nocb_lazy_defer_leader   # wake_nocb_gp_defer() reads the group leader's deferral (v6.17)
 

@@ -19,6 +19,7 @@ cdef int rcu_spawn_nocb_kthreads(Engine self, nb, int e) except -1:
     self.jiffies_lazy_flush = nb.jiffies_lazy_flush
     self.nocb_lazy_defer_leader = nb.nocb_lazy_defer_leader
     self.nocb_cb_rt = nb.nocb_cb_rt
+    self.rcuo_cond_resched = nb.rcuo_cond_resched
     for i in range(self.nr_cpus):
         self.cpus[i].offloaded = nb.offloaded[i]
     self.n_groups = max(len(nb.group_first) - 1, 0)
@@ -51,6 +52,9 @@ cdef void rcu_spawn_cpu_nocb_kthread(Engine self, int c, int e) noexcept:
     self.cpus[c].rcuop = e
     self.cpus[c].nocb_cb_sleep = 1
     self.ents[e].kind = ENT_RCUOP
+    # rcu_do_batch(): cond_resched_tasks_rcu_qs() after each callback, where a pending
+    # need_resched switches it out without CONFIG_PREEMPTION.
+    self.ents[e].might_resched = self.rcuo_cond_resched
     self.ents[e].rq = RQ_RT if self.nocb_cb_rt else RQ_NORMAL
     kthread_unbind(self, e)
 

@@ -203,6 +203,7 @@ class TreeNocb:
     group_cpus: np.ndarray
     nocb_nobypass_lim: int     # direct enqueues per jiffy before the bypass list is used
     nocb_cb_rt: int
+    rcuo_cond_resched: int     # rcuop reaches cond_resched() after each callback (v4.15, as read)
     jiffies_lazy_flush: int    # how long lazy callbacks may wait in the bypass list (LAZY_FLUSH_JIFFIES)
     nocb_lazy_defer_leader: int     # wake_nocb_gp_defer() reads the leader's deferral for LAZY (v6.17)
 
@@ -623,6 +624,7 @@ def _tree_nocb(spec) -> TreeNocb:
         # nocb_nobypass_lim_per_jiffy = 16 * 1000 / HZ direct enqueues per jiffy.
         nocb_nobypass_lim=16 * 1000 // p.hz,
         nocb_cb_rt=int(p.nocb_cb_boost and p.kthread_prio > 0),
+        rcuo_cond_resched=int(p.switches.rcuo_cond_resched),
         jiffies_lazy_flush=10 * p.hz,  # LAZY_FLUSH_JIFFIES = 10 * HZ
         nocb_lazy_defer_leader=int(p.switches.nocb_lazy_defer_leader),
     )

@@ -100,6 +100,15 @@ SWITCHES = (
            "a mutex's first waiter that wakes to find it taken sets MUTEX_FLAG_HANDOFF, and the taker's "
            "mutex_unlock() hands it the mutex: a newcomer steals a freed mutex from a woken waiter at most "
            "once; before, any number of times"),
+    Switch("rcuo_cond_resched", (4, 15),
+           "the earliest release read to have it: rcu_nocb_kthread()'s loop calls cond_resched_rcu_qs() "
+           "after each callback in the tree a posting of 19 Dec 2017 patches (Matthew Wilcox, 'Re: [PATCH] "
+           "kfree_rcu() should use the new kfree_bulk() interface for freeing rcu structures'), and 6.12.117's "
+           "rcu_do_batch() calls cond_resched_tasks_rcu_qs() in its rcuc/rcuoc branch; a 3.10-era loop has "
+           "none; the release between is not read",
+           "an rcuop kthread reaches cond_resched() after each callback it invokes: without "
+           "CONFIG_PREEMPTION a need_resched set meanwhile (a wake-up's preemption, its slice's end, an "
+           "urgent QS) switches it out there, a quiescent state; before, it ran its whole batch"),
     Switch("exp_par_init", (4, 17),
            '"rcu: Parallelize expedited grace-period initialization" (McKenney, 2017); '
            "release not checked against the tag",
@@ -473,6 +482,7 @@ class ReleaseSwitches:
     exp_gp_workqueue: bool
     ksoftirqd_does_its_job: bool
     mutex_handoff: bool
+    rcuo_cond_resched: bool
     exp_par_init: bool
     menu_keeps_tick: bool
     softirq_qs: bool

@@ -9,10 +9,14 @@ non-lazy callback on the same CPU, or a full bypass (qhimark) flushes them
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 import rcusim
 from rcusim import _core
+from rcusim.engine.engine_input import engine_input
+from rcusim.input.scenario import load_scenario
 
 from tests.engine.conftest import LAZY_FLUSH_S, SYNC_RCU_10K as SCENARIO, engine_trace, lazy_metrics as _metrics
 
@@ -104,3 +108,31 @@ def test_an_offloaded_cpus_callbacks_are_invoked_by_its_rcuop_kthread_and_not_in
             assert (ents["idx"][runner[mine]] == c).all()  # rcuop/c, of this CPU
         else:
             assert np.isin(kind[mine], [-1, rcuc]).all()
+
+
+def test_an_rcuop_kthread_is_switched_out_between_callbacks_without_preemption():
+    """From v4.15 (as read) an rcuop kthread reaches cond_resched() after each callback
+    (rcu_do_batch()'s rcuoc branch): under preempt=voluntary a need_resched set while it invokes
+    a batch (here the twin's lazy kfree flood, 30 batches of lazy callbacks on 2 vCPUs) switches
+    it out before the batch's end, which a kthread with no such point never is."""
+    sc = load_scenario(Path(__file__).parents[2] / "scenarios" / "twin" / "rcuscale_2cpu.yaml",
+                       variants=["kfree_lazy_call_rcu"])
+    inp, _ = engine_input(sc.variants["kfree_lazy_call_rcu"])
+    eng = _core.Engine(inp, np.random.PCG64(0))
+    eng.trace_enable(10**7)
+    eng.run(10**11, 10**10)
+    tr = eng.trace_records()
+    rcuop = set(np.flatnonzero(eng.entity_kinds()["kind"] == _core.ENTITY_KINDS["rcuop"]).tolist())
+    switches = tr[tr["kind"] == _core.TRACE_KINDS["switch"]]
+    ends = tr[tr["kind"] == _core.TRACE_KINDS["cb_batch_end"]]
+    batches = mid = 0
+    for start in tr[tr["kind"] == _core.TRACE_KINDS["cb_batch_start"]]:
+        e = int(start["ent"])
+        if e not in rcuop:
+            continue
+        end = ends[(ends["ent"] == e) & (ends["t"] >= start["t"])]["t"][0]
+        cpu = switches[(switches["ent"] == e) & (switches["t"] <= start["t"])]["cpu"][-1]
+        batches += 1
+        mid += np.count_nonzero((switches["cpu"] == cpu) & (switches["t"] > start["t"])
+                                & (switches["t"] < end) & (switches["ent"] != e))
+    assert batches >= 10 and mid >= 1
