@@ -226,15 +226,12 @@ cdef bint rcu_pending(Engine self, int c) noexcept:
 cdef inline bint preempt_or_bh_off(Engine self, int c) noexcept:
     """preempt_count() has PREEMPT_MASK or SOFTIRQ_MASK bits where a tick interrupts busy CPU
     c (rcu_flavor_sched_clock_irq()'s test): inside handle_softirqs() (an irq exit's pass or
-    ksoftirqd's), in a call_rcu_load task's non-preemptible section, or inside a
-    try_to_wake_up() the CPU is making, whose p->pi_lock keeps interrupts off: a tick falling
-    due there comes at its irq restore, before preempt_enable().  Not yet here: rcuc/N's and
-    rcuop's callback invocation under local_bh_disable(), whose cond_resched() after each
-    callback (rcu_do_batch()), where a waiting task switches them out with a QS, rcusim does
-    not take either."""
+    ksoftirqd's), in a non-preemptible burst (burst_nopreempt()), or inside a try_to_wake_up()
+    the CPU is making, whose p->pi_lock keeps interrupts off: a tick falling due there comes at
+    its irq restore, before preempt_enable().  Not yet here: rcuc/N's and rcuop's callback
+    invocation under local_bh_disable() (rcu_do_batch())."""
     cdef cpu_t *cp = &self.cpus[c]
-    cdef ent_t *ep = &self.ents[cp.curr]
-    return (in_serving_softirq(self, c) or (ep.kind == ENT_BG and ep.phase == BG_LOCKED)
+    return (in_serving_softirq(self, c) or burst_nopreempt(self, c)
             or cp.ttwu_from <= self.now < cp.ttwu_until)
 
 

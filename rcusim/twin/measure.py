@@ -586,6 +586,12 @@ def reuse_bins(since: np.ndarray, x: np.ndarray, key: str) -> tuple[list[int], l
     return edges, values, np.bincount(bins, minlength=len(edges) + 1)
 
 
+def reuse_bins_how(counts) -> str:
+    """How :func:`reuse_bins` binned its samples, with each bin's count."""
+    return (f"in bins of that time up to 10, 20, 50 us ... 10 ms and beyond (one of fewer than {REUSE_MIN} "
+            f"samples joined to the next: {', '.join(map(str, counts))} samples), each bin's median")
+
+
 def _ttwu_reuse(tr: _Trace, s: np.ndarray, x: np.ndarray, less: str, woken: np.ndarray) -> ReuseTable:
     """The local wake-ups' cost (`x`, from their sched_waking rows `s`) by the time since their
     CPU's previous sched_waking: the median in each bin of :data:`REUSE_EDGES_NS`; and the
@@ -597,9 +603,8 @@ def _ttwu_reuse(tr: _Trace, s: np.ndarray, x: np.ndarray, less: str, woken: np.n
     edges, values, counts = reuse_bins(since, x, "measure-guest")
     return ReuseTable(edges, values, " ".join(f"""try_to_wake_up()'s cost (ttwu_ns's samples) by the time
         since the waker's CPU last woke a task (its previous sched_waking): {len(x)} local wake-ups after
-        another on their CPU, in bins of that time up to 10, 20, 50 us ... 10 ms and beyond (one of fewer
-        than {REUSE_MIN} samples joined to the next: {', '.join(map(str, counts))} samples), each bin's
-        median, {less}: from {min(values)} to {max(values)} ns.""".split()),
+        another on their CPU, {reuse_bins_how(counts)}, {less}: from {min(values)} to {max(values)}
+        ns.""".split()),
                       Estimate(int(round(np.median(woken))), " ".join(f"""sched_waking to sched_wakeup inside
                       cb_wakeme_ns's samples (wakeme_after_rcu()'s complete()): {_stat(woken)}, {less}. The
                       rest of cb_wakeme_ns is the callback around its wake-up, which ttwu_reuse prices.""".split()),

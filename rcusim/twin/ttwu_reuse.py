@@ -24,7 +24,7 @@ import numpy as np
 from rcusim.errors import ScenarioError
 from rcusim.results.ftrace_read import read_ftrace
 from rcusim.twin.collect import kept_boots
-from rcusim.twin.measure import REUSE_MIN, reuse_bins
+from rcusim.twin.measure import reuse_bins, reuse_bins_how
 
 __all__ = ["ReuseFromBoots", "boot_samples", "ttwu_reuse_from_boots"]
 
@@ -43,10 +43,8 @@ class ReuseFromBoots:
     def how(self) -> str:
         return (f"try_to_wake_up()'s cost by the time since the waker's CPU last woke a task (its previous "
                 f"sched_waking): {sum(self.counts)} local wake-ups (sched_waking to the same task's sched_wakeup "
-                f"on the waker's CPU, the wakee enqueued there, no event between) in {self.boots} boots, in bins "
-                f"of that time up to 10, 20, 50 us ... 10 ms and beyond (one of fewer than {REUSE_MIN} samples "
-                f"joined to the next: {', '.join(map(str, self.counts))} samples), each bin's median, each "
-                f"sample whole microseconds (the boots' trace clock) less one tracepoint (the profile's "
+                f"on the waker's CPU, the wakee enqueued there, no event between) in {self.boots} boots, "
+                f"{reuse_bins_how(self.counts)}, each sample whole microseconds (the boots' trace clock) less one tracepoint (the profile's "
                 f"tracing.event_ns): from {min(self.values_ns)} to {max(self.values_ns)} ns.")
 
 
