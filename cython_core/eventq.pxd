@@ -90,16 +90,26 @@ cdef inline void eventq_free(eventq_t *q) noexcept nogil:
         q.fifo[k].buf = NULL
 
 
+cdef extern from *:
+    """
+    /* An event's place in the order, (t, key) as one unsigned 128-bit number: t's sign
+       bit flipped, so that the unsigned order is the signed one, above the key. */
+    typedef unsigned __int128 evorder_t;
+    static inline evorder_t ev_order(int64_t t, uint64_t key) {
+        return ((evorder_t)((uint64_t)t ^ 0x8000000000000000ULL) << 64) | key;
+    }
+    """
+    # Cython sees a 64-bit integer; C compares the 128 bits, without a branch.
+    ctypedef unsigned long long evorder_t
+    evorder_t ev_order(int64_t t, uint64_t key) nogil
+
+
 cdef inline bint ev_before(event_t *a, event_t *b) noexcept nogil:
-    if a.t != b.t:
-        return a.t < b.t
-    return a.key < b.key
+    return ev_order(a.t, a.key) < ev_order(b.t, b.key)
 
 
 cdef inline bint src_before(evsrc_t *a, evsrc_t *b) noexcept nogil:
-    if a.t != b.t:
-        return a.t < b.t
-    return a.key < b.key
+    return ev_order(a.t, a.key) < ev_order(b.t, b.key)
 
 
 # --- the heap of the FIFOs -------------------------------------------------
@@ -211,20 +221,25 @@ cdef inline void evheap_pop(evheap_t *h) noexcept nogil:
     """Remove the heap's first event; it must not be empty."""
     cdef event_t last
     cdef int64_t i = 0, child, k, end, n
+    cdef evorder_t last_order, best, order
     h.n -= 1
     n = h.n
     if n > 0:
         last = h.ev[n]
+        last_order = ev_order(last.t, last.key)
         while True:
             child = (i << EVHEAP_D_SHIFT) + 1
             if child >= n:
                 break
             # the earliest of the node's children, which sit side by side
             end = min(child + EVHEAP_D, n)
+            best = ev_order(h.ev[child].t, h.ev[child].key)
             for k in range(child + 1, end):
-                if ev_before(&h.ev[k], &h.ev[child]):
+                order = ev_order(h.ev[k].t, h.ev[k].key)
+                if order < best:
+                    best = order
                     child = k
-            if ev_before(&h.ev[child], &last):
+            if best < last_order:
                 h.ev[i] = h.ev[child]
                 i = child
             else:
@@ -272,9 +287,7 @@ cdef inline bint heap_first(eventq_t *q) noexcept nogil:
         return True
     if q.heap.n == 0:
         return False
-    if q.heap.ev[0].t != q.srcs[0].t:
-        return q.heap.ev[0].t < q.srcs[0].t
-    return q.heap.ev[0].key < q.srcs[0].key
+    return ev_order(q.heap.ev[0].t, q.heap.ev[0].key) < ev_order(q.srcs[0].t, q.srcs[0].key)
 
 
 cdef inline event_t *eventq_first(eventq_t *q) noexcept nogil:
