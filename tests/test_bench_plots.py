@@ -44,6 +44,33 @@ def test_fitted_exponent_recovers_a_power_law():
     assert bench.fitted_exponent(sizes, [5.0 * n for n in sizes]) == pytest.approx(1.0)
 
 
+def test_scaling_exponents_hold_the_events_per_call():
+    """Events growing as n**1.2 and CPU time as n**1.3: the cost per event grows as n**0.1,
+    so at events held per call (calls grow as n) the exponent is 1.1."""
+    rows = [{"size": n, "events": 40 * n**1.2, "cpu_s": 2e-7 * n**1.3} for n in (64, 256, 1024, 8192)]
+    k = bench.scaling_exponents(rows)
+    assert k["cpu"] == pytest.approx(1.3)
+    assert k["events"] == pytest.approx(1.2)
+    assert k["per_call_held"] == pytest.approx(1.1)
+
+
+def test_scaling_measures_the_engines_cpu_time():
+    (row,) = bench.scaling("tasks", [bench.SCALING["tasks"]["sizes"][0]])
+    assert row["size"] == 1_250 and row["events"] > 20 * 1_250
+    # The engine's thread cannot have more CPU time than the wall time it ran for.
+    assert 0 < row["cpu_s"] <= row["engine_s"] * 1.05 + 0.01
+
+
+def test_bench_prints_each_goal_met_or_not(capsys):
+    bench.print_goals({"main": 25.0, "main_peak": 330.0, "heap": 0.5, "tasks": 1.08})
+    out = capsys.readouterr().out
+    assert re.search(r"README main job .* 25\.00 <=\s+8\.00  no", out)
+    assert re.search(r"its peak memory, MiB .* 330\.00 <=\s+600\.00  yes", out)
+    assert re.search(r"bare heap .* 0\.50 >=\s+0\.50  yes", out)
+    assert re.search(r"exponent in tasks .* 1\.08 <=\s+1\.05  no", out)
+    assert "60,000 tasks" not in out and "in CPUs" not in out  # what was not measured is not printed
+
+
 def test_bench_quick_overrides_cut_loops():
     scenario = load_scenario(SYNC)
     assert bench._quick_overrides(scenario) == {"workloads.0.loops": 100}

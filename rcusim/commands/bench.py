@@ -12,12 +12,16 @@ directory with its figures); and the process's peak memory (resident set).
 
 With ``--large``, also seed 000's job at LARGE_TASKS tasks (120 million calls).
 
-Then how the engine's time grows with the machine and the workload (SCALING): the
-sync_rcu_10k scenario's default variant over CPU counts (16 tasks per CPU) and task
-counts (64 CPUs), with the exponent of a power law fitted to each (1.0: linear).
-Last, a pure engine micro-benchmark and the speed-up of the Cython engine over the
+With ``--scaling``, how the engine's CPU time grows with the machine and the workload
+(SCALING): the sync_rcu_10k scenario's default variant over CPU counts (16 tasks per
+CPU) and task counts (64 CPUs), with the exponent of a power law fitted to each (1.0:
+linear). The calls grow as the size, and so may the events each call takes (more
+balancing and idle entries on a bigger machine): the exponent "at events held per call"
+is the one the engine's cost per event alone gives, 1 + the exponent of its ns per event.
+Then a pure engine micro-benchmark and the speed-up of the Cython engine over the
 SimPy reference model (rcusim/engine/reference/) on the same small configuration,
-which both must complete identically.
+which both must complete identically. Last, the figures measured at full size beside
+the performance goals of docs/performance.md (GOALS).
 """
 
 from __future__ import annotations
@@ -129,7 +133,7 @@ SCALING_SCENARIO = SCENARIO_DIR / "sync_rcu_10k.yaml"
 SCALING = {
     "CPUs": {"sizes": (64, 256, 1024, 4096, 8192),
              "overrides": lambda n: {"hardware.nr_cpus": n, "workloads.0.tasks": 16 * n, "workloads.0.loops": 50}},
-    "tasks": {"sizes": (1_000, 5_000, 20_000, 80_000),
+    "tasks": {"sizes": (1_250, 5_000, 20_000, 80_000),
               "overrides": lambda n: {"hardware.nr_cpus": 64, "workloads.0.tasks": n, "workloads.0.loops": 20}},
 }
 QUICK_SCALING_POINTS = 3
@@ -141,8 +145,8 @@ LARGE_OVERRIDES = {"workloads.0.tasks": LARGE_TASKS}
 
 
 def scaling(what: str, sizes) -> list[dict]:
-    """Engine time and events of the SCALING runs of `what` at each size (best of three
-    below a second of engine time), keeping no request rows."""
+    """The engine's CPU time, wall time and events in the SCALING runs of `what` at each
+    size (the least CPU time of three below a second of it), keeping no request rows."""
     rows = []
     for n in sizes:
         overrides = dict(SCALING[what]["overrides"](n), **{"run.records": "none"})
@@ -150,17 +154,53 @@ def scaling(what: str, sizes) -> list[dict]:
         best = None
         for _ in range(3):
             v = run_scenario(scenario, variants=["default"], progress=False).variants["default"]
-            if best is None or v.wall_time_s < best.wall_time_s:
+            if best is None or v.cpu_time_s < best.cpu_time_s:
                 best = v
-            if v.wall_time_s > 1.0:
+            if v.cpu_time_s > 1.0:
                 break
-        rows.append({"size": n, "events": best.events, "engine_s": best.wall_time_s})
+        rows.append({"size": n, "events": best.events, "cpu_s": best.cpu_time_s, "engine_s": best.wall_time_s})
     return rows
 
 
 def fitted_exponent(sizes, values) -> float:
     """Exponent k of the power law ``value = c * size**k`` fitted by least squares on logs."""
     return float(np.polyfit(np.log(sizes), np.log(values), 1)[0])
+
+
+def scaling_exponents(rows: list[dict]) -> dict:
+    """The fitted exponents of `scaling()`'s rows: CPU time, events, and CPU time at events
+    held per call (1 + the exponent of the CPU time per event)."""
+    sizes = [row["size"] for row in rows]
+    ns_per_event = [row["cpu_s"] / row["events"] for row in rows]
+    return {"cpu": fitted_exponent(sizes, [row["cpu_s"] for row in rows]),
+            "events": fitted_exponent(sizes, [row["events"] for row in rows]),
+            "per_call_held": 1.0 + fitted_exponent(sizes, ns_per_event)}
+
+
+#: The performance goals (docs/performance.md): the figures bench measures at full size,
+#: each with its bound and whether it is an upper (max) or lower (min) bound.
+GOALS = {
+    "main": ("README main job (sync_rcu_10k), whole process, s", "max", 8.0),
+    "main_peak": ("its peak memory, MiB", "max", 600.0),
+    "large": (f"{LARGE_TASKS:,} tasks x 1000 loops, both variants, whole process, s", "max", 60.0),
+    "large_peak": ("its peak memory, MiB", "max", 3e9 / 2**20),
+    "heap": ("engine events/s / bare heap events/s, sync_rcu_10k", "min", 0.5),
+    "CPUs": ("CPU-time exponent in CPUs (64 -> 8,192), events held per call", "max", 1.10),
+    "tasks": ("CPU-time exponent in tasks (1,250 -> 80,000), events held per call", "max", 1.05),
+}
+
+
+def print_goals(measured: dict) -> None:
+    """The measured figures (by GOALS key) beside their goals."""
+    if not measured:
+        return
+    print(f"\n{'goal':<72} {'measured':>9} {'bound':>10}  met")
+    for key, (what, kind, bound) in GOALS.items():
+        if key in measured:
+            value = measured[key]
+            met = value <= bound if kind == "max" else value >= bound
+            sign = "<=" if kind == "max" else ">="
+            print(f"{what:<72} {value:>9.2f} {sign} {bound:>7.2f}  {'yes' if met else 'no'}")
 
 
 def _in_fresh_process(func, *args):
@@ -202,7 +242,10 @@ def add_parser(sub) -> None:
                    help="benchmark this scenario instead of the bundled set and the scaling runs (repeatable)")
     p.add_argument("--large", action="store_true",
                    help=f"also run {SCALING_SCENARIO.stem} at {LARGE_TASKS:,} tasks (120 million calls with its "
-                        "1000 loops; minutes, gigabytes)")
+                        "1000 loops; minutes)")
+    p.add_argument("--scaling", action="store_true",
+                   help=f"also fit how the engine's CPU time grows with CPUs and tasks ({SCALING_SCENARIO.stem}'s "
+                        "default variant at sizes up to 8,192 CPUs and 80,000 tasks; minutes)")
     p.set_defaults(func=cmd_bench)
 
 
@@ -216,24 +259,33 @@ def cmd_bench(args) -> int:
     runs = [(str(path), None, None) for path in paths]
     if args.large:
         runs.append((str(SCALING_SCENARIO), LARGE_OVERRIDES, f"{SCALING_SCENARIO.stem} {LARGE_TASKS // 1000}k"))
+    measured = {}  # figures at full size, by GOALS key
     for path, overrides, label in runs:
         r = _timed_in_fresh_process(bench_scenario, path, args.quick, overrides)
+        if not args.quick and Path(path).resolve() == SCALING_SCENARIO:
+            main_job = overrides is None
+            measured["main" if main_job else "large"] = r["process_s"]
+            measured["main_peak" if main_job else "large_peak"] = r["peak_bytes"] / 2**20
+            if main_job and r["heap_ratio"] is not None:
+                measured["heap"] = r["heap_ratio"]
         # Three significant figures: a small run on a loaded machine can fall below 0.01.
         heap = f"{r['heap_ratio']:.3g}" if r["heap_ratio"] is not None else "-"
         print(f"{label or r['scenario']:<24} {r['requests']:>11,} {r['events']:>11,} {r['events_per_s'] or 0:>11,.0f} "
               f"{heap:>6} {r['process_s']:>9.2f} {r['startup_s']:>8.2f} {r['build_s']:>6.2f} "
               f"{r['engine_s']:>7.2f} {r['results_s']:>7.2f} {r['write_s']:>6.2f} {r['peak_bytes'] / 2**20:>8.0f}")
-    for what, spec in (SCALING.items() if not args.scenario else ()):
+    for what, spec in (SCALING.items() if args.scaling else ()):
         sizes = spec["sizes"][:QUICK_SCALING_POINTS] if args.quick else spec["sizes"]
         rows = scaling(what, sizes)
         print(f"\nscaling in {what} ({SCALING_SCENARIO.stem}, default variant):")
-        print(f"{what:>8} {'events':>12} {'engine s':>9} {'ns/event':>9}")
+        print(f"{what:>8} {'events':>12} {'CPU s':>8} {'wall s':>8} {'ns/event':>9}")
         for row in rows:
-            print(f"{row['size']:>8,} {row['events']:>12,} {row['engine_s']:>9.3f} "
-                  f"{row['engine_s'] / row['events'] * 1e9:>9.0f}")
-        sizes = [row["size"] for row in rows]
-        print(f"fitted exponent: engine time {fitted_exponent(sizes, [row['engine_s'] for row in rows]):.2f}, "
-              f"events {fitted_exponent(sizes, [row['events'] for row in rows]):.2f}")
+            print(f"{row['size']:>8,} {row['events']:>12,} {row['cpu_s']:>8.3f} {row['engine_s']:>8.3f} "
+                  f"{row['cpu_s'] / row['events'] * 1e9:>9.0f}")
+        k = scaling_exponents(rows)
+        print(f"fitted exponent: CPU time {k['cpu']:.2f}, events {k['events']:.2f}, "
+              f"CPU time at events held per call {k['per_call_held']:.2f}")
+        if not args.quick:
+            measured[what] = k["per_call_held"]
     m = engine_microbench()
     print(f"\nengine micro-benchmark ({REFERENCE_CONFIG['name']}): {m['events']:,} events in "
           f"{m['engine_s'] * 1e3:.1f} ms, {m['events_per_s']:,.0f} events/s")
@@ -241,4 +293,5 @@ def cmd_bench(args) -> int:
     print(f"Cython engine vs SimPy reference ({REFERENCE_CONFIG['name']}, {s['requests']:,} requests): "
           f"{s['engine_s'] * 1e3:.1f} ms vs {s['reference_s'] * 1e3:.0f} ms, speed-up {s['speedup']:.0f}x "
           f"({'identical' if s['identical'] else 'DIFFERENT'} request records)")
+    print_goals(measured)
     return 0

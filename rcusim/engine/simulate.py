@@ -128,6 +128,9 @@ class EngineRun:
     build_time_s: float
     """Host wall-clock time building the engine took."""
     wall_time_s: float
+    cpu_time_s: float
+    """CPU time of the thread that ran the engine's loop: its wall time less what the host
+    gave to other work."""
     mean_pending: float
     """Mean number of events queued when the engine took one (Engine.mean_pending)."""
     requests: dict
@@ -183,6 +186,7 @@ def run_engine(name: str, spec, seed: int, progress: Stages | None = None,
     else:
         progress.stage(f"{name}: engine", until_ns / 1e9, "s")
     t0 = time.perf_counter()
+    cpu0 = time.thread_time()
     while True:
         reason = engine.run(until_ns, EVENT_CHUNK)
         if check:
@@ -195,6 +199,7 @@ def run_engine(name: str, spec, seed: int, progress: Stages | None = None,
         if reason != ExitReason.MAX_EVENTS:
             break
     wall = time.perf_counter() - t0
+    cpu = time.thread_time() - cpu0
     if reason == ExitReason.STALLED:
         raise RuntimeError(f"variant {name}: the simulation stalled with tasks still waiting")
     progress.stage(f"{name}: results")
@@ -205,7 +210,7 @@ def run_engine(name: str, spec, seed: int, progress: Stages | None = None,
                  "use_softirq": bool(spec.params.use_softirq), "nr_cpus": spec.hardware.nr_cpus,
                  "signed_gp_seq": bool(spec.params.switches.trace_signed_gp_seq)}
     out = EngineRun(
-        reason=reason, build_time_s=build, wall_time_s=wall, mean_pending=engine.mean_pending, requests=engine.requests(), gps=engine.grace_periods(),
+        reason=reason, build_time_s=build, wall_time_s=wall, cpu_time_s=cpu, mean_pending=engine.mean_pending, requests=engine.requests(), gps=engine.grace_periods(),
         digest=engine.latency_digest(), callback_digest=engine.callback_digest(),
         counters=engine.counters(), safety=engine.safety(), probe_latencies_ns=engine.probe_latencies(),
         sim_time_ns=engine.now, completion_ns=engine.completion_ns,

@@ -79,6 +79,10 @@ class VariantResult:
     wall_time_s: float = 0.0
     """Host wall-clock time the run took; differs from run to run."""
 
+    cpu_time_s: float = 0.0
+    """Host CPU time the engine's thread took: ``wall_time_s`` less what the host gave to
+    other work (``bench --scaling`` fits its exponents to it)."""
+
     build_time_s: float = 0.0
     """Host wall-clock time building the engine took; differs from run to run."""
 
@@ -298,7 +302,7 @@ def pool_runs(runs: list[VariantResult]) -> VariantResult:
         rows=RequestRows(stack_runs([r.requests for r in runs])), gps=stack_runs([r.gps for r in runs]),
         counters={key: sum(r.counters.get(key, 0) for r in runs) for key in first.counters},
         events=sum(r.events for r in runs), wall_time_s=sum(r.wall_time_s for r in runs),
-        build_time_s=sum(r.build_time_s for r in runs),
+        cpu_time_s=sum(r.cpu_time_s for r in runs), build_time_s=sum(r.build_time_s for r in runs),
         mean_pending=float(np.mean([r.mean_pending for r in runs])),
         sim_time_ns=sum(r.sim_time_ns for r in runs),
         completion_time_ns=int(round(float(np.mean([r.completion_time_ns for r in runs])))),
