@@ -48,7 +48,7 @@ cdef void rcu_sr_normal_gp_init(Engine self) noexcept:
 
 cdef void rcu_sr_normal_gp_cleanup(Engine self) except *:
     """rcu_sr_normal_gp_cleanup(): wake a few waiters here, the rest from a worker."""
-    cdef int e = self.srs_wait_head, nxt, done = 0
+    cdef int e = self.srs_wait_head, tail = self.srs_wait_tail, nxt, done = 0
     if e < 0:
         return
     self.srs_wait_head = self.srs_wait_tail = -1
@@ -61,17 +61,16 @@ cdef void rcu_sr_normal_gp_cleanup(Engine self) except *:
     if e < 0 and self.srs_done_heads == 0:
         self.srs_heads_inuse -= 1
         return
-    # The rest (and this GP's wait head) go to srs_cleanup_work.
+    # The rest (and this GP's wait head) go to srs_cleanup_work: the list from e to its tail
+    # joins the done list as it is (llist_add() of the wait head onto srs_done_tail), without
+    # a walk over thousands of waiters.
     self.srs_done_heads += 1
-    while e >= 0:
-        nxt = self.ents[e].link
-        self.ents[e].link = -1
+    if e >= 0:
         if self.srs_done_tail >= 0:
             self.ents[self.srs_done_tail].link = e
         else:
             self.srs_done_head = e
-        self.srs_done_tail = e
-        e = nxt
+        self.srs_done_tail = tail
     # queue_work() on sync_wq (per-CPU): the pool of the GP kthread's CPU, unless the
     # work item still runs elsewhere (__queue_work()'s non-reentrancy check).
     if self.ents[self.sr_ent].state == ST_BLOCKED:
