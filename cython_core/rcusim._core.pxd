@@ -292,7 +292,7 @@ cdef class Engine:
     cdef i64 timer_slack_ns       # a user task's hrtimer sleeps end this late (init_task.timer_slack_ns)
     cdef i64 thread_call_rcu_per_1000 # call_rcu()s of the load helper's pthread_create()s, per 1,000
     cdef int thread_call_rcu_lazy
-    cdef i64[::1] task_is_done    # each task has its calls and its minimum run time (rcuscale's done)
+    cdef unsigned char[::1] task_is_done  # each task has its calls and its minimum run time (rcuscale's done)
     cdef i64[::1] wl_done_ns      # each workload's latest return at which one of its tasks was done
     cdef i64 sync_entry_ns
     cdef i64[::1] wl_async_max    # call_rcu_hurry: callbacks in flight at which rcu_barrier() is called

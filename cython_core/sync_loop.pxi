@@ -72,7 +72,7 @@ cdef int sync_loop_init(Engine self, t) except -1:
     self.task_end_ns = np.zeros(self.n_tasks, dtype=np.int64)
     self.wl_all_done = np.ascontiguousarray(t.until_all_done, dtype=np.int64)
     self.wl_unfinished = np.bincount(np.asarray(t.workload, dtype=np.int64), minlength=self.n_wl).astype(np.int64)
-    self.task_is_done = np.zeros(self.n_tasks, dtype=np.int64)
+    self.task_is_done = np.zeros(self.n_tasks, dtype=np.uint8)  # a byte each: a line holds 64 tasks
     self.wl_done_ns = np.zeros(self.n_wl, dtype=np.int64)
     self.wl_async_max = np.ascontiguousarray(t.async_max, dtype=np.int64)
     self.rcuscale_async_per_task = t.rcuscale_async_per_task
