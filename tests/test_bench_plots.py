@@ -65,10 +65,50 @@ def test_bench_prints_each_goal_met_or_not(capsys):
     bench.print_goals({"main": 25.0, "main_peak": 330.0, "heap": 0.5, "tasks": 1.08})
     out = capsys.readouterr().out
     assert re.search(r"README main job .* 25\.00 <=\s+8\.00  no", out)
-    assert re.search(r"its peak memory, MiB .* 330\.00 <=\s+600\.00  yes", out)
+    assert re.search(r"its peak memory, MiB .* 330\.00 <=\s+572\.20  yes", out)  # 600 MB
     assert re.search(r"bare heap .* 0\.50 >=\s+0\.50  yes", out)
     assert re.search(r"exponent in tasks .* 1\.08 <=\s+1\.05  no", out)
     assert "60,000 tasks" not in out and "in CPUs" not in out  # what was not measured is not printed
+
+
+def _stub_bench_runs(monkeypatch):
+    """bench's runs replaced by fixed figures: the main job 20 s in 300 MiB, the --large one
+    100 s in 700 MiB; CPU time growing as CPUs**1.2 and tasks**1.0 at 10 events a unit."""
+    def timed(func, path, quick, overrides):
+        large = overrides is not None
+        return {"scenario": "sync_rcu_10k", "requests": 1, "events": 1, "events_per_s": 1.0,
+                "heap_ratio": 0.25, "process_s": 100.0 if large else 20.0, "startup_s": 0.0, "build_s": 0.0,
+                "engine_s": 0.0, "results_s": 0.0, "write_s": 0.0, "peak_bytes": (700 if large else 300) * 2**20}
+
+    def scaling(what, sizes):
+        k = 1.2 if what == "CPUs" else 1.0
+        return [{"size": n, "events": 10 * n, "cpu_s": 1e-6 * n**k, "engine_s": 1e-6 * n**k} for n in sizes]
+
+    monkeypatch.setattr(bench, "_timed_in_fresh_process", timed)
+    monkeypatch.setattr(bench, "scaling", scaling)
+    monkeypatch.setattr(bench, "engine_microbench", lambda: {"events": 1, "engine_s": 1.0, "events_per_s": 1.0})
+    monkeypatch.setattr(bench, "reference_speedup", lambda: {"requests": 1, "engine_s": 1.0, "reference_s": 2.0,
+                                                             "speedup": 2.0, "identical": True})
+
+
+def test_bench_puts_each_full_size_figure_beside_its_own_goal(monkeypatch, capsys):
+    _stub_bench_runs(monkeypatch)
+    assert main(["bench", "--scenario", str(bench.SCALING_SCENARIO), "--large", "--scaling"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"README main job .* 20\.00 <=\s+8\.00  no", out)
+    assert re.search(r"its peak memory, MiB\s+300\.00 <=\s+572\.20  yes", out)
+    assert re.search(r"60,000 tasks .* 100\.00 <=\s+60\.00  no", out)
+    assert re.search(r"its peak memory, MiB\s+700\.00 <=\s+2861\.02  yes", out)
+    assert re.search(r"bare heap .* 0\.25 >=\s+0\.50  no", out)
+    assert re.search(r"exponent in CPUs .* 1\.20 <=\s+1\.10  no", out)
+    assert re.search(r"exponent in tasks .* 1\.00 <=\s+1\.05  yes", out)
+
+
+def test_bench_quick_puts_nothing_beside_the_goals(monkeypatch, capsys):
+    _stub_bench_runs(monkeypatch)
+    assert main(["bench", "--quick", "--scenario", str(bench.SCALING_SCENARIO), "--large", "--scaling"]) == 0
+    out = capsys.readouterr().out
+    assert "scaling in CPUs" in out and not re.search(r"^goal\s", out, re.M)
 
 
 def test_bench_quick_overrides_cut_loops():

@@ -80,8 +80,8 @@ class VariantResult:
     """Host wall-clock time the run took; differs from run to run."""
 
     cpu_time_s: float = 0.0
-    """Host CPU time the engine's thread took: ``wall_time_s`` less what the host gave to
-    other work (``bench --scaling`` fits its exponents to it)."""
+    """Host CPU time the engine's thread took, less its writing of rows out: ``wall_time_s``
+    less what the host gave to other work (``bench --scaling`` fits its exponents to it)."""
 
     build_time_s: float = 0.0
     """Host wall-clock time building the engine took; differs from run to run."""

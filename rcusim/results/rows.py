@@ -141,9 +141,12 @@ class RowSpill:
         self._n = 0
         self.write_s = 0.0
         """Wall-clock time spent writing batches (inside the engine's run)."""
+        self.write_cpu_s = 0.0
+        """The same writing's CPU time, on the engine's thread."""
 
     def __call__(self, columns: dict, n: int) -> None:
         t0 = time.perf_counter()
+        cpu0 = time.thread_time()
         batch = pa.record_batch([pa.array(columns[c][:n]) for c in REQUEST_COLUMNS], names=list(REQUEST_COLUMNS))
         if self._writer is None:
             fd, self._path = tempfile.mkstemp(prefix="rcusim-rows-", suffix=".arrow")
@@ -155,6 +158,7 @@ class RowSpill:
         self._writer.write_batch(batch)
         self._n += n
         self.write_s += time.perf_counter() - t0
+        self.write_cpu_s += time.thread_time() - cpu0
 
     def rows(self, tail: dict) -> RequestRows:
         """The run's rows, given those the engine kept after its last hand-over: all in memory

@@ -46,7 +46,7 @@ def run_variant(name: str, spec, seed: int, progress: Stages | None = None,
     run = run_engine(name, spec, seed, progress, check, kfree_chunk, trace_limit, spill, row_chunk)
     # The engine's own time: writing rows out is output.
     engine_s = run.wall_time_s - spill.write_s
-    engine_cpu_s = max(0.0, run.cpu_time_s - spill.write_s)
+    engine_cpu_s = run.cpu_time_s - spill.write_cpu_s
     gps, counters, kv = run.gps, run.counters, run.kvfree
     completion_ns = run.completion_ns
     timed = spec.run.duration_s is not None  # the run ends when it has lasted run.duration_s
