@@ -1,14 +1,17 @@
 """run.records outside the engine: the up-front memory estimate, the digest's log-linear slots and
-percentiles (rcusim.results.digest), and the latency figure drawn from the digest alone.
+percentiles (rcusim.results.digest), the latency figure drawn from the digest alone, and the
+statistics and the CDF made from one read of the rows.
 (The engine's records: tests/engine/test_records.py.)"""
 
 import numpy as np
+import pytest
 
 from rcusim.engine.simulate import estimate_memory_bytes
 from rcusim.input.scenario import load_scenario
 from rcusim.plots import save_result_figures
 from rcusim.plots.latency import LatencyHistogramDisplay
 from rcusim.results.digest import FINE_RELATIVE_ERROR, fine_percentiles, fine_slot, fine_slot_middle
+from rcusim.results.metrics import CDF_POINTS, latency_stats_and_cdf_us
 
 from tests.engine import test_records as engine_records
 from tests.engine.test_records import SCENARIO
@@ -50,3 +53,18 @@ def test_without_rows_the_latency_figure_is_drawn_from_the_digest(every_mode, tm
         assert np.abs(digest - rows).sum() <= v.request_count * 0.01
     every_mode["none"].write(tmp_path / "out", figures=save_result_figures)
     assert (tmp_path / "out" / "latency_hist.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("n", [1, 7, 5_000, 100_003])
+def test_one_read_gives_the_statistics_and_the_cdf_a_sorted_copy_would(n):
+    """latency_stats_and_cdf_us(): the statistics of the rows as NumPy makes them (the mean in
+    the rows' order), and the CDF's order statistics those of a sorted copy, exactly."""
+    ns = np.random.default_rng(n).integers(1_000, 50_000_000, size=n, dtype=np.int64)
+    us = ns / 1e3
+    stats, rank, x_us = latency_stats_and_cdf_us(ns.copy())
+    assert stats["count"] == n
+    assert stats["mean"] == round(float(us.mean()), 3)
+    assert stats["min"] == round(float(us.min()), 3) and stats["max"] == round(float(us.max()), 3)
+    assert stats["p99"] == round(float(np.percentile(us, 99)), 3)
+    assert rank[0] == 0 and rank[-1] == n - 1 and len(rank) == min(n, CDF_POINTS)
+    np.testing.assert_array_equal(x_us, np.sort(ns)[rank] / 1e3)

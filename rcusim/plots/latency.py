@@ -20,7 +20,7 @@ import numpy as np
 from rcusim.plots.axes import agg_figure, legend_beside, new_axes, series_styles
 from rcusim.results.digest import FINE_SLOTS, fine_order_statistics, fine_slot_middle
 from rcusim.results.histogram import linear_histogram, log2_histogram
-from rcusim.results.metrics import convert_in_place, us_in_place
+from rcusim.results.metrics import cdf_ranks, convert_in_place, us_in_place
 from rcusim.results.stats import mean_ci
 from rcusim.results.trace import TR, trace_frame
 
@@ -238,31 +238,24 @@ class LatencyHistogramDisplay:
         return self
 
 
-#: Most points drawn per CDF line.
-CDF_POINTS = 4096
-
-
 def order_statistics(result) -> list:
-    """Per variant, in order: ``(label, rank, n, x_ns)``, up to CDF_POINTS ranks of its n
-    latencies (min and max included) and the latencies at them in ns, or None for a
-    variant without requests.  Exact where drawn, and a 10-million-call run draws as fast
-    as a small one."""
+    """Per variant, in order: ``(label, rank, n, x_us)``, up to CDF_POINTS ranks of its n
+    latencies (:func:`~rcusim.results.metrics.cdf_ranks`, min and max included) and the
+    latencies at them in µs, or None for a variant without requests. With every row kept
+    they are exact and come from the read that made the variant's statistics
+    (``VariantResult.latency_cdf``); else from its digest's log-linear histogram."""
     out = []
     for label, variant in result.variants.items():
         n = variant.request_count if variant.records != "all" else len(variant.rows)
         if n == 0:
             out.append(None)
             continue
-        rank = np.unique(np.linspace(0, n - 1, min(n, CDF_POINTS)).round().astype(np.int64))
         if variant.records == "all":
-            # Exact at the drawn ranks, only they become µs. NumPy's sort (SIMD) orders 10
-            # million values three times faster than np.partition() selects 4,096 ranks.
-            x_ns = variant.rows.latency_ns()
-            x_ns.sort()
-            x_ns = x_ns[rank]
+            _, rank, x_us = variant.latency_cdf
         else:
-            x_ns = fine_order_statistics(_digest_fine(variant), rank)
-        out.append((label, rank, n, x_ns))
+            rank = cdf_ranks(n)
+            x_us = fine_order_statistics(_digest_fine(variant), rank) / 1e3
+        out.append((label, rank, n, x_us))
     return out
 
 
@@ -271,8 +264,8 @@ def _order_statistic_steps(ax, stats, y_of) -> None:
     heights y_of(rank, n), on a log latency axis."""
     for entry, style in zip(stats, series_styles()):
         if entry is not None:
-            label, rank, n, x_ns = entry
-            ax.step(x_ns / 1e3, y_of(rank, n), where="post", label=label, **style)
+            label, rank, n, x_us = entry
+            ax.step(x_us, y_of(rank, n), where="post", label=label, **style)
     ax.set_xscale("log")
     ax.set_xlabel("latency (µs)")
 

@@ -76,41 +76,53 @@ def us_in_place(latency_ns: np.ndarray) -> np.ndarray:
     return convert_in_place(latency_ns, np.float64, lambda ns, out: np.divide(ns, 1e3, out=out))
 
 
-def latency_stats_us(latency_ns, *, overwrite_input: bool = False) -> dict:
-    """Count, min, mean, percentiles and max of latencies, in microseconds.
+#: Most ranks a CDF is drawn through: exact where drawn, and a 10-million-call run draws as
+#: fast as a small one.
+CDF_POINTS = 4096
+
+
+def cdf_ranks(n: int) -> np.ndarray:
+    """Up to CDF_POINTS ranks of n sorted values, evenly spread, the least and the greatest
+    included."""
+    return np.unique(np.linspace(0, n - 1, min(n, CDF_POINTS)).round().astype(np.int64))
+
+
+def latency_stats_and_cdf_us(latency_ns: np.ndarray) -> tuple[dict, np.ndarray, np.ndarray]:
+    """Count, min, mean, percentiles and max of latencies in microseconds, and their CDF's
+    order statistics, from one read of them.
 
     Parameters
     ----------
-    latency_ns : array_like of int
-        Latencies in nanoseconds.
-    overwrite_input : bool, optional
-        `latency_ns` is an int64 array the caller gives up: its µs are computed in its own
-        memory, and the selection reorders them there (no copy of millions of values).
+    latency_ns : numpy.ndarray of int64
+        Latencies in nanoseconds, which the caller gives up: their µs are computed in their
+        own memory and sorted there (no copy of millions of values).
 
     Returns
     -------
-    dict
-        ``{"count", "min", "mean", "p50", "p90", "p99", "max"}``; ``count``
-        is an int, the others floats in µs rounded to the nanosecond
-        (percentiles by linear interpolation, NumPy's ``method="linear"``),
-        or None when there are no latencies.
+    tuple
+        ``(stats, ranks, x_us)``: ``stats`` is ``{"count", "min", "mean", "p50", "p90",
+        "p99", "max"}``, ``count`` an int, the others floats in µs rounded to the nanosecond
+        (percentiles by linear interpolation, NumPy's ``method="linear"``), or None when
+        there are no latencies; ``x_us`` the sorted latencies in µs at ``ranks``
+        (:func:`cdf_ranks`), exact (dividing by 1e3 keeps the order).
     """
     lat = np.asarray(latency_ns, dtype=np.int64)
-    if overwrite_input and lat.flags.c_contiguous and lat.flags.writeable:
-        lat_us = us_in_place(lat)
-    else:
-        lat_us = lat / 1e3
+    lat_us = us_in_place(lat) if lat.flags.c_contiguous and lat.flags.writeable else lat / 1e3
+    rank = cdf_ranks(lat_us.size)
     if lat_us.size == 0:
-        return _latency_stats(0, {})
+        return _latency_stats(0, {}), rank, np.zeros(0)
+    # min, mean and max in the rows' order (the mean's rounding depends on it), then sorted.
     stats = {"min": lat_us.min(), "mean": lat_us.mean(), "max": lat_us.max()}
+    lat_us.sort()
+    x_us = lat_us[rank]  # a copy: the rows' µs can go
     # lat_us is ours: let the selection reorder it rather than copy millions of values.
     pct = np.percentile(lat_us, LATENCY_PERCENTILES, method="linear", overwrite_input=True)
     stats.update({f"p{q}": value for q, value in zip(LATENCY_PERCENTILES, pct)})
-    return _latency_stats(lat_us.size, stats)
+    return _latency_stats(lat_us.size, stats), rank, x_us
 
 
 def digest_stats_us(digest: dict) -> dict:
-    """:func:`latency_stats_us` of every request of a latency digest
+    """:func:`latency_stats_and_cdf_us`'s statistics of every request of a latency digest
     (:mod:`rcusim.results.digest`): count, min, mean and max exact, percentiles read from
     its log-linear histogram (within :data:`~rcusim.results.digest.FINE_RELATIVE_ERROR`)."""
     count = sum(d["count"] for d in digest.values())

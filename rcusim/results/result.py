@@ -42,7 +42,7 @@ from rcusim.results.frames import (GP_COLUMNS, LAST_QS_NAMES, PRIMITIVE_NAMES, R
 from rcusim.results.histogram import format_log2_counts
 from rcusim.results.metrics import (GP_LENGTH_PERCENTILES, HALT_ENDS, LATENCY_PERCENTILES, MIGRATION_KINDS,
                                     RATIO_DECIMALS, RQ_LENGTH_PERCENTILES, S_DECIMALS, WALL_DECIMALS,
-                                    digest_stats_us, latency_stats_us, mean_tree, normal_gp_stats, numeric_leaves,
+                                    digest_stats_us, latency_stats_and_cdf_us, mean_tree, normal_gp_stats, numeric_leaves,
                                     round_or_none, to_builtin)
 from rcusim.results.provenance import source_revision
 from rcusim.results.rows import RequestRows
@@ -204,6 +204,13 @@ class VariantResult:
         return int(count) if self.runs == 1 else round(int(count) / self.runs, RATIO_DECIMALS)
 
     @cached_property
+    def latency_cdf(self) -> tuple[dict, np.ndarray, np.ndarray]:
+        """From one read of every row (records ``all``): the latency statistics
+        (``metrics["latency_us"]``) and the CDF's order statistics, ``(stats, ranks, µs at
+        those ranks)`` (:func:`~rcusim.results.metrics.latency_stats_and_cdf_us`)."""
+        return latency_stats_and_cdf_us(self.rows.latency_ns())
+
+    @cached_property
     def metrics(self) -> dict:
         """Headline numbers of this variant, ready for JSON, computed once.
 
@@ -211,7 +218,7 @@ class VariantResult:
         -------
         dict
             ``completion_time_s`` (float), ``latency_us`` (see
-            :func:`~rcusim.results.metrics.latency_stats_us`), ``grace_periods`` (completed normal
+            :func:`~rcusim.results.metrics.latency_stats_and_cdf_us`), ``grace_periods`` (completed normal
             grace periods), ``expedited_grace_periods``, ``batching`` (see
             :attr:`batching`), then the entries of :attr:`extra_metrics`.
 
@@ -227,8 +234,7 @@ class VariantResult:
         metrics = {
             # An incomplete run (stopped by run.max_sim_time_s) has no completion time.
             "completion_time_s": round_or_none(self.completion_time_ns / 1e9, S_DECIMALS) if finished else None,
-            "latency_us": (latency_stats_us(self.rows.latency_ns(), overwrite_input=True) if self.records == "all"
-                           else digest_stats_us(self.digest)),
+            "latency_us": self.latency_cdf[0] if self.records == "all" else digest_stats_us(self.digest),
             "grace_periods": self._per_run(np.count_nonzero(~expedited)),
             "expedited_grace_periods": self._per_run(np.count_nonzero(expedited)),
             "batching": round_or_none(self.batching, RATIO_DECIMALS),
