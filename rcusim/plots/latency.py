@@ -28,24 +28,29 @@ from rcusim.results.trace import TR, trace_frame
 DEFAULT_LINEAR_BUCKETS = 50
 
 
-def _latencies(result) -> tuple[list, list, list[str]]:
+def _latencies(result) -> tuple[list, list, list[str], list]:
     """Per variant, in the result's variant order: where its latencies come from, how many
-    requests each stands for (None: one), and its name. A variant that keeps every row gives
-    its rows (a RequestRows), whose latencies become µs only while they are counted
-    (:meth:`LatencyHistogramDisplay._us`); one that keeps fewer gives the middles of its
-    log-linear histogram's slots in µs (within FINE_RELATIVE_ERROR), with their counts."""
-    sources, weights, labels = [], [], []
+    requests each stands for (None: one), its name and its value range in µs
+    (_value_range()). A variant that keeps every row gives its rows (a RequestRows), whose
+    latencies become µs only while they are counted (:meth:`LatencyHistogramDisplay._us`),
+    and its range from the ends of its CDF (``VariantResult.latency_cdf``) when they are
+    positive; one that keeps fewer gives the middles of its log-linear histogram's slots in
+    µs (within FINE_RELATIVE_ERROR), with their counts."""
+    sources, weights, labels, ranges = [], [], [], []
     for name, variant in result.variants.items():
         if variant.records == "all":
             sources.append(variant.rows)
             weights.append(None)
+            _, _, x_us = variant.latency_cdf  # the least and the greatest at its ends
+            ranges.append((x_us[0], x_us[0], x_us[-1]) if x_us.size and x_us[0] > 0 else _range_us(variant.rows))
         else:
             fine = _digest_fine(variant)
             slots = np.flatnonzero(fine)
             sources.append(fine_slot_middle(slots) / 1e3)
             weights.append(fine[slots])
+            ranges.append(_range_us(sources[-1]))
         labels.append(name)
-    return sources, weights, labels
+    return sources, weights, labels, ranges
 
 
 def _digest_fine(variant) -> np.ndarray:
@@ -125,12 +130,12 @@ class LatencyHistogramDisplay:
         self._set([np.asarray(a, dtype=np.float64).reshape(-1) for a in latencies_us], weights, labels, log2,
                   bucket_width_us)
 
-    def _set(self, sources, weights, labels, log2, bucket_width_us) -> None:
+    def _set(self, sources, weights, labels, log2, bucket_width_us, ranges=None) -> None:
         """Variant i's latencies: sources[i], µs or a variant's rows (see :meth:`_us`); their
-        value ranges in µs are read once, from the ns of the rows (dividing the extremes alone
-        gives the extremes of the divided values)."""
+        value ranges in µs, unless given, are read once, from the ns of the rows (dividing the
+        extremes alone gives the extremes of the divided values)."""
         self._sources = sources
-        self._ranges = [_range_us(s) for s in sources]
+        self._ranges = [_range_us(s) for s in sources] if ranges is None else ranges
         self.weights = [None] * len(sources) if weights is None else list(weights)
         self.labels = list(labels)
         self.log2 = _spans(self._ranges) if log2 is None else log2
@@ -172,7 +177,8 @@ class LatencyHistogramDisplay:
         LatencyHistogramDisplay
         """
         self = cls.__new__(cls)
-        self._set(*_latencies(result), log2, bucket_width_us)
+        sources, weights, labels, ranges = _latencies(result)
+        self._set(sources, weights, labels, log2, bucket_width_us, ranges)
         return self
 
     def _log2_steps(self) -> list[tuple[np.ndarray, np.ndarray]]:
