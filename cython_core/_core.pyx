@@ -981,9 +981,6 @@ cdef class Engine:
                 problems.append(f"rcu_node {n}: gp_seq ahead of rcu_state.gp_seq")
         for c in range(self.nr_cpus):
             cp = &self.cpus[c]
-            if cp.curr >= 0 and cp.curr_rq != self.ents[cp.curr].rq:
-                problems.append(f"CPU {c}: curr_rq {cp.curr_rq} but its running entity's class is "
-                                f"{self.ents[cp.curr].rq}")
             count = 0
             x = cp.cb_head
             while x >= 0:

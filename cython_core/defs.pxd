@@ -275,8 +275,6 @@ cdef struct cpu_t:
     int32_t rq_tail[2]
     int32_t nr_queued    # entities waiting in the run queues
     int32_t state        # CPU_*
-    int32_t curr_rq      # the running entity's class (RQ_*), kept here: reading it from the
-                         # entity would cost a line of the entity on each fair_curr()
     u64 gen              # burst generation: stale EV_BURST_END events are ignored
     i64 burst_end        # when the current burst ends, before stolen time
     i64 stolen           # irq/softirq time taken from the current burst (ns)

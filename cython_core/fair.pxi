@@ -155,10 +155,10 @@ cdef void tree_remove(Engine self, int c, int e) noexcept:
 
 cdef inline int fair_curr(Engine self, int c) noexcept:
     """The running fair entity of CPU c, -1 if none."""
-    cdef cpu_t *cp = &self.cpus[c]
-    if cp.state != CPU_BUSY or cp.curr < 0 or cp.curr_rq != RQ_NORMAL:
+    cdef int e = self.cpus[c].curr
+    if self.cpus[c].state != CPU_BUSY or e < 0 or self.ents[e].rq != RQ_NORMAL:
         return -1
-    return cp.curr
+    return e
 
 
 cdef i64 avg_vruntime(Engine self, int c) noexcept:

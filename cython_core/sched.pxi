@@ -241,8 +241,6 @@ cdef void sched_set_normal(Engine self, int e) except *:
     elif self.fair_policy == POLICY_CFS:
         ep.vruntime = self.cpus[c].min_vruntime
     ep.rq = RQ_NORMAL
-    if self.cpus[c].curr == e:
-        self.cpus[c].curr_rq = RQ_NORMAL
     ep.exec_start = self.now
     ep.prev_sum_exec = ep.sum_exec
 
@@ -524,7 +522,6 @@ cdef int cpu_pick(Engine self, int c) except -1:
             push(self, (jiffies(self) + 1) * self.jiffy_ns, PRIO_NORMAL, EV_TICK, c, 0)
     cp.state = CPU_BUSY
     cp.curr = e
-    cp.curr_rq = self.ents[e].rq
     lb_mark(self, c)
     nohz_idle_update(self, c)
     if self.trace_on:
